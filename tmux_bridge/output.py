@@ -1,0 +1,184 @@
+"""Turning what a program wrote to its terminal into what an agent should read. Pure code.
+
+:class:`SentinelScanner` finds the end of a call in a relay stream. :class:`TerminalText`
+removes terminal control sequences and reduces carriage-return redraws (progress bars)
+to the text left visible on the line, working line by line on a stream.
+
+Plain text (no ESC, CR, BS, BEL, SO or SI) passes through byte for byte: tabs, trailing
+spaces, long lines, invalid UTF-8 and a missing final newline are kept exactly.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Bytes that make a line need the slow path.
+_SPECIAL = re.compile(rb"[\x1b\r\x08\x07\x0e\x0f]")
+
+# One control token inside a line (ECMA-48 shapes).
+_TOKEN = re.compile(
+    rb"\x1b\[(?P<csi_params>[0-?]*)[ -/]*(?P<csi_final>[@-~])"  # CSI
+    rb"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC, ended by BEL or ST
+    rb"|\x1b[PX^_][^\x1b]*\x1b\\"  # DCS, SOS, PM, APC
+    rb"|\x1b[ -/]*[0-~]"  # other escapes: ESC ( B, ESC =, ESC 7, ESC M ...
+    rb"|[\r\x08\x07\x0e\x0f]"
+)
+
+# An escape sequence that may still be incomplete at the end of what we have so far.
+_INCOMPLETE_TAIL = re.compile(
+    rb"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?\Z"
+)
+
+# A line with no newline yet is held back (a carriage return may still rewrite it); past
+# this size it is passed on as it is, so memory stays bounded on endless lines.
+MAX_HELD_LINE = 64 * 1024
+
+
+class TerminalText:
+    """Streaming cleaner: ``feed`` raw terminal bytes, get back clean text bytes.
+
+    Complete lines come out as soon as their newline arrives; the unfinished last line is
+    held until its newline or :meth:`finish`.
+    """
+
+    def __init__(self) -> None:
+        self._held = b""  # the unfinished line, raw
+
+    def feed(self, data: bytes) -> bytes:
+        data = self._held + data if self._held else data
+        cut = data.rfind(b"\n") + 1
+        complete, rest = data[:cut], data[cut:]
+        out = complete if not _SPECIAL.search(complete) else _clean_lines(complete)
+        if len(rest) > MAX_HELD_LINE:
+            tail = _INCOMPLETE_TAIL.search(rest)
+            keep = tail.start() if tail else len(rest)
+            out += render_line(rest[:keep])
+            rest = rest[keep:]
+        self._held = rest
+        return out
+
+    def finish(self) -> bytes:
+        """Everything still held, cleaned; the stream is over."""
+        held, self._held = self._held, b""
+        return render_line(held) if held else b""
+
+
+def clean(data: bytes) -> bytes:
+    """Clean a whole output at once."""
+    text = TerminalText()
+    return text.feed(data) + text.finish()
+
+
+def _clean_lines(block: bytes) -> bytes:
+    lines = block.split(b"\n")
+    # block ends with a newline, so the last element is empty
+    return b"\n".join(render_line(line) if _SPECIAL.search(line) else line for line in lines)
+
+
+def render_line(line: bytes) -> bytes:
+    """The text a terminal would leave visible after drawing ``line`` (no newline in it).
+
+    Carriage return moves to column 0 and later text overwrites; backspace and cursor
+    left/right/column sequences move; erase-in-line blanks; every other control
+    sequence is dropped. Columns count code points.
+    """
+    if not _SPECIAL.search(line):
+        return line
+    cells: list[str | None] = []  # None: a blank nothing was written to
+    col = 0
+
+    def put(chars: str) -> None:
+        nonlocal col
+        for ch in chars:
+            if col < len(cells):
+                cells[col] = ch
+            else:
+                cells.extend([None] * (col - len(cells)))
+                cells.append(ch)
+            col += 1
+
+    pos = 0
+    for match in _TOKEN.finditer(line):
+        start, end = match.span()
+        if start > pos:
+            put(line[pos:start].replace(b"\x1b", b"").decode("utf-8", "surrogateescape"))
+        pos = end
+        token = match.group()
+        if token == b"\r":
+            col = 0
+        elif token == b"\x08":
+            col = max(col - 1, 0)
+        elif match.group("csi_final") is not None:
+            col = _apply_csi(match.group("csi_params"), match.group("csi_final"), cells, col)
+    if pos < len(line):
+        # a lone ESC that starts no known sequence is dropped, the rest kept
+        put(line[pos:].replace(b"\x1b", b"").decode("utf-8", "surrogateescape"))
+    while cells and cells[-1] is None:
+        cells.pop()
+    return "".join(" " if c is None else c for c in cells).encode("utf-8", "surrogateescape")
+
+
+def _apply_csi(params: bytes, final: bytes, cells: list[str | None], col: int) -> int:
+    numbers = [int(p) if p.isdigit() else 0 for p in params.split(b";")] if params else [0]
+    n = numbers[0]
+    if params.startswith((b"?", b">", b"<", b"=")):
+        return col  # private modes (cursor visibility, bracketed paste ...)
+    if final == b"C":  # cursor forward
+        return col + max(n, 1)
+    if final == b"D":  # cursor back
+        return max(col - max(n, 1), 0)
+    if final == b"G":  # cursor to column
+        return max(n, 1) - 1
+    if final == b"K":  # erase in line: 0 to the end, 1 to the start, 2 all
+        if n == 0:
+            del cells[col:]
+        elif n == 1:
+            for i in range(min(col + 1, len(cells))):
+                cells[i] = None
+        elif n == 2:
+            cells.clear()
+    return col
+
+
+class SentinelScanner:
+    """Finds this call's end sentinel in one relay stream, across chunk boundaries.
+
+    ``feed`` returns the bytes that belong to the command's output; once the sentinel has
+    been seen, ``body`` holds its text (``"done:0"``) and everything after it is ignored
+    (a background job still writing).
+    """
+
+    def __init__(self, prefix: bytes, end: bytes) -> None:
+        self._prefix = prefix
+        self._end = end
+        self._held = b""
+        self.body: str | None = None
+
+    @property
+    def seen(self) -> bool:
+        return self.body is not None
+
+    def feed(self, data: bytes) -> bytes:
+        if self.body is not None:
+            return b""
+        buf = self._held + data if self._held else data
+        self._held = b""
+        start = buf.find(self._prefix)
+        if start >= 0:
+            stop = buf.find(self._end, start + len(self._prefix))
+            if stop >= 0:
+                self.body = buf[start + len(self._prefix) : stop].decode("ascii", "replace")
+            else:
+                self._held = buf[start:]
+            return buf[:start]
+        # keep a tail that could be the beginning of the sentinel
+        esc = buf.rfind(b"\x1b", max(0, len(buf) - len(self._prefix) + 1))
+        if esc >= 0 and self._prefix.startswith(buf[esc:]):
+            self._held = buf[esc:]
+            return buf[:esc]
+        return buf
+
+    def leftover(self) -> bytes:
+        """What was held as a possible sentinel start when the stream ended without one."""
+        held, self._held = self._held, b""
+        return held

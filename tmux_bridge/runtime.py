@@ -1,0 +1,179 @@
+"""Where the bridge lives: its names, its private runtime directory, and the call lock.
+
+The runtime directory (default ``/tmp/tmux-bridge-$USER``) holds the per-call files the
+pane's shell sources. Since anything in it runs in the person's shell, it must be ours
+alone: a directory we own, mode 0700, not a symlink. Files in it are created with
+O_EXCL and mode 0600 and removed after the call.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import pwd
+import signal
+import stat
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from types import FrameType
+
+from .errors import LockTimeout, RuntimeDirError
+
+# Per-call files, removed after each call; leftovers of a killed call are swept up.
+CALL_FILE_SUFFIXES = (".run", ".cmd")
+INFLIGHT_FILE = "inflight"
+
+
+def user_name() -> str:
+    """``$USER``, else the account name of the effective uid."""
+    name = os.environ.get("USER")
+    if name:
+        return name
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())
+
+
+def session_name() -> str:
+    """The bridge session: ``$TMUX_BRIDGE_SESSION``, else ``tmux-bridge-$USER``."""
+    return os.environ.get("TMUX_BRIDGE_SESSION") or f"tmux-bridge-{user_name()}"
+
+
+def runtime_dir() -> str:
+    """The runtime directory: ``$TMUX_BRIDGE_DIR``, else ``/tmp/tmux-bridge-$USER``."""
+    return os.environ.get("TMUX_BRIDGE_DIR") or f"/tmp/tmux-bridge-{user_name()}"
+
+
+def ensure_private_dir(path: str) -> None:
+    """Create ``path`` with mode 0700, or check that the existing one is safe to use.
+
+    Raises :class:`RuntimeDirError` when it is a symlink, not a directory, owned by
+    another user, or open to group or others. Nothing is changed in that case.
+    """
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise RuntimeDirError(
+            f"cannot create the runtime directory {path}: {exc.strerror}"
+        ) from exc
+    check_private_dir(path)
+
+
+def check_private_dir(path: str) -> None:
+    """Raise :class:`RuntimeDirError` unless ``path`` is our own 0700 directory."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise RuntimeDirError(f"cannot use the runtime directory {path}: {exc.strerror}") from exc
+    hint = "Remove it (or set TMUX_BRIDGE_DIR to another path) and run tmux-bridge again."
+    if stat.S_ISLNK(info.st_mode):
+        raise RuntimeDirError(f"refusing the runtime directory {path}: it is a symlink. {hint}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise RuntimeDirError(f"refusing the runtime directory {path}: not a directory. {hint}")
+    if info.st_uid != os.geteuid():
+        raise RuntimeDirError(
+            f"refusing the runtime directory {path}: it is owned by uid {info.st_uid}, "
+            f"not by you (uid {os.geteuid()}). {hint}"
+        )
+    if info.st_mode & 0o077:
+        raise RuntimeDirError(
+            f"refusing the runtime directory {path}: its mode is "
+            f"{stat.S_IMODE(info.st_mode):04o}, open to other users; it must be 0700. "
+            f"Run `chmod 700 {path}` if you trust its contents, or remove it."
+        )
+
+
+def write_private_file(path: str, data: bytes) -> None:
+    """Create ``path`` exclusively (O_EXCL, mode 0600, no symlink following) and fill it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def remove_quietly(path: str) -> None:
+    """Unlink ``path``; a file that is already gone is fine."""
+    with suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def sweep_call_files(directory: str) -> None:
+    """Remove per-call files left by a tmux-send that was killed (SIGKILL) mid-call.
+
+    Only call this while holding the call lock: then no other call's files exist.
+    """
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.endswith(CALL_FILE_SUFFIXES) or entry.name == INFLIGHT_FILE:
+                remove_quietly(entry.path)
+
+
+class _Alarm(Exception):
+    pass
+
+
+@contextmanager
+def call_lock(
+    directory: str, deadline: float, on_wait: Callable[[], None], wait_notice_after: float = 1.0
+) -> Iterator[None]:
+    """Hold the bridge's call lock: an exclusive flock on the runtime directory itself.
+
+    Calls are serialized so that each gets only its own output. The kernel drops the
+    lock when its holder dies, so a killed tmux-send never blocks the next call.
+    ``on_wait`` runs once if the lock is still busy after ``wait_notice_after`` seconds.
+    Raises :class:`LockTimeout` when ``deadline`` (a ``time.monotonic()`` value) passes
+    before the lock is free.
+    """
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _acquire(fd, deadline, on_wait, wait_notice_after)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the flock
+
+
+def _acquire(fd: int, deadline: float, on_wait: Callable[[], None], notice_after: float) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise
+    # Block in flock (woken the moment the holder lets go), with SIGALRM to interrupt it
+    # for the wait notice and at the deadline.
+    notice_at = time.monotonic() + notice_after
+    noticed = False
+
+    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
+        raise _Alarm
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                raise LockTimeout(
+                    "another tmux-send call kept the bridge busy until --max-time ran out; "
+                    "nothing was run. Try again later, or pass a larger --max-time."
+                )
+            wake_at = deadline if noticed else min(deadline, notice_at)
+            signal.setitimer(signal.ITIMER_REAL, max(wake_at - now, 0.001))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                return
+            except _Alarm:
+                if not noticed and time.monotonic() >= notice_at:
+                    noticed = True
+                    on_wait()
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)

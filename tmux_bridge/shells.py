@@ -1,0 +1,276 @@
+"""What is typed into the pane's shell, and the runner script it sources. Pure text, no I/O.
+
+A call types one short line, `` . /tmp/tmux-bridge-$USER/<id>.run`` (fish: ``source``),
+into the person's shell. That runner file, written here, does the rest inside the shell:
+
+1. prints the agent's command (control characters made visible) and the start marker;
+2. sources the command file with stdout and stderr on tmux-send's two relay terminals,
+   so the command runs in the person's own shell (``cd``, variables persist) and sees
+   terminals on all three streams;
+3. finishes: writes an in-band sentinel carrying the status to both relays (it arrives
+   after every byte the command wrote), waits until tmux-send acknowledges or goes away
+   (so the end marker lands after the last output in the pane), prints the end marker
+   and returns the command's status, so ``$?`` stays right for the person.
+
+Step 3 also runs from a one-shot prompt hook, because an interrupted command (Ctrl-C)
+makes the shell drop the rest of the runner; the hook fires at the next prompt either
+way. An exit hook reports the status when the command ends the shell itself (``exit 3``).
+Every line is safe under ``set -eu``: a failing ``printf`` to a vanished relay must not
+end the person's shell.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, NamedTuple
+
+ShellKind = Literal["bash", "zsh", "fish", "posix"]
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]+")
+
+START_MARKER = "___TMUXSEND_START_{id}___"
+END_MARKER = "___TMUXSEND_END_{id} {status}___"
+# The sentinel as printf(1) must see it: ESC _ tmux-send:<id>:<kind>:<status> ESC \
+_SENTINEL_FORMAT = r"\033_tmux-send:{id}:{kind}:%d\033\\"
+
+SENTINEL_DONE = "done"  # the command finished (or was interrupted); the shell lives on
+SENTINEL_EXIT = "exit"  # the shell itself is exiting, with this status
+
+# The acknowledgement only says "go": by then tmux-send has put all output in the pane.
+ACK = b"\n"
+
+BANNER_PREFIX = "[tmux-send] "
+BANNER_MAX_LINES = 12
+
+
+class RunnerSpec(NamedTuple):
+    """Everything a runner script needs to know about one call."""
+
+    call_id: str
+    command_path: str
+    stdout_tty: str
+    stderr_tty: str
+    banner: str
+    shell_binary: str  # used by fish and POSIX sh to syntax-check before sourcing
+
+
+def sentinel_prefix(call_id: str) -> bytes:
+    """The bytes every sentinel of this call starts with."""
+    return f"\x1b_tmux-send:{call_id}:".encode()
+
+
+SENTINEL_END = b"\x1b\\"
+
+
+def quote(kind: ShellKind, text: str) -> str:
+    """Quote ``text`` as one word for ``kind``; the shell will see it byte for byte."""
+    if text and _SAFE_WORD.fullmatch(text):
+        return text
+    if kind == "fish":
+        # fish single quotes take two escapes: \' and \\
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def typed_line(kind: ShellKind, runner_path: str) -> str:
+    """The one line typed into the shell. The leading space keeps it out of history
+    where the shell is set to ignore such lines (fish always; bash and zsh if configured)."""
+    verb = "source" if kind == "fish" else "."
+    return f" {verb} {quote(kind, runner_path)}"
+
+
+def display_command(command: str) -> str:
+    """The agent's command as shown to the person: control characters made visible, so
+    nothing in it can drive the terminal, and long commands shortened."""
+    lines = command.split("\n")
+    shown = lines[:BANNER_MAX_LINES]
+    text = "\n".join(_visible(line) for line in shown)
+    if len(lines) > BANNER_MAX_LINES:
+        text += f"\n... ({len(lines) - BANNER_MAX_LINES} more lines)"
+    if len(text) > 4000:
+        text = text[:4000] + f"... ({len(command)} characters in all)"
+    return BANNER_PREFIX + text
+
+
+def _visible(line: str) -> str:
+    out = []
+    for ch in line:
+        code = ord(ch)
+        if ch == "\t":
+            out.append(ch)
+        elif code < 0x20 or code == 0x7F:
+            out.append("^" + chr(code ^ 0x40))
+        elif 0x80 <= code < 0xA0 or 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code & 0xFF:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def runner_script(kind: ShellKind, spec: RunnerSpec) -> str:
+    """The script the shell sources for one call."""
+    if kind == "bash":
+        return _bash_runner(spec)
+    if kind == "zsh":
+        return _zsh_runner(spec)
+    if kind == "fish":
+        return _fish_runner(spec)
+    return _posix_runner(spec)
+
+
+def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
+    def q(text: str) -> str:
+        return quote(kind, text)
+
+    return {
+        "PO": q(spec.stdout_tty),
+        "PE": q(spec.stderr_tty),
+        "CMD": q(spec.command_path),
+        "DONE": q(_SENTINEL_FORMAT.format(id=spec.call_id, kind=SENTINEL_DONE)),
+        "EXIT": q(_SENTINEL_FORMAT.format(id=spec.call_id, kind=SENTINEL_EXIT)),
+        "BANNER": q(spec.banner),
+        "START": q(START_MARKER.format(id=spec.call_id)),
+        "END": q(END_MARKER.format(id=spec.call_id, status="%d")),
+        "SH": q(spec.shell_binary),
+    }
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace("@" + key + "@", value)
+    return template
+
+
+# bash: the hook is the first entry of PROMPT_COMMAND (string or array element 0), the
+# exit hook an EXIT trap; the person's own EXIT trap is saved and put back.
+_BASH = r"""__tmux_send_finish() {
+    local __tmux_send_status=$?
+    PROMPT_COMMAND=${PROMPT_COMMAND/__tmux_send_finish;/}
+    builtin trap - EXIT
+    builtin eval "${__tmux_send_exit_trap-}"
+    builtin printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
+    builtin printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
+    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :
+    builtin unset __tmux_send_ack
+    builtin printf @END@'\n' "$__tmux_send_status"
+    builtin unset -f __tmux_send_finish __tmux_send_exit
+    builtin unset __tmux_send_exit_trap
+    return "$__tmux_send_status"
+}
+__tmux_send_exit() {
+    local __tmux_send_status=$?
+    builtin printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
+    builtin printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
+}
+__tmux_send_exit_trap=$(builtin trap -p EXIT)
+builtin trap __tmux_send_exit EXIT
+PROMPT_COMMAND="__tmux_send_finish;${PROMPT_COMMAND-}"
+builtin printf '%s\n' @BANNER@ @START@
+{ . @CMD@; } >@PO@ 2>@PE@
+__tmux_send_finish
+"""
+
+# zsh: one-shot entries in precmd_functions and zshexit_functions. Our own code runs
+# under `emulate -L zsh`, so the person's options (ksharrays, nounset, ...) cannot break
+# it; the command itself runs with their options.
+_ZSH = r"""__tmux_send_finish() {
+    local __tmux_send_status=$?
+    emulate -L zsh
+    precmd_functions=(${precmd_functions:#__tmux_send_finish})
+    zshexit_functions=(${zshexit_functions:#__tmux_send_exit})
+    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null || :
+    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null || :
+    local __tmux_send_ack
+    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :
+    builtin printf @END@'\n' $__tmux_send_status
+    builtin unfunction __tmux_send_finish __tmux_send_exit 2>/dev/null
+    return $__tmux_send_status
+}
+__tmux_send_exit() {
+    local __tmux_send_status=$?
+    emulate -L zsh
+    builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null || :
+    builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null || :
+}
+__tmux_send_setup() {
+    emulate -L zsh
+    precmd_functions=(__tmux_send_finish $precmd_functions)
+    zshexit_functions=(__tmux_send_exit $zshexit_functions)
+    builtin printf '%s\n' @BANNER@ @START@
+    builtin unfunction __tmux_send_setup
+}
+__tmux_send_setup
+{ . @CMD@; } >@PO@ 2>@PE@
+__tmux_send_finish
+"""
+
+# fish: fish_postexec fires after the typed line even when Ctrl-C cut the runner short.
+# fish reports parse errors of a sourced file on its own stderr, out of reach of our
+# redirection, so the command is syntax-checked first (fish -n takes about 1 ms).
+# fish's `read` edits interactively when given a terminal, hence `head` for the ack.
+_FISH = r"""function __tmux_send_finish
+    set -l __tmux_send_status $argv[1]
+    functions -e __tmux_send_hook __tmux_send_exit
+    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null
+    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null
+    command head -n 1 <@PO@ >/dev/null 2>/dev/null
+    builtin printf @END@'\n' $__tmux_send_status
+    functions -e __tmux_send_finish
+    return $__tmux_send_status
+end
+function __tmux_send_hook --on-event fish_postexec
+    set -l __tmux_send_status $status
+    builtin printf '\r\033[K'  # over the ^C that fish leaves on the line
+    __tmux_send_finish $__tmux_send_status
+end
+function __tmux_send_exit --on-event fish_exit
+    set -l __tmux_send_status $status
+    builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null
+    builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null
+end
+builtin printf '%s\n' @BANNER@ @START@
+command @SH@ --no-config --no-execute @CMD@ 2>@PE@
+and begin; source @CMD@; end >@PO@ 2>@PE@
+__tmux_send_finish $status
+"""
+
+# POSIX sh (dash and friends): no prompt hook exists, so an interrupted command is only
+# noticed by tmux-send itself. A syntax error in a sourced file aborts the whole line in
+# dash, so the command is checked with `sh -n` first.
+_POSIX = r"""__tmux_send_finish() {
+    __tmux_send_status=$?
+    trap - EXIT
+    printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
+    printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
+    read -r __tmux_send_ack <@PO@ 2>/dev/null || :
+    printf @END@'\n' "$__tmux_send_status"
+    unset -f __tmux_send_finish __tmux_send_exit
+    unset __tmux_send_ack
+    return "$__tmux_send_status"
+}
+__tmux_send_exit() {
+    __tmux_send_status=$?
+    printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
+    printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
+}
+trap __tmux_send_exit EXIT
+printf '%s\n' @BANNER@ @START@
+@SH@ -n @CMD@ 2>@PE@ && { . @CMD@; } >@PO@ 2>@PE@
+__tmux_send_finish
+"""
+
+
+def _bash_runner(spec: RunnerSpec) -> str:
+    return _fill(_BASH, _common("bash", spec))
+
+
+def _zsh_runner(spec: RunnerSpec) -> str:
+    return _fill(_ZSH, _common("zsh", spec))
+
+
+def _fish_runner(spec: RunnerSpec) -> str:
+    return _fill(_FISH, _common("fish", spec))
+
+
+def _posix_runner(spec: RunnerSpec) -> str:
+    return _fill(_POSIX, _common("posix", spec))
