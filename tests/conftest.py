@@ -1,0 +1,227 @@
+"""Fixtures: a private tmux server per test, real shells with predictable prompts.
+
+Nothing here touches the user's own tmux server or bridge: every test gets its own
+``TMUX_TMPDIR`` (so its own server socket), ``HOME``, runtime directory and session name,
+and the server is killed at teardown. ``$TMUX`` is removed so a developer running the
+tests inside tmux is not targeting their own session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+SHELLS = ["bash", "zsh", "fish"]
+WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
+
+_RC_FILES = {
+    ".bashrc": "PS1='$ '\nunset PROMPT_COMMAND\nulimit -c 0\n",
+    ".bash_profile": ". ~/.bashrc\n",
+    ".zshrc": "PS1='$ '\nulimit -c 0\n",
+    ".config/fish/config.fish": (
+        "function fish_prompt; echo -n '$ '; end\nset -g fish_greeting ''\nulimit -c 0\n"
+    ),
+}
+
+
+def shell_path(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed")
+    return path
+
+
+class Bridge:
+    """One private tmux server with one bridge session, and ways to poke at it."""
+
+    def __init__(self, root: Path, shell: str) -> None:
+        self.root = root
+        self.shell = shell
+        self.home = root / "home"
+        self.runtime = root / "run"
+        self.tmpdir = root / "tmux"
+        self.session = "tb-test"
+        self.home.mkdir()
+        self.tmpdir.mkdir()
+        for name, text in _RC_FILES.items():
+            path = self.home / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        env.update(
+            HOME=str(self.home),
+            TMUX_TMPDIR=str(self.tmpdir),
+            TMUX_BRIDGE_DIR=str(self.runtime),
+            TMUX_BRIDGE_SESSION=self.session,
+            SHELL=shell_path(shell) if shell else env.get("SHELL", "/bin/sh"),
+            LC_ALL="C.UTF-8",
+            TERM="xterm-256color",
+        )
+        env.pop("PROMPT_COMMAND", None)
+        self.env = env
+
+    # --- processes -------------------------------------------------------------------
+
+    def tmux(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run(
+            ["tmux", "-L", "default", *args], env=self.env, capture_output=True, text=True
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def send(
+        self, *args: str, input: bytes | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``tmux-send ARGS`` to completion."""
+        return subprocess.run(
+            [str(BIN / "tmux-send"), *args],
+            env=self.env,
+            input=input if input is not None else b"",
+            capture_output=True,
+            timeout=timeout,
+        )
+
+    def send_text(self, *args: str, timeout: float = 60) -> tuple[int, str, str]:
+        result = self.send(*args, timeout=timeout)
+        return (
+            result.returncode,
+            result.stdout.decode("utf-8", "replace"),
+            result.stderr.decode("utf-8", "replace"),
+        )
+
+    def start_send(self, *args: str) -> subprocess.Popen[bytes]:
+        """Start ``tmux-send ARGS`` in the background."""
+        return subprocess.Popen(
+            [str(BIN / "tmux-send"), *args],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def start(self) -> None:
+        """``tmux-bridge --detach``, then wait for the shell's prompt."""
+        result = subprocess.run(
+            [str(BIN / "tmux-bridge"), "--detach"], env=self.env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == self.session
+        self.wait_for_prompt()
+
+    # --- looking at the pane ---------------------------------------------------------
+
+    @property
+    def target(self) -> str:
+        return f"={self.session}:"
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-J", "-t", self.target, check=False)
+
+    def history(self) -> str:
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", self.target, check=False)
+
+    def pane(self, fmt: str) -> str:
+        return self.tmux("display-message", "-p", "-t", self.target, fmt, check=False).strip()
+
+    def wait_for(self, predicate: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+        """Poll ``predicate`` until true; on timeout fail showing the pane."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}; the pane shows:\n{self.screen()}")
+            time.sleep(0.02)
+
+    def wait_for_text(self, text: str, timeout: float = WAIT) -> None:
+        self.wait_for(lambda: text in self.history(), repr(text), timeout)
+
+    def wait_for_prompt(self) -> None:
+        def at_prompt() -> bool:
+            lines = [line for line in self.screen().split("\n") if line.strip()]
+            return bool(lines) and lines[-1].rstrip() == "$"
+
+        self.wait_for(at_prompt, "the shell's prompt")
+
+    def wait_for_call_start(self, proc: subprocess.Popen[bytes]) -> None:
+        """Wait until a background tmux-send's command is running in the pane."""
+
+        def started() -> bool:
+            if proc.poll() is not None:
+                out, err = proc.communicate()
+                pytest.fail(f"tmux-send ended early ({proc.returncode}): {out!r} {err!r}")
+            return "___TMUXSEND_START_" in self.history() and self.foreground() != self.shell
+
+        self.wait_for(started, "the command to start")
+
+    def foreground(self) -> str:
+        return self.pane("#{pane_current_command}")
+
+    def call_files(self) -> list[str]:
+        if not self.runtime.exists():
+            return []
+        return sorted(p.name for p in self.runtime.iterdir() if p.name != "prompt")
+
+    def kill(self) -> None:
+        with contextlib.suppress(Exception):
+            subprocess.run(
+                ["tmux", "-L", "default", "kill-server"],
+                env=self.env,
+                capture_output=True,
+                timeout=10,
+            )
+
+
+@pytest.fixture(autouse=True)
+def _no_outer_tmux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer running the tests inside tmux must not target their own session."""
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("TMUX_PANE", raising=False)
+
+
+@contextlib.contextmanager
+def _bridge(shell: str) -> Iterator[Bridge]:
+    # Unix socket paths are limited to 108 bytes: keep the server's directory short.
+    root = Path(tempfile.mkdtemp(prefix="tb-"))
+    bridge = Bridge(root, shell)
+    try:
+        yield bridge
+    finally:
+        bridge.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def make_bridge() -> Iterator[Callable[[str], Bridge]]:
+    """A factory: a private server (not started) for the given shell."""
+    with contextlib.ExitStack() as stack:
+
+        def make(shell: str) -> Bridge:
+            return stack.enter_context(_bridge(shell))
+
+        yield make
+
+
+@pytest.fixture(params=SHELLS)
+def bridge(request: pytest.FixtureRequest) -> Iterator[Bridge]:
+    """A running bridge session with a bash, zsh or fish pane, at its prompt."""
+    with _bridge(request.param) as b:
+        b.start()
+        yield b
+
+
+@pytest.fixture(scope="module", params=SHELLS)
+def shared_bridge(request: pytest.FixtureRequest) -> Iterator[Bridge]:
+    """One bridge per shell for a whole module of stateless cases (faster)."""
+    with _bridge(request.param) as b:
+        b.start()
+        yield b
