@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -152,16 +153,28 @@ class Bridge:
 
         self.wait_for(at_prompt, "the shell's prompt")
 
-    def wait_for_call_start(self, proc: subprocess.Popen[bytes]) -> None:
-        """Wait until a background tmux-send's command is running in the pane."""
-
-        def started() -> bool:
-            if proc.poll() is not None:
+    def read_line(self, proc: subprocess.Popen[bytes], timeout: float = WAIT) -> bytes:
+        """The next line of a background tmux-send's stdout, waiting at most ``timeout``."""
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        line = b""
+        deadline = time.monotonic() + timeout
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                pytest.fail(
+                    f"no line from tmux-send; got {line!r}; the pane shows:\n{self.screen()}"
+                )
+            byte = os.read(fd, 1)
+            if not byte:
                 out, err = proc.communicate()
-                pytest.fail(f"tmux-send ended early ({proc.returncode}): {out!r} {err!r}")
-            return "___TMUXSEND_START_" in self.history() and self.foreground() != self.shell
+                pytest.fail(f"tmux-send ended ({proc.returncode}): {line + out!r} {err!r}")
+            line += byte
+        return line
 
-        self.wait_for(started, "the command to start")
+    def wait_for_call_start(self, proc: subprocess.Popen[bytes]) -> None:
+        """Wait until a background ``tmux-send -- 'echo started; ...'`` runs its command."""
+        assert self.read_line(proc) == b"started\n"
 
     def foreground(self) -> str:
         return self.pane("#{pane_current_command}")

@@ -32,6 +32,7 @@ _INCOMPLETE_TAIL = re.compile(
 # A line with no newline yet is held back (a carriage return may still rewrite it); past
 # this size it is passed on as it is, so memory stays bounded on endless lines.
 MAX_HELD_LINE = 64 * 1024
+MAX_ESCAPE = 4096  # an "escape sequence" longer than this is taken as text
 
 
 class TerminalText:
@@ -50,7 +51,8 @@ class TerminalText:
         complete, rest = data[:cut], data[cut:]
         out = complete if not _SPECIAL.search(complete) else _clean_lines(complete)
         if len(rest) > MAX_HELD_LINE:
-            tail = _INCOMPLETE_TAIL.search(rest)
+            # pass the line on, but keep a short unfinished escape sequence for later
+            tail = _INCOMPLETE_TAIL.search(rest, len(rest) - MAX_ESCAPE)
             keep = tail.start() if tail else len(rest)
             out += render_line(rest[:keep])
             rest = rest[keep:]
@@ -80,64 +82,104 @@ def render_line(line: bytes) -> bytes:
 
     Carriage return moves to column 0 and later text overwrites; backspace and cursor
     left/right/column sequences move; erase-in-line blanks; every other control
-    sequence is dropped. Columns count code points.
+    sequence is dropped. East Asian wide characters take two columns and a tab runs to
+    the next multiple of 8, as on a terminal, but a tab is kept as a tab in the text.
     """
     if not _SPECIAL.search(line):
         return line
-    cells: list[str | None] = []  # None: a blank nothing was written to
-    col = 0
-
-    def put(chars: str) -> None:
-        nonlocal col
-        for ch in chars:
-            if col < len(cells):
-                cells[col] = ch
-            else:
-                cells.extend([None] * (col - len(cells)))
-                cells.append(ch)
-            col += 1
-
+    row = _Row()
     pos = 0
     for match in _TOKEN.finditer(line):
         start, end = match.span()
         if start > pos:
-            put(line[pos:start].replace(b"\x1b", b"").decode("utf-8", "surrogateescape"))
+            row.put(line[pos:start])
         pos = end
         token = match.group()
         if token == b"\r":
-            col = 0
+            row.col = 0
         elif token == b"\x08":
-            col = max(col - 1, 0)
+            row.col = max(row.col - 1, 0)
         elif match.group("csi_final") is not None:
-            col = _apply_csi(match.group("csi_params"), match.group("csi_final"), cells, col)
+            row.csi(match.group("csi_params"), match.group("csi_final"))
     if pos < len(line):
+        row.put(line[pos:])
+    return row.text()
+
+
+_LEADING_NUMBER = re.compile(rb"\d+")
+_CONTINUED = ""  # a cell covered by the wide character or tab to its left
+
+
+class _Row:
+    """One terminal row: a list of cells and a cursor column."""
+
+    def __init__(self) -> None:
+        self.cells: list[str | None] = []  # None: a blank nothing was written to
+        self.col = 0
+
+    def put(self, raw: bytes) -> None:
         # a lone ESC that starts no known sequence is dropped, the rest kept
-        put(line[pos:].replace(b"\x1b", b"").decode("utf-8", "surrogateescape"))
-    while cells and cells[-1] is None:
-        cells.pop()
-    return "".join(" " if c is None else c for c in cells).encode("utf-8", "surrogateescape")
+        for ch in raw.replace(b"\x1b", b"").decode("utf-8", "surrogateescape"):
+            if ch == "\t" and self.col < len(self.cells):
+                self.col += 8 - self.col % 8  # a tab over text only moves the cursor
+                continue
+            width = 8 - self.col % 8 if ch == "\t" else _width(ch)
+            self._clear(self.col, width)
+            if self.col + width > len(self.cells):
+                self.cells.extend([None] * (self.col + width - len(self.cells)))
+            self.cells[self.col] = ch
+            for i in range(self.col + 1, self.col + width):
+                self.cells[i] = _CONTINUED
+            self.col += width
+
+    def _clear(self, col: int, width: int) -> None:
+        """Blank whatever wide character or tab overlaps columns col..col+width-1."""
+        cells = self.cells
+        first = col
+        while 0 < first < len(cells) and cells[first] == _CONTINUED:
+            first -= 1
+        last = col + width
+        while last < len(cells) and cells[last] == _CONTINUED:
+            last += 1
+        for i in range(first, min(last, len(cells))):
+            cells[i] = None
+
+    def csi(self, params: bytes, final: bytes) -> None:
+        if params.startswith((b"?", b">", b"<", b"=")):
+            return  # private modes (cursor visibility, bracketed paste ...)
+        digits = _LEADING_NUMBER.match(params)
+        n = int(digits.group()) if digits else 0
+        if final == b"C":  # cursor forward
+            self.col += max(n, 1)
+        elif final == b"D":  # cursor back
+            self.col = max(self.col - max(n, 1), 0)
+        elif final == b"G":  # cursor to column
+            self.col = max(n, 1) - 1
+        elif final == b"K":  # erase in line: 0 to the end, 1 to the start, 2 all
+            if n == 0:
+                self._clear(self.col, 1)
+                del self.cells[self.col :]
+            elif n == 1:
+                self._clear(self.col, 1)
+                for i in range(min(self.col + 1, len(self.cells))):
+                    self.cells[i] = None
+            elif n == 2:
+                self.cells.clear()
+
+    def text(self) -> bytes:
+        cells = self.cells
+        while cells and cells[-1] is None:
+            cells.pop()
+        return "".join(" " if c is None else c for c in cells).encode("utf-8", "surrogateescape")
 
 
-def _apply_csi(params: bytes, final: bytes, cells: list[str | None], col: int) -> int:
-    numbers = [int(p) if p.isdigit() else 0 for p in params.split(b";")] if params else [0]
-    n = numbers[0]
-    if params.startswith((b"?", b">", b"<", b"=")):
-        return col  # private modes (cursor visibility, bracketed paste ...)
-    if final == b"C":  # cursor forward
-        return col + max(n, 1)
-    if final == b"D":  # cursor back
-        return max(col - max(n, 1), 0)
-    if final == b"G":  # cursor to column
-        return max(n, 1) - 1
-    if final == b"K":  # erase in line: 0 to the end, 1 to the start, 2 all
-        if n == 0:
-            del cells[col:]
-        elif n == 1:
-            for i in range(min(col + 1, len(cells))):
-                cells[i] = None
-        elif n == 2:
-            cells.clear()
-    return col
+def _width(ch: str) -> int:
+    """Columns a character takes on a terminal: 2 for East Asian wide ones, else 1."""
+    if ch < "\u1100":
+        return 1
+    import unicodedata  # only lines with redraws get here
+
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
 class SentinelScanner:

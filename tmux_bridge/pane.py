@@ -277,12 +277,24 @@ def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | N
     if pane.alternate_on:
         return (f"a full-screen program is open in it (`{pane.current_command}`).", True)
     if kind != "posix" and line_editor_active(pane.tty) is False:
+        # fish runs commands of a sourced file in its own process group: look for children
+        child = next((name for name in map(process_name, _children(pane.pid)) if name), None)
+        if child:
+            return (f"a program is running in it (`{child}`).", True)
         return (
             f"its shell ({kind}) is busy and not at its prompt (a builtin such as `read`, "
             "or a loop, is running).",
             True,
         )
     return None
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
 
 
 def _group_name(pgid: int) -> str:

@@ -112,7 +112,8 @@ def sweep_call_files(directory: str) -> None:
     """
     with os.scandir(directory) as entries:
         for entry in entries:
-            if entry.name.endswith(CALL_FILE_SUFFIXES) or entry.name == INFLIGHT_FILE:
+            ours = entry.name.endswith(CALL_FILE_SUFFIXES) or entry.name == INFLIGHT_FILE
+            if ours and not entry.is_dir(follow_symlinks=False):
                 remove_quietly(entry.path)
 
 
@@ -125,6 +126,9 @@ def call_lock(
     directory: str, deadline: float, on_wait: Callable[[], None], wait_notice_after: float = 1.0
 ) -> Iterator[None]:
     """Hold the bridge's call lock: an exclusive flock on the runtime directory itself.
+
+    Waiting uses SIGALRM and the real-time interval timer, so call this from the main
+    thread of a process that does not use them otherwise (tmux-send).
 
     Calls are serialized so that each gets only its own output. The kernel drops the
     lock when its holder dies, so a killed tmux-send never blocks the next call.

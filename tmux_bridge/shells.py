@@ -26,7 +26,8 @@ from typing import Literal, NamedTuple
 
 ShellKind = Literal["bash", "zsh", "fish", "posix"]
 
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@%+=,-]+")
+# Words no shell changes: no =word (zsh expands it to a path) and no %word (fish: PIDs).
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@+,-]+")
 
 START_MARKER = "___TMUXSEND_START_{id}___"
 END_MARKER = "___TMUXSEND_END_{id} {status}___"

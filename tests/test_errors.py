@@ -1,0 +1,183 @@
+"""The exit-status table, error messages, and the exit code of every error."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import signal
+from typing import NamedTuple
+
+import pytest
+
+import tmux_bridge
+from tmux_bridge.errors import (
+    BridgeError,
+    LockTimeout,
+    NoBridgeSession,
+    PaneNotReady,
+    ReplError,
+    RuntimeDirError,
+    SessionClosed,
+    TmuxError,
+    TmuxNotFound,
+    exit_status,
+)
+
+
+class ExitCase(NamedTuple):
+    test_id: str
+    status: int | None
+    timed_out: str | None
+    own_signal: int | None
+    expected: int
+
+
+# One or more rows for each row of exit_status's docstring table, in its order.
+EXIT_CASES = [
+    # tmux-send got SIGINT / SIGTERM / SIGHUP: 130 / 143 / 129 (128 + N)
+    ExitCase("own-sigint", None, None, signal.SIGINT, 130),
+    ExitCase("own-sigterm", None, None, signal.SIGTERM, 143),
+    ExitCase("own-sighup", None, None, signal.SIGHUP, 129),
+    ExitCase("own-signal-beats-status", 0, None, signal.SIGINT, 130),
+    ExitCase("own-signal-beats-timeout", None, "idle", signal.SIGTERM, 143),
+    # the idle or overall timeout fired: 124
+    ExitCase("idle-timeout", None, "idle", None, 124),
+    ExitCase("overall-timeout", None, "max-time", None, 124),
+    ExitCase("timeout-beats-status", 0, "idle", None, 124),
+    # the command finished: its status (128 + N if killed by signal N)
+    ExitCase("finished-ok", 0, None, None, 0),
+    ExitCase("finished-failed", 1, None, None, 1),
+    ExitCase("finished-status-124", 124, None, None, 124),
+    ExitCase("finished-status-125", 125, None, None, 125),
+    ExitCase("killed-by-sigkill", 128 + 9, None, None, 137),
+    ExitCase("killed-by-sigint", 128 + 2, None, None, 130),
+    # the command ended the shell: the status it ended with
+    ExitCase("ended-shell", 3, None, None, 3),
+    ExitCase("ended-shell-255", 255, None, None, 255),
+    # status unknown: 125
+    ExitCase("status-unknown", None, None, None, 125),
+]
+
+
+@pytest.mark.parametrize("case", EXIT_CASES, ids=[c.test_id for c in EXIT_CASES])
+def test_exit_status(case: ExitCase) -> None:
+    assert exit_status(case.status, case.timed_out, case.own_signal) == case.expected
+
+
+class TmuxErrorCase(NamedTuple):
+    test_id: str
+    argv: tuple[str, ...]
+    returncode: int
+    stderr: str
+    message: str
+
+
+TMUX_ERROR_CASES = [
+    TmuxErrorCase(
+        "socket-name",
+        ("tmux", "-L", "default", "list-panes", "-t", "tmux-bridge-me", "-F", "#{pane_id}"),
+        1,
+        "can't find session: tmux-bridge-me\n",
+        "tmux list-panes failed: can't find session: tmux-bridge-me",
+    ),
+    TmuxErrorCase(
+        "socket-path-and-config",
+        ("tmux", "-S", "/tmp/sock", "-f", "/dev/null", "send-keys", "-t", "%1", "x"),
+        1,
+        "no server running on /tmp/sock",
+        "tmux send-keys failed: no server running on /tmp/sock",
+    ),
+    TmuxErrorCase(
+        "flag-without-value",
+        ("tmux", "-u", "-L", "default", "new-session", "-d"),
+        1,
+        "duplicate session: x",
+        "tmux new-session failed: duplicate session: x",
+    ),
+    TmuxErrorCase(
+        "empty-stderr",
+        ("tmux", "-L", "default", "kill-server"),
+        3,
+        " \n",
+        "tmux kill-server failed: exit status 3",
+    ),
+    TmuxErrorCase(
+        "no-subcommand", ("tmux", "-L", "default"), 1, "", "tmux ? failed: exit status 1"
+    ),
+]
+
+
+@pytest.mark.parametrize("case", TMUX_ERROR_CASES, ids=[c.test_id for c in TMUX_ERROR_CASES])
+def test_tmux_error_names_subcommand(case: TmuxErrorCase) -> None:
+    error = TmuxError(case.argv, case.returncode, case.stderr)
+    assert str(error) == case.message
+    assert error.render() == "Error: " + case.message
+    assert (error.argv, error.returncode, error.stderr) == (
+        case.argv,
+        case.returncode,
+        case.stderr,
+    )
+
+
+NO_BRIDGE_TEXT = """\
+Error: No tmux-bridge session is running.
+
+You have used `tmux-send`, but it currently has nowhere to send to.
+
+The user needs to start the interactive backing terminal using `tmux-bridge`.
+Do not try this yourself - instead, ask the user to do it for you.
+
+This is necessary for *interactive* commands - for example, sudo (requiring
+a password prompt). If you can avoid interactive tools, then prefer that.
+Otherwise, please ask the user now."""
+
+
+def test_no_bridge_session_text() -> None:
+    assert NoBridgeSession().render() == NO_BRIDGE_TEXT
+
+
+class RenderCase(NamedTuple):
+    test_id: str
+    error: BridgeError
+    rendered: str
+
+
+RENDER_CASES = [
+    RenderCase("not-found", TmuxNotFound(), "Error: tmux is not installed (no `tmux` on PATH)."),
+    RenderCase("closed", SessionClosed(), "Error: tmux-bridge session closed."),
+    RenderCase(
+        "plain-message", PaneNotReady("a program is running"), "Error: a program is running"
+    ),
+]
+
+
+@pytest.mark.parametrize("case", RENDER_CASES, ids=[c.test_id for c in RENDER_CASES])
+def test_render(case: RenderCase) -> None:
+    assert case.error.render() == case.rendered
+
+
+def _all_subclasses(cls: type[BridgeError]) -> set[type[BridgeError]]:
+    found: set[type[BridgeError]] = set()
+    for sub in cls.__subclasses__():
+        found |= {sub} | _all_subclasses(sub)
+    return found
+
+
+def test_every_bridge_error_exits_125() -> None:
+    # import every module, so subclasses defined outside errors.py are found too
+    for module in pkgutil.walk_packages(tmux_bridge.__path__, "tmux_bridge."):
+        importlib.import_module(module.name)
+    classes = _all_subclasses(BridgeError) | {BridgeError}
+    known = {
+        TmuxError,
+        TmuxNotFound,
+        NoBridgeSession,
+        SessionClosed,
+        PaneNotReady,
+        RuntimeDirError,
+        LockTimeout,
+        ReplError,
+    }
+    assert known <= classes
+    wrong = sorted(cls.__qualname__ for cls in classes if cls.exit_code != 125)
+    assert wrong == []

@@ -1,0 +1,271 @@
+"""Quoting, the typed line, the runner scripts and the command banner, checked against the
+real shells (bash, zsh, dash, fish) where a shell is the judge. No tmux needed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from tmux_bridge.shells import (
+    RunnerSpec,
+    ShellKind,
+    display_command,
+    quote,
+    runner_script,
+    typed_line,
+)
+
+
+class Shell(NamedTuple):
+    kind: ShellKind
+    binary: str
+    run_flags: tuple[str, ...]  # before -c: no rc files, so the shell's defaults apply
+    check_flag: str  # parse a file without running it
+
+
+SHELLS = [
+    Shell("bash", "bash", ("--norc", "--noprofile"), "-n"),
+    Shell("zsh", "zsh", ("-f",), "-n"),
+    Shell("posix", "dash", (), "-n"),
+    Shell("fish", "fish", ("--no-config",), "--no-execute"),
+]
+SHELL_IDS = [shell.kind for shell in SHELLS]
+
+
+def shell_path(binary: str) -> str:
+    path = shutil.which(binary)
+    if path is None:
+        pytest.skip(f"{binary} is not installed, so its quoting cannot be checked")
+    return path
+
+
+def shell_env(tmp_path: Path) -> dict[str, str]:
+    """A bare environment: UTF-8 locale, and a HOME where fish may create its files."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "HOME": str(tmp_path)}
+
+
+# --- quote(): the shell must get the text back byte for byte ---------------------------
+
+
+class QuoteCase(NamedTuple):
+    test_id: str
+    text: str
+
+
+QUOTE_CASES = [
+    QuoteCase("empty", ""),
+    QuoteCase("safe-word", "abc_DEF-0.9/x:y@z%+=,"),
+    QuoteCase("space", "two words"),
+    QuoteCase("single-quote", "it's"),
+    QuoteCase("only-single-quote", "'"),
+    QuoteCase("quotes-mixed", "'\"'\"'"),
+    QuoteCase("double-quote", 'say "hi"'),
+    QuoteCase("backslash", "a\\b"),
+    QuoteCase("backslash-at-end", "trailing\\"),
+    QuoteCase("backslash-quote", "\\'"),
+    QuoteCase("double-backslash", "\\\\"),
+    QuoteCase("backslash-n-literal", "a\\nb"),
+    QuoteCase("dollar", "$HOME ${x} $(id) $'\\n'"),
+    QuoteCase("backtick", "`id`"),
+    QuoteCase("bang", "!! !$ !-1"),
+    QuoteCase("glob", "* ? [a] {a,b} ~ ~root"),
+    QuoteCase("operators", "a;b|c&d>e<f (g) #h"),
+    QuoteCase("newline", "line1\nline2\n"),
+    QuoteCase("tab", "a\tb"),
+    QuoteCase("carriage-return", "a\rb"),
+    QuoteCase("unicode", "héllo 日本語 😀"),
+    QuoteCase("leading-dash", "-n"),
+    QuoteCase("leading-dashes", "--version"),
+    QuoteCase("escape", "\x1b[31mred\x1b[0m"),
+    QuoteCase("control-chars", "\x01\x02\x07\x08\x7f"),
+    QuoteCase("leading-equals-only", "="),
+    QuoteCase("equals-inside", "a=b"),
+    QuoteCase("leading-equals-command", "=ls"),
+    QuoteCase("percent-self", "%self"),
+    QuoteCase("percent", "%1"),
+]
+
+QUOTE_PARAMS = [
+    pytest.param(shell, case, id=f"{shell.kind}-{case.test_id}")
+    for shell in SHELLS
+    for case in QUOTE_CASES
+]
+
+
+@pytest.mark.parametrize(("shell", "case"), QUOTE_PARAMS)
+def test_quote_round_trip(shell: Shell, case: QuoteCase, tmp_path: Path) -> None:
+    script = "printf '%s' " + quote(shell.kind, case.text)
+    result = subprocess.run(
+        [shell_path(shell.binary), *shell.run_flags, "-c", script],
+        capture_output=True,
+        env=shell_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, b""), script
+    assert result.stdout == case.text.encode(), script
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_quote_is_one_word(shell: Shell, tmp_path: Path) -> None:
+    texts = [case.text for case in QUOTE_CASES]
+    script = "printf '<%s>' " + " ".join(quote(shell.kind, text) for text in texts)
+    result = subprocess.run(
+        [shell_path(shell.binary), *shell.run_flags, "-c", script],
+        capture_output=True,
+        env=shell_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "".join(f"<{text}>" for text in texts).encode()
+
+
+# --- typed_line(): short, out of history, no marker text -------------------------------
+
+RUNNER_PATH = "/tmp/tmux-bridge-someuser/0123456789.run"
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_typed_line_is_short(shell: Shell) -> None:
+    line = typed_line(shell.kind, RUNNER_PATH)
+    assert len(line) <= 80
+    assert line.startswith(" ")
+    assert "___TMUXSEND_" not in line
+    assert "\n" not in line
+    assert RUNNER_PATH in line
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("bash", " . /tmp/tmux-bridge-someuser/0123456789.run"),
+        ("zsh", " . /tmp/tmux-bridge-someuser/0123456789.run"),
+        ("posix", " . /tmp/tmux-bridge-someuser/0123456789.run"),
+        ("fish", " source /tmp/tmux-bridge-someuser/0123456789.run"),
+    ],
+)
+def test_typed_line_exact(kind: ShellKind, expected: str) -> None:
+    assert typed_line(kind, RUNNER_PATH) == expected
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_typed_line_sources_a_path_that_needs_quoting(shell: Shell, tmp_path: Path) -> None:
+    directory = tmp_path / "it's a dir"
+    directory.mkdir()
+    runner = directory / "0123456789.run"
+    runner.write_text("echo sourced\n")
+    result = subprocess.run(
+        [shell_path(shell.binary), *shell.run_flags, "-c", typed_line(shell.kind, str(runner))],
+        capture_output=True,
+        env=shell_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"sourced\n", b"")
+
+
+# --- runner_script(): every kind parses in its own shell -------------------------------
+
+NASTY_SPEC = RunnerSpec(
+    call_id="0123456789",
+    command_path='/tmp/tmux bridge/it\'s "a" $dir/0123456789.cmd',
+    stdout_tty="/dev/pts/3",
+    stderr_tty="/tmp/tmux bridge/'err' tty",
+    banner="[tmux-send] echo 'single' \"double\" $HOME `id` \\ !!\n  second line; done",
+    shell_binary="/opt/my shells/it's/bin/sh",
+)
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_runner_script_parses(shell: Shell, tmp_path: Path) -> None:
+    script = runner_script(shell.kind, NASTY_SPEC)
+    path = tmp_path / "runner"
+    path.write_text(script)
+    result = subprocess.run(
+        [shell_path(shell.binary), *shell.run_flags, shell.check_flag, str(path)],
+        capture_output=True,
+        env=shell_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, b""), script
+    for value in (NASTY_SPEC.command_path, NASTY_SPEC.stderr_tty, NASTY_SPEC.banner):
+        assert quote(shell.kind, value) in script
+
+
+@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
+def test_runner_script_has_no_placeholders_left(shell: Shell) -> None:
+    script = runner_script(shell.kind, NASTY_SPEC)
+    for key in ("PO", "PE", "CMD", "DONE", "EXIT", "BANNER", "START", "END", "SH"):
+        assert f"@{key}@" not in script
+
+
+# --- display_command(): nothing in the banner can drive the terminal -------------------
+
+
+class DisplayCase(NamedTuple):
+    test_id: str
+    command: str
+    shown: str  # after the "[tmux-send] " prefix
+
+
+DISPLAY_CASES = [
+    DisplayCase("plain", "ls -la", "ls -la"),
+    DisplayCase("tab-kept", "printf 'a\tb'", "printf 'a\tb'"),
+    DisplayCase("newline-kept", "echo 1\necho 2", "echo 1\necho 2"),
+    DisplayCase("escape", "echo \x1b[31mred\x1b[0m", "echo ^[[31mred^[[0m"),
+    DisplayCase("bel-cr-bs", "a\x07b\rc\x08d", "a^Gb^Mc^Hd"),
+    DisplayCase("nul-and-del", "a\x00b\x7f", "a^@b^?"),
+    DisplayCase("c1-csi", "a\x9b31mb", "a\\x9b31mb"),
+    DisplayCase("surrogate-escaped-byte", "cat \udcff", "cat \\xff"),
+    DisplayCase("unicode-kept", "echo héllo 日本語", "echo héllo 日本語"),
+]
+
+
+@pytest.mark.parametrize("case", DISPLAY_CASES, ids=[c.test_id for c in DISPLAY_CASES])
+def test_display_command(case: DisplayCase) -> None:
+    assert display_command(case.command) == "[tmux-send] " + case.shown
+
+
+def _assert_inert(text: str) -> None:
+    """No byte that a terminal acts on: C0 except newline and tab, DEL, C1."""
+    data = text.encode("utf-8")  # strict: no surrogates left either
+    assert b"\x1b" not in data
+    assert all(byte >= 0x20 or byte in b"\n\t" for byte in data)
+    assert "\x7f" not in text
+    assert not any(0x80 <= ord(ch) < 0xA0 for ch in text)
+
+
+def test_display_command_every_control_char_is_visible() -> None:
+    command = "".join(chr(code) for code in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)])
+    shown = display_command(command + "\x1b]0;title\x07 \udc9b")
+    assert shown.startswith("[tmux-send] ")
+    _assert_inert(shown)
+
+
+def test_display_command_many_lines_shortened() -> None:
+    command = "\n".join(f"echo {n}" for n in range(20))
+    shown = display_command(command)
+    assert shown.startswith("[tmux-send] echo 0\n")
+    lines = shown.split("\n")
+    assert lines[11] == "echo 11"
+    assert lines[12] == "... (8 more lines)"
+    assert len(lines) == 13
+
+
+def test_display_command_long_line_shortened() -> None:
+    command = "echo " + "x\x1b" * 5000  # 10005 characters, the ESCs shown as ^[
+    shown = display_command(command)
+    assert shown.startswith("[tmux-send] echo x^[x^[")
+    assert shown.endswith("... (10005 characters in all)")
+    assert len(shown) < 4100
+    _assert_inert(shown)
