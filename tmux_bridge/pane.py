@@ -278,7 +278,7 @@ def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | N
         return (f"a full-screen program is open in it (`{pane.current_command}`).", True)
     if kind != "posix" and line_editor_active(pane.tty) is False:
         # fish runs commands of a sourced file in its own process group: look for children
-        child = next((name for name in map(process_name, _children(pane.pid)) if name), None)
+        child = next((name for name in map(command_name, _children(pane.pid)) if name), None)
         if child:
             return (f"a program is running in it (`{child}`).", True)
         return (
@@ -298,10 +298,21 @@ def _children(pid: int) -> list[int]:
 
 
 def _group_name(pgid: int) -> str:
-    return process_name(pgid)
+    return command_name(pgid)
 
 
-def check_not_typing(pane: PaneInfo, screen: list[str] | None, state_dir: str) -> None:
+def command_name(pid: int) -> str:
+    """The name a program runs under (``/proc/<pid>/comm``: ``sh``, not ``dash``)."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def check_not_typing(
+    pane: PaneInfo, kind: ShellKind, screen: list[str] | None, state_dir: str
+) -> None:
     """Refuse when the person seems to have typed something at the prompt and not run it.
 
     tmux cannot tell typed text from the prompt, so the prompt line is learnt: a line
@@ -315,6 +326,14 @@ def check_not_typing(pane: PaneInfo, screen: list[str] | None, state_dir: str) -
     line = screen[pane.cursor_y].rstrip()
     if not line:
         return
+    if kind == "fish" and line.startswith("read>"):
+        # fish's `read` edits its input with the same line editor as the prompt, so only
+        # its prompt tells the two apart
+        raise PaneNotReady(
+            _NOT_READY
+            + "its shell (fish) is busy: `read` waits for the person's input. "
+            + _HANDS_OFF
+        )
     record = os.path.join(state_dir, "prompt")
     try:
         with open(record, encoding="utf-8", errors="surrogateescape") as f:

@@ -148,7 +148,7 @@ def run_command(
         kind = panes.shell_kind(pane.pid)
         panes.check_ready(pane, kind)
         assert kind is not None
-        panes.check_not_typing(pane, view.screen, directory)
+        panes.check_not_typing(pane, kind, view.screen, directory)
         call = _Call(directory, pane, kind, text, command, options, stdout, stderr, started)
         try:
             call.start()

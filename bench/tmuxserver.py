@@ -1,0 +1,282 @@
+"""A private tmux server for the benchmark, and one bridge pane per shell on it.
+
+Nothing here touches the user's own tmux server or bridge: the server lives under its own
+short ``TMUX_TMPDIR``, the shells get their own ``HOME`` (rc files giving a plain ``$ ``
+prompt), each bridge session its own ``TMUX_BRIDGE_DIR`` and ``TMUX_BRIDGE_SESSION``, and
+``TMUX``/``TMUX_PANE`` are removed from every environment passed on. The server is killed
+when the :func:`private_server` context ends, whatever the reason.
+
+All times are in seconds unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+TMUX_SEND = BIN / "tmux-send"
+TMUX_BRIDGE = BIN / "tmux-bridge"
+
+PROMPT_TIMEOUT = 15.0  # seconds a shell may take to show its prompt
+TMUX_TIMEOUT = 10.0  # seconds any single tmux client call may take
+POLL_INTERVAL = 0.005  # seconds between two looks at the pane
+
+_RC_FILES = {
+    ".bashrc": "PS1='$ '\nunset PROMPT_COMMAND\nulimit -c 0\n",
+    ".bash_profile": ". ~/.bashrc\n",
+    ".zshrc": "PS1='$ '\nulimit -c 0\n",
+    ".config/fish/config.fish": (
+        "function fish_prompt; echo -n '$ '; end\nset -g fish_greeting ''\nulimit -c 0\n"
+    ),
+}
+
+_channels = itertools.count()
+
+
+class BenchError(Exception):
+    """A benchmark step could not be carried out (not a missed target)."""
+
+
+def fresh_channel() -> str:
+    """A tmux wait-for channel name never used before in this process."""
+    return f"tbb-{os.getpid()}-{next(_channels)}"
+
+
+class PrivateServer:
+    """One private tmux server (not started until the first pane is opened)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.tmpdir = root / "tmux"
+        self.home.mkdir()
+        self.tmpdir.mkdir()
+        for name, text in _RC_FILES.items():
+            path = self.home / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        env.pop("PROMPT_COMMAND", None)
+        env.update(
+            HOME=str(self.home),
+            TMUX_TMPDIR=str(self.tmpdir),
+            LC_ALL="C.UTF-8",
+            TERM="xterm-256color",
+        )
+        self.env = env
+        self.panes: list[Pane] = []
+
+    def open_pane(self, shell: str) -> Pane:
+        """Create a bridge session running ``shell`` with the real ``tmux-bridge --detach``
+        and wait for its prompt. Raises :class:`BenchError` when that fails."""
+        path = shutil.which(shell)
+        if path is None:
+            raise BenchError(f"{shell} is not installed")
+        session = f"tbb-{shell}"
+        env = dict(self.env)
+        env.update(
+            SHELL=path,
+            TMUX_BRIDGE_SESSION=session,
+            TMUX_BRIDGE_DIR=str(self.root / f"run-{shell}"),
+        )
+        result = subprocess.run(
+            [str(TMUX_BRIDGE), "--detach"],
+            env=env,
+            stdin=subprocess.DEVNULL,  # no terminal: tmux's default pane size, reproducible
+            capture_output=True,
+            text=True,
+            timeout=PROMPT_TIMEOUT,
+            check=False,
+        )
+        if result.returncode != 0 or result.stdout.strip() != session:
+            raise BenchError(
+                f"tmux-bridge --detach failed ({result.returncode}): {result.stderr.strip()}"
+            )
+        pane = Pane(shell, session, env)
+        self.panes.append(pane)
+        pane.wait_for_prompt()
+        return pane
+
+    def kill(self) -> None:
+        """Kill the server (and every shell and command in it); quiet if none runs."""
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                ["tmux", "-L", "default", "kill-server"],
+                env=self.env,
+                capture_output=True,
+                timeout=TMUX_TIMEOUT,
+                check=False,
+            )
+
+
+@contextlib.contextmanager
+def private_server() -> Iterator[PrivateServer]:
+    """A private server in a short temporary directory (Unix socket paths are limited to
+    108 bytes); killed and removed on exit, also on error or Ctrl-C."""
+    root = Path(tempfile.mkdtemp(prefix="tbb-"))
+    server = PrivateServer(root)
+    try:
+        yield server
+    finally:
+        server.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class Pane:
+    """One bridge session (one pane, one shell) on the private server."""
+
+    def __init__(self, shell: str, session: str, env: Mapping[str, str]) -> None:
+        self.shell = shell
+        self.session = session
+        self.env = dict(env)
+        self.target = f"={session}:"
+        self.broken = False  # set when the pane could not be brought back to its prompt
+
+    # --- tmux ------------------------------------------------------------------------
+
+    def tmux(self, *args: str, check: bool = True, timeout: float = TMUX_TIMEOUT) -> str:
+        """Run ``tmux -L default ARGS`` on the private server; its stdout."""
+        try:
+            result = subprocess.run(
+                ["tmux", "-L", "default", *args],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BenchError(f"tmux {args[0]} took more than {timeout:g} s") from exc
+        if check and result.returncode != 0:
+            raise BenchError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def screen(self) -> str:
+        """The pane's visible screen as text."""
+        return self.tmux("capture-pane", "-p", "-t", self.target, check=False)
+
+    def size(self) -> str:
+        """The pane's size as ``COLUMNSxROWS``."""
+        fmt = "#{pane_width}x#{pane_height}"
+        return self.tmux("display-message", "-p", "-t", self.target, fmt).strip()
+
+    def at_prompt(self) -> bool:
+        """Whether the last non-empty line on screen is the bare ``$`` prompt."""
+        lines = [line for line in self.screen().split("\n") if line.strip()]
+        return bool(lines) and lines[-1].rstrip() == "$"
+
+    def wait_for_prompt(self, timeout: float = PROMPT_TIMEOUT) -> None:
+        """Poll the screen until the shell shows its prompt; :class:`BenchError` after
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.at_prompt():
+            if time.monotonic() > deadline:
+                raise BenchError(
+                    f"{self.shell}: no prompt after {timeout:g} s; the pane shows:\n"
+                    + self.screen().rstrip()
+                )
+            time.sleep(POLL_INTERVAL)
+
+    def round_trip(self, command: str, timeout: float = 120.0) -> float:
+        """Seconds to type `` COMMAND; tmux wait-for -S CH`` + Enter into the pane and see
+        the channel signalled: the pane's own cost of running ``command``, no tmux-send.
+
+        The shell must be at its prompt. Works in bash, zsh and fish alike.
+        """
+        channel = fresh_channel()
+        started = time.perf_counter()
+        self.tmux("send-keys", "-t", self.target, f" {command}; tmux wait-for -S {channel}", "Enter")
+        self.tmux("wait-for", channel, timeout=timeout)
+        return time.perf_counter() - started
+
+    def recover(self) -> None:
+        """After a failed step: Ctrl-C whatever runs and wait for the prompt; marks the
+        pane broken when the prompt does not come back."""
+        try:
+            self.tmux("send-keys", "-t", self.target, "C-c", check=False)
+            self.wait_for_prompt(timeout=5.0)
+        except BenchError:
+            self.broken = True
+
+    # --- tmux-send -------------------------------------------------------------------
+
+    def send_argv(self, args: Sequence[str]) -> list[str]:
+        """The argv of ``tmux-send ARGS``."""
+        return [str(TMUX_SEND), *args]
+
+    def send(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[bytes]:
+        """Run ``tmux-send ARGS`` to completion, capturing stdout and stderr."""
+        try:
+            return subprocess.run(
+                self.send_argv(args),
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BenchError(f"tmux-send {' '.join(args)} took more than {timeout:g} s") from exc
+
+    def start_send(
+        self, *args: str, stdout: int = subprocess.PIPE, stderr: int = subprocess.PIPE
+    ) -> subprocess.Popen[bytes]:
+        """Start ``tmux-send ARGS`` in the background."""
+        return subprocess.Popen(
+            self.send_argv(args),
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+        )
+
+
+def timed_run(argv: Sequence[str], env: Mapping[str, str], timeout: float = 60.0) -> float:
+    """Seconds of wall time to run ``argv`` to completion (output discarded); raises
+    :class:`BenchError` unless it exits 0."""
+    started = time.perf_counter()
+    try:
+        result = subprocess.run(
+            list(argv),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise BenchError(f"{argv[0]} took more than {timeout:g} s") from exc
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        raise BenchError(
+            f"{' '.join(argv)} exited {result.returncode}: {result.stderr.decode().strip()}"
+        )
+    return elapsed
+
+
+@contextlib.contextmanager
+def reaped(procs: list[subprocess.Popen[bytes]]) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Kill and wait for every process still in ``procs`` when the block raises (error,
+    Ctrl-C), so no tmux-send outlives the benchmark."""
+    try:
+        yield procs
+    except BaseException:
+        for proc in procs:
+            if proc.returncode is None:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+        for proc in procs:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                proc.communicate(timeout=5)
+        raise

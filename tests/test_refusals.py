@@ -1,0 +1,235 @@
+"""When tmux-send must not type: no bridge, a program in the way, a person typing, an
+unsafe runtime directory, bad usage. Each refusal names the problem, exits with the
+documented code, and leaves the pane exactly as it was."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from .conftest import BIN, Bridge
+
+NO_BRIDGE = """\
+Error: No tmux-bridge session is running.
+
+You have used `tmux-send`, but it currently has nowhere to send to.
+
+The user needs to start the interactive backing terminal using `tmux-bridge`.
+Do not try this yourself - instead, ask the user to do it for you.
+
+This is necessary for *interactive* commands - for example, sudo (requiring
+a password prompt). If you can avoid interactive tools, then prefer that.
+Otherwise, please ask the user now.
+"""
+
+
+def test_no_server_gives_the_exact_no_bridge_text(make_bridge: Callable[[str], Bridge]) -> None:
+    b = make_bridge("bash")
+    result = b.send("--", "echo hello")
+    assert result.returncode == 125
+    assert result.stdout == b""
+    assert result.stderr.decode() == NO_BRIDGE
+
+
+def test_server_without_the_session_gives_the_no_bridge_text(
+    make_bridge: Callable[[str], Bridge],
+) -> None:
+    b = make_bridge("bash")
+    b.tmux("new-session", "-d", "-s", "someone-elses-session")
+    result = b.send("--", "echo hello")
+    assert result.returncode == 125
+    assert result.stderr.decode() == NO_BRIDGE
+
+
+def _refused(bridge: Bridge, expected: str) -> None:
+    before = bridge.screen()
+    code, out, err = bridge.send_text("--", "echo should-not-run")
+    assert code == 125, err
+    assert out == ""
+    assert err.startswith("Error: The bridge terminal is not ready: ")
+    assert expected in err, err
+    assert bridge.screen() == before  # nothing was typed
+    assert "should-not-run" not in bridge.history()
+
+
+def test_refuses_while_a_program_runs_in_the_foreground(bridge: Bridge, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    bridge.tmux(
+        "send-keys",
+        "-t",
+        bridge.target,
+        f"sh -c 'while [ ! -e {go} ]; do sleep 0.05; done'",
+        "Enter",
+    )
+    bridge.wait_for(lambda: bridge.foreground() == "sh", "the person's program to run")
+    _refused(bridge, "`sh`")
+    go.touch()
+    bridge.wait_for_prompt()
+
+
+def test_refuses_while_a_full_screen_program_is_open(bridge: Bridge, tmp_path: Path) -> None:
+    text = tmp_path / "page.txt"
+    text.write_text("\n".join(f"line {i}" for i in range(200)))
+    bridge.tmux("send-keys", "-t", bridge.target, f"less {text}", "Enter")
+    bridge.wait_for(lambda: bridge.pane("#{alternate_on}") == "1", "less to open")
+    _refused(bridge, "`less`")
+    bridge.tmux("send-keys", "-t", bridge.target, "q")
+    bridge.wait_for_prompt()
+
+
+def test_refuses_while_a_builtin_waits_for_the_person(bridge: Bridge) -> None:
+    bridge.tmux("send-keys", "-t", bridge.target, "read answer", "Enter")
+    bridge.wait_for(lambda: "read answer" in bridge.screen(), "read to start")
+    bridge.wait_for(
+        lambda: bridge.send_text("--", "true")[0] == 125, "the shell to look busy", timeout=5
+    )
+    _refused(bridge, "busy")
+    bridge.tmux("send-keys", "-t", bridge.target, "x", "Enter")
+    bridge.wait_for_prompt()
+
+
+def test_refuses_to_overwrite_a_half_typed_line(bridge: Bridge) -> None:
+    # two calls let tmux-send learn what the bare prompt looks like
+    assert bridge.send_text("--", "true")[0] == 0
+    bridge.wait_for_prompt()
+    assert bridge.send_text("--", "true")[0] == 0
+    bridge.wait_for_prompt()
+    bridge.tmux("send-keys", "-t", bridge.target, "-l", "git sta")
+    bridge.wait_for(lambda: "$ git sta" in bridge.screen(), "the typing to show")
+    _refused(bridge, "typed `git sta`")  # and the line is left as it was
+    bridge.tmux("send-keys", "-t", bridge.target, "C-u")
+    bridge.wait_for_prompt()
+    assert bridge.send_text("--", "echo ok") == (0, "ok\n", "")
+
+
+def test_copy_mode_is_left_automatically(bridge: Bridge) -> None:
+    bridge.tmux("copy-mode", "-t", bridge.target)
+    assert bridge.pane("#{pane_in_mode}") == "1"
+    assert bridge.send_text("--", "echo through") == (0, "through\n", "")
+    assert bridge.pane("#{pane_in_mode}") == "0"
+
+
+def test_refuses_a_pane_that_runs_no_shell(make_bridge: Callable[[str], Bridge]) -> None:
+    b = make_bridge("bash")
+    b.tmux("new-session", "-d", "-s", b.session, "--", "python3", "-q")
+    b.wait_for(lambda: ">>>" in b.screen(), "python to start")
+    code, _, err = b.send_text("--", "echo no")
+    assert code == 125
+    assert "not a shell tmux-send can drive" in err and "python3" in err
+
+
+def test_refuses_a_dead_pane(make_bridge: Callable[[str], Bridge]) -> None:
+    b = make_bridge("bash")
+    b.tmux("new-session", "-d", "-s", b.session, "--", "sh", "-c", "exit 0")
+    b.tmux("set-option", "-p", "-t", b.target, "remain-on-exit", "on", check=False)
+    # the pane may die before remain-on-exit is set; then there is no session at all
+    result = b.send("--", "echo no")
+    assert result.returncode == 125
+    err = result.stderr.decode()
+    assert "its shell has exited" in err or err == NO_BRIDGE
+
+
+# --- the runtime directory --------------------------------------------------------------
+
+
+def test_runtime_dir_is_created_private(bridge: Bridge) -> None:
+    info = bridge.runtime.stat()
+    assert info.st_mode & 0o777 == 0o700
+    assert info.st_uid == os.geteuid()
+
+
+def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    proc = bridge.start_send(
+        "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
+    )
+    bridge.wait_for_call_start(proc)
+    files = [p for p in bridge.runtime.iterdir() if p.name != "prompt"]
+    assert {p.suffix for p in files} >= {".run", ".cmd"}
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in files), files
+    go.touch()
+    proc.communicate(timeout=30)
+    assert bridge.call_files() == []
+
+
+def _attack(bridge: Bridge, setup: Callable[[Path], None], expected: str) -> None:
+    bridge.tmux("kill-session", "-t", f"={bridge.session}", check=False)
+    bridge.tmux("new-session", "-d", "-s", bridge.session)
+    bridge.wait_for_prompt()
+    bridge.runtime.rmdir() if bridge.runtime.is_dir() and not bridge.runtime.is_symlink() else None
+    setup(bridge.runtime)
+    before = bridge.screen()
+    code, out, err = bridge.send_text("--", "echo should-not-run")
+    assert code == 125
+    assert out == ""
+    assert expected in err, err
+    assert bridge.screen() == before
+
+
+def test_refuses_a_symlinked_runtime_dir(bridge: Bridge, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    _attack(bridge, lambda path: path.symlink_to(target), "it is a symlink")
+
+
+def test_refuses_a_runtime_dir_open_to_others(bridge: Bridge) -> None:
+    def make_open(path: Path) -> None:
+        path.mkdir()
+        path.chmod(0o755)
+
+    _attack(bridge, make_open, "its mode is 0755")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory away needs root")
+def test_refuses_a_runtime_dir_owned_by_someone_else(bridge: Bridge) -> None:
+    def give_away(path: Path) -> None:
+        path.mkdir(mode=0o700)
+        os.chown(path, 65534, 65534)
+
+    _attack(bridge, give_away, "owned by uid 65534")
+
+
+def test_tmux_bridge_refuses_an_unsafe_runtime_dir(make_bridge: Callable[[str], Bridge]) -> None:
+    b = make_bridge("bash")
+    b.runtime.mkdir(mode=0o777)
+    b.runtime.chmod(0o777)
+    result = subprocess.run(
+        [str(BIN / "tmux-bridge"), "--detach"], env=b.env, capture_output=True, text=True
+    )
+    assert result.returncode == 125
+    assert "must be 0700" in result.stderr
+
+
+# --- usage ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "no COMMAND given"),
+        (["--timeout", "0", "--", "true"], "positive"),
+        (["--timeout", "soon", "--", "true"], "not a valid float"),
+        (["--max-time", "-1", "--", "true"], "positive"),
+        (["--no-such-option", "true"], "No such option"),
+    ],
+    ids=["no-command", "zero-timeout", "word-timeout", "negative-max-time", "unknown-option"],
+)
+def test_usage_errors_exit_2(
+    make_bridge: Callable[[str], Bridge], args: list[str], message: str
+) -> None:
+    b = make_bridge("bash")
+    result = b.send(*args)
+    assert result.returncode == 2
+    assert message in result.stderr.decode()
+
+
+def test_help_shows_examples_and_exit_codes() -> None:
+    result = subprocess.run([str(BIN / "tmux-send"), "--help"], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert "Examples:" in result.stdout
+    for code in ("124", "125", "130"):
+        assert code in result.stdout
