@@ -1,0 +1,451 @@
+"""The benchmark's measurements, one function each, all run in one bridge pane.
+
+Each measurement interleaves the thing measured with its baselines inside every run (the
+order rotates from run to run), waits for the shell's prompt before each step (outside
+the timed part), and returns :class:`~results.Metric` figures, or a :class:`Skip`.
+Durations are taken with ``time.perf_counter`` in seconds and reported in ms or s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import select
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from results import Metric, count_ok, ratio
+from tmuxserver import BenchError, Pane, reaped, timed_run
+
+IMPORT_CLICK = (sys.executable, "-c", "import click")
+INTERRUPT_IDLE = 0.5  # seconds: tmux-send's --timeout in the interrupt measurement
+SEND_TIMEOUT = 180.0  # seconds any one tmux-send may take before the benchmark gives up
+
+
+@dataclass(frozen=True)
+class Config:
+    """Sizes and run counts. ``runs`` applies to latency, throughput, concurrency and
+    streaming; memory and interrupt are slow and use their own counts."""
+
+    quick: bool
+    runs: int
+    throughput_lines: int
+    memory_lines: tuple[int, ...]
+    memory_runs: int
+    interrupt_runs: int
+    interrupt_cases: int  # 1: only the Ctrl-C case; 2: also the SIGQUIT one
+    concurrency_calls: int
+    streaming_lines: int
+    streaming_interval: float  # seconds between two printed lines
+
+    @classmethod
+    def make(cls, quick: bool, runs: int | None) -> Config:
+        """The full configuration, or the tiny ``--quick`` one; ``runs`` overrides."""
+        if quick:
+            return cls(
+                quick=True,
+                runs=runs or 3,
+                throughput_lines=10_000,
+                memory_lines=(1_000, 10_000),
+                memory_runs=1,
+                interrupt_runs=1,
+                interrupt_cases=1,
+                concurrency_calls=4,
+                streaming_lines=4,
+                streaming_interval=0.05,
+            )
+        return cls(
+            quick=False,
+            runs=runs or 15,
+            throughput_lines=1_000_000,
+            memory_lines=(10_000, 1_000_000, 10_000_000),
+            memory_runs=min(runs or 3, 3),
+            interrupt_runs=min(runs or 3, 3),
+            interrupt_cases=2,
+            concurrency_calls=20,
+            streaming_lines=20,
+            streaming_interval=0.05,
+        )
+
+
+@dataclass
+class Skip:
+    """A measurement that was not run, and why."""
+
+    reason: str
+
+
+@dataclass
+class ShellState:
+    """One shell's pane, plus figures later measurements reuse."""
+
+    pane: Pane
+    latency_s: float | None = None  # median wall time of `tmux-send -- true`, seconds
+
+
+Outcome = list[Metric] | Skip
+Step = Callable[[], float]
+
+
+def interleaved(pane: Pane, steps: Mapping[str, Step], runs: int) -> dict[str, list[float]]:
+    """Run every step once as a warm-up, then ``runs`` times interleaved, rotating the
+    order each run. Each step returns seconds; the shell's prompt is awaited before it."""
+    names = list(steps)
+    for name in names:
+        pane.wait_for_prompt()
+        steps[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for run in range(runs):
+        shift = run % len(names)
+        for name in names[shift:] + names[:shift]:
+            pane.wait_for_prompt()
+            samples[name].append(steps[name]())
+    return samples
+
+
+def to_ms(seconds: Sequence[float]) -> list[float]:
+    """Seconds to milliseconds."""
+    return [s * 1000.0 for s in seconds]
+
+
+def timed_send(pane: Pane, *args: str) -> tuple[float, bytes]:
+    """Run ``tmux-send ARGS``; its wall time in seconds and its stdout. Raises
+    :class:`BenchError` unless it exits 0."""
+    started = time.perf_counter()
+    result = pane.send(*args, timeout=SEND_TIMEOUT)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        raise BenchError(
+            f"tmux-send {' '.join(args)} exited {result.returncode}: "
+            + result.stderr.decode("utf-8", "replace").strip()
+        )
+    return elapsed, result.stdout
+
+
+# --- 1. latency ------------------------------------------------------------------------
+
+
+def latency(state: ShellState, cfg: Config) -> Outcome:
+    """Wall time of ``tmux-send -- true`` against ``python -c 'import click'`` (the same
+    interpreter) and against the pane's own send-keys + wait-for round trip."""
+    pane = state.pane
+    steps: dict[str, Step] = {
+        "send": lambda: timed_send(pane, "--", "true")[0],
+        "click": lambda: timed_run(IMPORT_CLICK, pane.env),
+        "pane": lambda: pane.round_trip("true"),
+    }
+    s = interleaved(pane, steps, cfg.runs)
+    shell = pane.shell
+    send = Metric("latency", shell, "tmux-send -- true", "ms", to_ms(s["send"])).at_most(45)
+    click = Metric("latency", shell, "python -c 'import click'", "ms", to_ms(s["click"]))
+    own = Metric("latency", shell, "pane round trip (send-keys + wait-for)", "ms", to_ms(s["pane"]))
+    state.latency_s = send.median / 1000.0
+    over_pane = Metric(
+        "latency",
+        shell,
+        "tmux-send minus pane round trip",
+        "ms",
+        [send.median - own.median],
+        derived=True,
+    )
+    return [
+        send,
+        click,
+        own,
+        ratio("latency", shell, "tmux-send / import click", send, click).at_most(1.5),
+        ratio("latency", shell, "tmux-send / pane round trip", send, own),
+        over_pane,
+    ]
+
+
+# --- 2. throughput ---------------------------------------------------------------------
+
+
+def seq_md5(lines: int) -> str:
+    """md5 of ``seq 1 LINES`` run locally."""
+    out = subprocess.run(
+        ["seq", "1", str(lines)], capture_output=True, check=True, timeout=60
+    ).stdout
+    return hashlib.md5(out).hexdigest()
+
+
+def throughput(state: ShellState, cfg: Config) -> Outcome:
+    """``seq 1 N`` through tmux-send (md5 of its stdout checked) against the same command
+    typed straight into the pane and awaited with wait-for (tmux's own rendering)."""
+    pane = state.pane
+    lines = cfg.throughput_lines
+    command = f"seq 1 {lines}"
+    expected = seq_md5(lines)
+    matches: list[bool] = []
+
+    def send() -> float:
+        elapsed, out = timed_send(pane, "--", command)
+        matches.append(hashlib.md5(out).hexdigest() == expected)
+        return elapsed
+
+    steps: dict[str, Step] = {"send": send, "pane": lambda: pane.round_trip(command)}
+    s = interleaved(pane, steps, cfg.runs)
+    shell = pane.shell
+    via_send = Metric("throughput", shell, f"tmux-send -- {command}", "ms", to_ms(s["send"]))
+    own = Metric("throughput", shell, f"{command} in the pane", "ms", to_ms(s["pane"]))
+    rate = Metric(
+        "throughput",
+        shell,
+        "tmux-send lines per second",
+        "lines/s",
+        [lines / (via_send.median / 1000.0)],
+        derived=True,
+    )
+    return [
+        via_send,
+        own,
+        ratio("throughput", shell, "tmux-send / pane", via_send, own).at_most(1.3),
+        count_ok("throughput", shell, "stdout md5 == local seq md5", matches[1:]),
+        rate,
+    ]
+
+
+# --- 3. memory -------------------------------------------------------------------------
+
+
+def peak_rss_mib(
+    argv: Sequence[str], env: Mapping[str, str], timeout: float = SEND_TIMEOUT
+) -> float:
+    """Peak resident set size of the process ``argv`` (and of the children it waited
+    for), in MiB, from ``os.wait4``'s ru_maxrss (KiB on Linux). stdout goes to /dev/null.
+    Raises :class:`BenchError` unless it exits 0 within ``timeout`` seconds."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            list(argv),
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err.fileno(),
+        )
+        with reaped([proc]):
+            deadline = time.monotonic() + timeout
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    raise BenchError(f"{argv[-1]!r} took more than {timeout:g} s")
+                time.sleep(0.01)  # polling only decides when we look, not what we measure
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            message = err.read().decode("utf-8", "replace").strip()
+            raise BenchError(f"{' '.join(argv)} exited {proc.returncode}: {message}")
+    return usage.ru_maxrss / 1024.0
+
+
+def memory(state: ShellState, cfg: Config) -> Outcome:
+    """Peak RSS of tmux-send for ``seq 1 N`` at each size, plus the RSS of
+    ``python -c 'import click'`` as the floor any click program starts from."""
+    pane = state.pane
+    rss: dict[str, list[float]] = {}
+    argvs = {f"{n:g}": pane.send_argv(["--", f"seq 1 {n}"]) for n in cfg.memory_lines}
+    argvs["click"] = list(IMPORT_CLICK)
+    names = list(argvs)
+    for run in range(cfg.memory_runs):
+        shift = run % len(names)
+        for name in names[shift:] + names[:shift]:
+            pane.wait_for_prompt()
+            rss.setdefault(name, []).append(peak_rss_mib(argvs[name], pane.env))
+    shell = pane.shell
+    by_size = [
+        Metric("memory", shell, f"tmux-send peak RSS, seq 1 {n:g}", "MiB", rss[f"{n:g}"])
+        for n in cfg.memory_lines
+    ]
+    smallest, largest = by_size[0], by_size[-1]
+    largest.at_most(40)
+    flat = ratio(
+        "memory",
+        shell,
+        f"RSS at {cfg.memory_lines[-1]:g} / at {cfg.memory_lines[0]:g} lines",
+        largest,
+        smallest,
+    )
+    click = Metric("memory", shell, "python -c 'import click' peak RSS", "MiB", rss["click"])
+    return [*by_size, flat.at_most(1.2), click]
+
+
+# --- 4. interrupt ----------------------------------------------------------------------
+
+_INTERRUPT_CASES = (
+    # (label, command, target in seconds after the timeout)
+    ("Ctrl-C works: sleep 100", "sleep 100", 0.3),
+    ("only SIGQUIT works: trap '' INT", "bash -c \"trap '' INT; sleep 100\"", 3.3),
+)
+
+
+def interrupt(state: ShellState, cfg: Config) -> Outcome:
+    """``tmux-send --timeout 0.5`` on a command that never prints: seconds from the idle
+    timeout firing to tmux-send's exit, taken as wall time minus 0.5 s (so it includes
+    tmux-send's start-up); also checks the exit status is 124."""
+    pane = state.pane
+    cases = _INTERRUPT_CASES[: cfg.interrupt_cases]
+    after: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+    status_ok: dict[str, list[bool]] = {label: [] for label, _, _ in cases}
+    for run in range(cfg.interrupt_runs):
+        shift = run % len(cases)
+        for label, command, _ in cases[shift:] + cases[:shift]:
+            pane.wait_for_prompt()
+            started = time.perf_counter()
+            result = pane.send("--timeout", f"{INTERRUPT_IDLE:g}", "--", command, timeout=30)
+            after[label].append(time.perf_counter() - started - INTERRUPT_IDLE)
+            status_ok[label].append(result.returncode == 124)
+    metrics: list[Metric] = []
+    for label, _, target in cases:
+        figure = f"exit after timeout, {label}"
+        metrics.append(Metric("interrupt", pane.shell, figure, "s", after[label]).at_most(target))
+        metrics.append(count_ok("interrupt", pane.shell, f"exit 124, {label}", status_ok[label]))
+    return metrics
+
+
+# --- 5. concurrency --------------------------------------------------------------------
+
+
+def concurrent_calls(pane: Pane, calls: int) -> tuple[float, bool]:
+    """Start ``calls`` x ``tmux-send -- echo N`` at once and wait for all: seconds of wall
+    time, and whether every call printed exactly ``N`` and exited 0."""
+    started = time.perf_counter()
+    procs: list[subprocess.Popen[bytes]] = []
+    with reaped(procs):
+        for n in range(calls):
+            procs.append(pane.start_send("--", f"echo {n}"))
+        outputs = [proc.communicate(timeout=SEND_TIMEOUT)[0] for proc in procs]
+    elapsed = time.perf_counter() - started
+    exact = all(
+        out == f"{n}\n".encode() and proc.returncode == 0
+        for n, (out, proc) in enumerate(zip(outputs, procs, strict=True))
+    )
+    return elapsed, exact
+
+
+def concurrency(state: ShellState, cfg: Config) -> Outcome:
+    """Many tmux-send calls at once: total time against that many times the single-call
+    median from the latency measurement, and whether each got exactly its own output."""
+    pane = state.pane
+    single = state.latency_s
+    if single is None:  # latency did not run for this shell: measure it here
+        single = sorted(timed_send(pane, "--", "true")[0] for _ in range(3))[1]
+    calls = cfg.concurrency_calls
+    totals: list[float] = []
+    exact: list[bool] = []
+    pane.wait_for_prompt()
+    concurrent_calls(pane, calls)  # warm-up
+    for _ in range(cfg.runs):
+        pane.wait_for_prompt()
+        elapsed, ok = concurrent_calls(pane, calls)
+        totals.append(elapsed)
+        exact.append(ok)
+    shell = pane.shell
+    total = Metric("concurrency", shell, f"{calls} calls at once, total", "ms", to_ms(totals))
+    serial = Metric(
+        "concurrency",
+        shell,
+        f"{calls} x single-call median",
+        "ms",
+        [calls * single * 1000.0],
+        derived=True,
+    )
+    return [
+        total,
+        serial,
+        ratio("concurrency", shell, f"total / ({calls} x single)", total, serial).at_most(1.5),
+        count_ok("concurrency", shell, f"all {calls} got exactly N, exit 0", exact),
+    ]
+
+
+# --- 6. streaming ----------------------------------------------------------------------
+
+
+def stamp_command(lines: int, interval: float) -> str:
+    """Shell code printing ``time.time()`` ``lines`` times, ``interval`` seconds apart
+    (the benchmark's own Python, quoted the same way for bash, zsh and fish)."""
+    code = (
+        "import time; "
+        f"[(print(time.time(), flush=True), time.sleep({interval})) for _ in range({lines})]"
+    )
+    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+
+
+def arrival_delays(proc: subprocess.Popen[bytes], timeout: float) -> list[float]:
+    """Read ``proc``'s stdout to its end; for each line (a ``time.time()`` stamp) the
+    seconds between the stamp and the moment the line reached us."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    pending = b""
+    delays: list[float] = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0.0))
+        if not ready:
+            raise BenchError(f"streaming: no end of output after {timeout:g} s")
+        data = os.read(fd, 65536)
+        arrived = time.time()
+        if not data:
+            return delays
+        pending += data
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            try:
+                delays.append(arrived - float(line))
+            except ValueError:
+                raise BenchError(f"streaming: unexpected line {line!r}") from None
+
+
+def streaming(state: ShellState, cfg: Config) -> Outcome:
+    """Delay from a line being printed in the pane to it reaching tmux-send's stdout:
+    per run the median and the largest delay over its lines."""
+    pane = state.pane
+    command = stamp_command(cfg.streaming_lines, cfg.streaming_interval)
+    medians: list[float] = []
+    maxima: list[float] = []
+    complete: list[bool] = []
+    for run in range(cfg.runs + 1):  # run 0 is a warm-up
+        pane.wait_for_prompt()
+        proc = pane.start_send("--", command)
+        with reaped([proc]):
+            delays = arrival_delays(proc, SEND_TIMEOUT)
+            _, err = proc.communicate(timeout=SEND_TIMEOUT)
+        if proc.returncode != 0 or not delays:
+            message = err.decode("utf-8", "replace").strip()
+            raise BenchError(f"streaming: tmux-send exited {proc.returncode}: {message}")
+        if run:
+            medians.append(sorted(delays)[len(delays) // 2])
+            maxima.append(max(delays))
+            complete.append(len(delays) == cfg.streaming_lines)
+    shell = pane.shell
+    per_line = f"{cfg.streaming_lines} lines, {cfg.streaming_interval * 1000:g} ms apart"
+    return [
+        Metric("streaming", shell, f"per-line delay, median of {per_line}", "ms", to_ms(medians))
+        .at_most(50),
+        Metric("streaming", shell, "per-line delay, largest in a run", "ms", to_ms(maxima)),
+        count_ok("streaming", shell, "every line arrived", complete),
+    ]
+
+
+# --- 7. REPL ---------------------------------------------------------------------------
+
+
+def repl(state: ShellState, cfg: Config) -> Outcome:
+    """``1 + 1`` in a Python REPL through tmux-send's REPL mode (not implemented yet)."""
+    return Skip("REPL mode not implemented yet")
+
+
+MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [
+    ("latency", latency),
+    ("throughput", throughput),
+    ("memory", memory),
+    ("interrupt", interrupt),
+    ("concurrency", concurrency),
+    ("streaming", streaming),
+    ("repl", repl),
+]

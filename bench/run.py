@@ -1,0 +1,163 @@
+"""Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
+streaming and REPL, each in bash, zsh and fish panes of a private tmux server.
+
+Usage::
+
+    .venv/bin/python bench/run.py [--quick] [--json PATH] [--shells bash,zsh,fish] [--runs N]
+
+Prints a table of medians, minima and maxima next to their targets (PASS/MISS) and writes
+every figure to ``--json``. A missed target is reported, never a failure: the exit status
+is 0 when the benchmark ran, 1 when a measurement could not be completed, 2 when the
+benchmark could not start, 130 when interrupted. The private server is killed at the end
+in every case; the user's own tmux server is never touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from machine import describe
+from measures import MEASUREMENTS, Config, Outcome, ShellState, Skip
+from results import Report
+from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
+
+DEFAULT_SHELLS = ("bash", "zsh", "fish")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(
+        prog="bench/run.py", description="Benchmark tmux-send in a private tmux server."
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes and few runs (a few seconds)"
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write all figures here")
+    parser.add_argument(
+        "--shells",
+        default=",".join(DEFAULT_SHELLS),
+        help="comma-separated shells to run in (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--runs", type=_positive_int, metavar="N", help="runs per measurement (default 15)"
+    )
+    args = parser.parse_args(argv)
+    args.shells = [s for s in args.shells.split(",") if s]
+    if not args.shells:
+        parser.error("--shells: name at least one shell")
+    return args
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def progress(started: float, message: str) -> None:
+    """One line on stderr, prefixed with the seconds since ``started``."""
+    print(f"[{time.perf_counter() - started:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def open_panes(
+    server: PrivateServer, shells: list[str], report: Report, started: float
+) -> list[ShellState]:
+    """One bridge pane per shell; a shell that is missing or fails to start is recorded
+    (skipped or error) and left out."""
+    states: list[ShellState] = []
+    for shell in shells:
+        progress(started, f"starting a {shell} bridge pane")
+        try:
+            pane = server.open_pane(shell)
+        except BenchError as exc:
+            if str(exc).endswith("is not installed"):
+                report.skip("all", shell, str(exc))
+            else:
+                report.error("setup", shell, str(exc))
+            continue
+        report.machine[f"pane ({shell})"] = pane.size()
+        states.append(ShellState(pane))
+    return states
+
+
+def file_outcome(
+    name: str, outcome: Outcome | BenchError, shell: str, report: Report
+) -> None:
+    """File one measurement's outcome in the report."""
+    if isinstance(outcome, BenchError):
+        report.error(name, shell, str(outcome))
+    elif isinstance(outcome, Skip):
+        report.skip(name, shell, outcome.reason)
+    else:
+        report.metrics.extend(outcome)
+
+
+def run_all(server: PrivateServer, cfg: Config, shells: list[str], report: Report) -> None:
+    """Every measurement in every shell's pane, measurement by measurement."""
+    started = time.perf_counter()
+    states = open_panes(server, shells, report, started)
+    for name, measure in MEASUREMENTS:
+        for state in states:
+            if state.pane.broken:
+                report.skip(name, state.pane.shell, "the pane did not come back to its prompt")
+                continue
+            progress(started, f"{name} in {state.pane.shell}")
+            outcome: Outcome | BenchError
+            try:
+                outcome = measure(state, cfg)
+            except BenchError as exc:
+                outcome = exc
+                state.pane.recover()
+            file_outcome(name, outcome, state.pane.shell, report)
+
+
+def _raise_interrupt(signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def config_record(cfg: Config, shells: list[str]) -> dict[str, Any]:
+    """The configuration as written to the table header and the JSON."""
+    return {**asdict(cfg), "shells": ",".join(shells)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; the process's exit status (see the module docstring)."""
+    args = parse_args(argv)
+    for path in (TMUX_SEND, TMUX_BRIDGE):
+        if not path.exists():
+            print(f"bench: {path} not found; install the package in this venv", file=sys.stderr)
+            return 2
+    cfg = Config.make(args.quick, args.runs)
+    report = Report(machine=describe(args.shells), config=config_record(cfg, args.shells))
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_interrupt)
+    started = time.perf_counter()
+    try:
+        with private_server() as server:
+            run_all(server, cfg, args.shells, report)
+    except KeyboardInterrupt:
+        print("bench: interrupted; the private tmux server was killed", file=sys.stderr)
+        return 130
+    except (BenchError, OSError) as exc:
+        print(f"bench: could not run: {exc}", file=sys.stderr)
+        return 2
+    report.duration_s = time.perf_counter() - started
+    print(report.table())
+    if args.json:
+        report.write_json(args.json)
+        print(f"figures written to {args.json}")
+    if report.errors or not report.metrics:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
