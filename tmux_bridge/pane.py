@@ -270,17 +270,19 @@ def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | N
     shell = proc_stat(pane.pid)
     if shell is None:
         return ("its shell has exited.", False)
+    what = "a full-screen program" if pane.alternate_on else "a program"
     if shell.tpgid not in (shell.pgrp, -1):
-        name = _group_name(shell.tpgid) or pane.current_command
-        what = "a full-screen program" if pane.alternate_on else "a program"
+        name = command_name(shell.tpgid) or pane.current_command
+        return (f"{what} is running in it (`{name}`). Ask the person to finish or quit it.", True)
+    # fish runs the commands of a sourced file (a REPL tmux-send started, say) in its own
+    # process group, so the foreground group alone does not show them
+    child = foreground_child(pane.pid, shell.tpgid)
+    if child is not None and not (kind == "fish" and _waits_for_keys(pane.pid)):
+        name = command_name(child)
         return (f"{what} is running in it (`{name}`). Ask the person to finish or quit it.", True)
     if pane.alternate_on:
         return (f"a full-screen program is open in it (`{pane.current_command}`).", True)
     if kind != "posix" and line_editor_active(pane.tty) is False:
-        # fish runs commands of a sourced file in its own process group: look for children
-        child = next((name for name in map(command_name, _children(pane.pid)) if name), None)
-        if child:
-            return (f"a program is running in it (`{child}`).", True)
         return (
             f"its shell ({kind}) is busy and not at its prompt (a builtin such as `read`, "
             "or a loop, is running).",
@@ -297,8 +299,25 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _group_name(pgid: int) -> str:
-    return command_name(pgid)
+def _waits_for_keys(pid: int) -> bool:
+    """Whether the process sleeps in poll/select (a line editor waiting for keys), as fish
+    does at its prompt even while a helper it started in the background runs."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            wchan = f.read()
+    except OSError:
+        return False
+    return "poll" in wchan or "select" in wchan
+
+
+def foreground_child(shell_pid: int, tpgid: int) -> int | None:
+    """The shell's child in the terminal's foreground process group, if any: the program
+    the shell waits for (bash and zsh give it its own group, fish often its own)."""
+    for child in _children(shell_pid):
+        stat = proc_stat(child)
+        if stat is not None and stat.pgrp == tpgid:
+            return child
+    return None
 
 
 def command_name(pid: int) -> str:

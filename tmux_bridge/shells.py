@@ -45,7 +45,12 @@ BANNER_MAX_LINES = 12
 
 
 class RunnerSpec(NamedTuple):
-    """Everything a runner script needs to know about one call."""
+    """Everything a runner script needs to know about one call.
+
+    Without relay terminals (``stdout_tty`` empty) the command writes to the pane itself
+    and the runner only prints the markers there: that is how a REPL is started, since
+    it must keep the pane's terminal after the call.
+    """
 
     call_id: str
     command_path: str
@@ -110,13 +115,7 @@ def _visible(line: str) -> str:
 
 def runner_script(kind: ShellKind, spec: RunnerSpec) -> str:
     """The script the shell sources for one call."""
-    if kind == "bash":
-        return _bash_runner(spec)
-    if kind == "zsh":
-        return _zsh_runner(spec)
-    if kind == "fish":
-        return _fish_runner(spec)
-    return _posix_runner(spec)
+    return _fill(_TEMPLATES[kind], _common(kind, spec), relays=bool(spec.stdout_tty))
 
 
 def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
@@ -136,7 +135,20 @@ def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
     }
 
 
-def _fill(template: str, values: dict[str, str]) -> str:
+_RELAY_TAG = "  # relay"
+
+
+def _fill(template: str, values: dict[str, str], relays: bool) -> str:
+    if relays:
+        values = {**values, "REDIRECT": " >@PO@ 2>@PE@", "CHECKERR": " 2>@PE@"}
+        template = template.replace(_RELAY_TAG + "\n", "\n")
+    else:
+        values = {**values, "REDIRECT": "", "CHECKERR": ""}
+        template = "".join(
+            line for line in template.splitlines(keepends=True) if _RELAY_TAG not in line
+        )
+    for key in ("REDIRECT", "CHECKERR"):
+        template = template.replace("@" + key + "@", values.pop(key))
     for key, value in values.items():
         template = template.replace("@" + key + "@", value)
     return template
@@ -149,9 +161,9 @@ _BASH = r"""__tmux_send_finish() {
     PROMPT_COMMAND=${PROMPT_COMMAND/__tmux_send_finish;/}
     builtin trap - EXIT
     builtin eval "${__tmux_send_exit_trap-}"
-    builtin printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
-    builtin printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
-    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :
+    builtin printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
+    builtin printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
+    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     builtin unset __tmux_send_ack
     builtin printf @END@'\n' "$__tmux_send_status"
     builtin unset -f __tmux_send_finish __tmux_send_exit
@@ -160,14 +172,14 @@ _BASH = r"""__tmux_send_finish() {
 }
 __tmux_send_exit() {
     local __tmux_send_status=$?
-    builtin printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
-    builtin printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
+    builtin printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
+    builtin printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
 }
 __tmux_send_exit_trap=$(builtin trap -p EXIT)
 builtin trap __tmux_send_exit EXIT
 PROMPT_COMMAND="__tmux_send_finish;${PROMPT_COMMAND-}"
 builtin printf '%s\n' @BANNER@ @START@
-{ . @CMD@; } >@PO@ 2>@PE@
+{ . @CMD@; }@REDIRECT@
 __tmux_send_finish
 """
 
@@ -179,10 +191,10 @@ _ZSH = r"""__tmux_send_finish() {
     emulate -L zsh
     precmd_functions=(${precmd_functions:#__tmux_send_finish})
     zshexit_functions=(${zshexit_functions:#__tmux_send_exit})
-    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null || :
-    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null || :
+    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null || :  # relay
+    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null || :  # relay
     local __tmux_send_ack
-    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :
+    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     builtin printf @END@'\n' $__tmux_send_status
     builtin unfunction __tmux_send_finish __tmux_send_exit 2>/dev/null
     return $__tmux_send_status
@@ -190,8 +202,8 @@ _ZSH = r"""__tmux_send_finish() {
 __tmux_send_exit() {
     local __tmux_send_status=$?
     emulate -L zsh
-    builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null || :
-    builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null || :
+    builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null || :  # relay
+    builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null || :  # relay
 }
 __tmux_send_setup() {
     emulate -L zsh
@@ -201,7 +213,7 @@ __tmux_send_setup() {
     builtin unfunction __tmux_send_setup
 }
 __tmux_send_setup
-{ . @CMD@; } >@PO@ 2>@PE@
+{ . @CMD@; }@REDIRECT@
 __tmux_send_finish
 """
 
@@ -212,9 +224,9 @@ __tmux_send_finish
 _FISH = r"""function __tmux_send_finish
     set -l __tmux_send_status $argv[1]
     functions -e __tmux_send_hook __tmux_send_exit
-    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null
-    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null
-    command head -n 1 <@PO@ >/dev/null 2>/dev/null
+    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null  # relay
+    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null  # relay
+    command head -n 1 <@PO@ >/dev/null 2>/dev/null  # relay
     builtin printf @END@'\n' $__tmux_send_status
     functions -e __tmux_send_finish
     return $__tmux_send_status
@@ -226,12 +238,12 @@ function __tmux_send_hook --on-event fish_postexec
 end
 function __tmux_send_exit --on-event fish_exit
     set -l __tmux_send_status $status
-    builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null
-    builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null
+    builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null  # relay
+    builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null  # relay
 end
 builtin printf '%s\n' @BANNER@ @START@
-command @SH@ --no-config --no-execute @CMD@ 2>@PE@
-and begin; source @CMD@; end >@PO@ 2>@PE@
+command @SH@ --no-config --no-execute @CMD@@CHECKERR@
+and begin; source @CMD@; end@REDIRECT@
 __tmux_send_finish $status
 """
 
@@ -241,9 +253,9 @@ __tmux_send_finish $status
 _POSIX = r"""__tmux_send_finish() {
     __tmux_send_status=$?
     trap - EXIT
-    printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
-    printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
-    read -r __tmux_send_ack <@PO@ 2>/dev/null || :
+    printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
+    printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
+    read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     printf @END@'\n' "$__tmux_send_status"
     unset -f __tmux_send_finish __tmux_send_exit
     unset __tmux_send_ack
@@ -251,27 +263,14 @@ _POSIX = r"""__tmux_send_finish() {
 }
 __tmux_send_exit() {
     __tmux_send_status=$?
-    printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :
-    printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :
+    printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
+    printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
 }
 trap __tmux_send_exit EXIT
 printf '%s\n' @BANNER@ @START@
-@SH@ -n @CMD@ 2>@PE@ && { . @CMD@; } >@PO@ 2>@PE@
+@SH@ -n @CMD@@CHECKERR@ && { . @CMD@; }@REDIRECT@
 __tmux_send_finish
 """
 
 
-def _bash_runner(spec: RunnerSpec) -> str:
-    return _fill(_BASH, _common("bash", spec))
-
-
-def _zsh_runner(spec: RunnerSpec) -> str:
-    return _fill(_ZSH, _common("zsh", spec))
-
-
-def _fish_runner(spec: RunnerSpec) -> str:
-    return _fill(_FISH, _common("fish", spec))
-
-
-def _posix_runner(spec: RunnerSpec) -> str:
-    return _fill(_POSIX, _common("posix", spec))
+_TEMPLATES: dict[ShellKind, str] = {"bash": _BASH, "zsh": _ZSH, "fish": _FISH, "posix": _POSIX}
