@@ -59,6 +59,10 @@ class TerminalText:
         self._held = rest
         return out
 
+    def pending(self) -> bytes:
+        """The unfinished last line as it shows now (a prompt, say), without taking it."""
+        return render_line(self._held) if self._held else b""
+
     def finish(self) -> bytes:
         """Everything still held, cleaned; the stream is over."""
         held, self._held = self._held, b""
@@ -224,3 +228,68 @@ class SentinelScanner:
         """What was held as a possible sentinel start when the stream ended without one."""
         held, self._held = self._held, b""
         return held
+
+
+class MarkerScanner:
+    """Cuts one evaluation's output out of a pane's raw output stream.
+
+    The stream (from ``tmux pipe-pane``) holds everything the terminal was sent: the
+    echo of what was typed, prompts, then the line with the start marker, the output,
+    and the end marker, which the REPL itself printed on a line of its own. ``feed``
+    returns only the output between the markers, as soon as it cannot be part of the
+    end marker; ``ended`` and ``status`` tell when the end marker has come.
+    """
+
+    def __init__(self, start: bytes, end: re.Pattern[bytes], end_prefix: bytes) -> None:
+        self._start = start
+        self._end = end
+        self._end_prefix = end_prefix
+        self._buf = b""
+        self.started = False
+        self.ended = False
+        self.status: int | None = None
+
+    def feed(self, data: bytes) -> bytes:
+        if self.ended:
+            return b""
+        buf = self._buf + data
+        if not self.started:
+            at = buf.find(self._start)
+            if at < 0:
+                self._buf = buf[-len(self._start) :]
+                return b""
+            line_end = buf.find(b"\n", at)
+            if line_end < 0:
+                self._buf = buf[at:]
+                return b""
+            self.started = True
+            buf = buf[line_end + 1 :]
+        match = self._end.search(buf)
+        if match:
+            self.ended = True
+            self._buf = b""
+            if match.group(1) is not None:
+                self.status = int(match.group(1))
+            return _drop_line_end(buf[: match.start()])
+        # Hold back the last line end and, if it could still become the end marker, the
+        # unfinished line after it: the marker's own line end must not reach the agent.
+        newline = buf.rfind(b"\n")
+        last = buf[newline + 1 :]
+        maybe_marker = self._end_prefix.startswith(last) or last.startswith(self._end_prefix)
+        if not maybe_marker:
+            keep = len(buf) - 1 if buf.endswith(b"\r") else len(buf)  # "\r" of "\r\n"?
+        elif newline < 0:
+            keep = 0
+        else:
+            keep = newline - 1 if buf[newline - 1 : newline] == b"\r" else newline
+        self._buf = buf[keep:]
+        return buf[:keep]
+
+
+def _drop_line_end(data: bytes) -> bytes:
+    """The end marker is printed after a newline of its own: remove that one."""
+    if data.endswith(b"\r\n"):
+        return data[:-2]
+    if data.endswith(b"\n"):
+        return data[:-1]
+    return data

@@ -6,12 +6,12 @@ import errno
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import click
 
 from . import __version__
-from .errors import EXIT_SIGINT, BridgeError, exit_status
+from .errors import EXIT_FAILURE, EXIT_SIGINT, BridgeError, exit_status
 from .transport import RunOptions, RunResult, run_command
 
 HELP = """Run COMMAND in the tmux-bridge pane's shell, as if you had run it yourself.
@@ -114,18 +114,50 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     is_flag=True,
     help="Pass output through byte for byte (keep colours and carriage-return redraws).",
 )
+@click.option(
+    "--repl",
+    "repl_name",
+    metavar="NAME",
+    help="REPL mode: start REPL NAME with the shell command COMMAND, or, once it is open, "
+    "evaluate COMMAND as code in it. Presets: python, node, psql, sqlite, nix.",
+)
+@click.option(
+    "--prompt",
+    metavar="REGEX",
+    help="With --repl, for a REPL without a preset: a regex matching its prompt line.",
+)
+@click.option("--close", is_flag=True, help="Quit the REPL that --repl opened, the way it expects.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def cli(timeout: float, max_time: float, raw: bool, command: tuple[str, ...]) -> int:
-    text = _command_text(command)
+def cli(
+    timeout: float,
+    max_time: float,
+    raw: bool,
+    repl_name: str | None,
+    prompt: str | None,
+    close: bool,
+    command: tuple[str, ...],
+) -> int:
     stdout, stderr = _Stream(1), _Stream(2)
 
     def notice(message: str) -> None:
         stderr((message + "\n").encode())
 
     options = RunOptions(idle_timeout=timeout, max_time=max_time, raw=raw)
+    if close:
+        if command or repl_name or prompt:
+            raise click.UsageError("--close takes no COMMAND, --repl or --prompt")
+        return _close(options, notice)
+    if prompt is not None and repl_name is None:
+        raise click.UsageError("--prompt goes with --repl NAME")
+    text = _command_text(command)
     try:
-        result = run_command(text, options, stdout, stderr, notice)
+        if repl_name is not None:
+            from .repl import ReplRequest, run_repl  # REPL mode only: keep it off the hot path
+
+            result = run_repl(ReplRequest(repl_name, prompt, None), text, options, stdout, notice)
+        else:
+            result = run_command(text, options, stdout, stderr, notice)
     except BridgeError as exc:
         click.echo(exc.render(), err=True)
         return exc.exit_code
@@ -133,6 +165,21 @@ def cli(timeout: float, max_time: float, raw: bool, command: tuple[str, ...]) ->
     if report:
         stderr(report.encode("utf-8", "surrogateescape"))
     return exit_status(result.status, result.timed_out, result.own_signal)
+
+
+def _close(options: RunOptions, notice: Callable[[str], None]) -> int:
+    from .repl import close_repl
+
+    try:
+        message, result = close_repl(options, notice)
+    except BridgeError as exc:
+        click.echo(exc.render(), err=True)
+        return exc.exit_code
+    if result is not None and result.status != 0:
+        click.echo(describe(result, options), err=True, nl=False)
+        return EXIT_FAILURE
+    click.echo(f"tmux-send: {message}", err=True)
+    return 0
 
 
 def describe(result: RunResult, options: RunOptions) -> str:
@@ -146,8 +193,16 @@ def describe(result: RunResult, options: RunOptions) -> str:
         else:
             cause = f"overall timeout: the command ran for {options.max_time:g} s"
         sent = " then ".join(result.signals_sent) or "nothing"
-        lines.append(f"tmux-send: {cause}. Sent {sent} to the command.")
-        if result.prompt_back:
+        what = "the REPL" if result.mode == "repl" else "the command"
+        lines.append(f"tmux-send: {cause}. Sent {sent} to {what}.")
+        if result.mode == "repl":
+            lines.append(
+                "The REPL stopped the evaluation and is back at its prompt; it stays open."
+                if result.prompt_back
+                else "The REPL did not come back to its prompt within 3 s of SIGINT; it may "
+                "still be evaluating. Ask the person, or try `tmux-send --close`."
+            )
+        elif result.prompt_back:
             status = "" if result.status is None else f" (its status: {result.status})"
             lines.append(f"The command stopped and the shell prompt came back{status}.")
         else:

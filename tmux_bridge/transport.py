@@ -49,6 +49,7 @@ from .shells import (
     sentinel_prefix,
     typed_line,
 )
+from .state import check_no_repl
 from .tmux import run_tmux
 
 Sink = Callable[[bytes], None]
@@ -77,6 +78,7 @@ class RunResult:
         self.call_id = call_id
         self.command = command
         self.shell = shell
+        self.mode = "command"  # or "repl": an evaluation in a REPL
         self.status: int | None = None
         self.timed_out: str | None = None  # "idle" or "overall"
         self.own_signal: int | None = None  # a signal tmux-send itself received
@@ -91,7 +93,7 @@ class RunResult:
         self.notes: list[str] = []
 
 
-class _Relay:
+class Relay:
     """One pseudo-terminal the command writes to instead of the pane."""
 
     def __init__(self, cols: int, rows: int) -> None:
@@ -108,6 +110,40 @@ class _Relay:
         for fd in (self.master, self.slave):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class SignalWatch:
+    """SIGINT, SIGTERM and SIGHUP to tmux-send, recorded and made pollable.
+
+    While installed, these signals no longer end tmux-send: ``received`` holds the first
+    one and ``fd`` becomes readable, so the wait loop can interrupt the command first.
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.fd, self._write_fd = os.pipe()
+        os.set_blocking(self.fd, False)
+        os.set_blocking(self._write_fd, False)
+        self._previous_wakeup = signal.set_wakeup_fd(self._write_fd)
+        self._previous: dict[int, object] = {}
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+
+    def drain(self) -> None:
+        with contextlib.suppress(OSError):
+            while os.read(self.fd, 512):
+                pass
+
+    def close(self) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        signal.set_wakeup_fd(self._previous_wakeup)
+        _close(self.fd)
+        _close(self._write_fd)
 
 
 def new_call_id() -> str:
@@ -145,6 +181,7 @@ def run_command(
         sweep_call_files(directory)
         view = panes.find_bridge(session_name())
         pane = view.pane
+        check_no_repl(directory, pane)
         kind = panes.shell_kind(pane.pid)
         panes.check_ready(pane, kind)
         assert kind is not None
@@ -199,17 +236,14 @@ class _Call:
         self.runner_path = os.path.join(directory, self.call_id + ".run")
         self.command_path = os.path.join(directory, self.call_id + ".cmd")
         self.inflight_path = os.path.join(directory, INFLIGHT_FILE)
-        self.relays: list[_Relay] = []
+        self.relays: list[Relay] = []
         self.scanners: list[SentinelScanner] = []
         self.cleaners = [TerminalText(), TerminalText()]
         self.pane_fd = -1
         self.pane_backlog = bytearray()
         self.pane_ends_in_newline = True
         self.pidfd = -1
-        self.wake_r = self.wake_w = -1
-        self.own_signal: int | None = None
-        self.previous_handlers: dict[int, object] = {}
-        self.previous_wakeup = -1
+        self.signals: SignalWatch | None = None
         self.set_remain_on_exit = pane.remain_on_exit != "on"
         self.typed = False
         self.runner_seen_open = False
@@ -225,7 +259,7 @@ class _Call:
                 "utf-8", "surrogateescape"
             ),
         )
-        self.relays = [_Relay(pane.width, pane.height), _Relay(pane.width, pane.height)]
+        self.relays = [Relay(pane.width, pane.height), Relay(pane.width, pane.height)]
         prefix = sentinel_prefix(self.call_id)
         self.scanners = [SentinelScanner(prefix, SENTINEL_END) for _ in self.relays]
         write_private_file(self.command_path, self.command)
@@ -246,7 +280,7 @@ class _Call:
             self.pane_fd = os.open(pane.tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
         except OSError:
             self.pane_fd = -1  # the person will not see the output; the agent still will
-        self._install_signal_handlers()
+        self.signals = SignalWatch()
         keys: list[str] = []
         if pane.in_mode:
             keys += ["copy-mode", "-q", "-t", pane.pane_id, ";"]
@@ -262,18 +296,8 @@ class _Call:
         run_tmux(*keys)
         self.typed = True
 
-    def _install_signal_handlers(self) -> None:
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_w, False)
-        os.set_blocking(self.wake_r, False)
-        self.previous_wakeup = signal.set_wakeup_fd(self.wake_w)
-
-        def on_signal(signum: int, _frame: FrameType | None) -> None:
-            if self.own_signal is None:
-                self.own_signal = signum
-
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            self.previous_handlers[signum] = signal.signal(signum, on_signal)
+    def _own_signal(self) -> int | None:
+        return self.signals.received if self.signals is not None else None
 
     # --- waiting ---------------------------------------------------------------------
 
@@ -285,7 +309,8 @@ class _Call:
             poller.register(relay.master, select.POLLIN)
         if self.pidfd >= 0:
             poller.register(self.pidfd, select.POLLIN)
-        poller.register(self.wake_r, select.POLLIN)
+        assert self.signals is not None
+        poller.register(self.signals.fd, select.POLLIN)
         reading = True
         last_output = time.monotonic()
         phase = "running"  # -> "sent-int" -> "sent-quit"
@@ -294,7 +319,7 @@ class _Call:
         while not all(s.seen for s in self.scanners):
             now = time.monotonic()
             if phase == "running":
-                if self.own_signal is not None:
+                if self._own_signal() is not None:
                     phase, phase_deadline = self._interrupt("INT", now)
                 elif now >= deadline:
                     result.timed_out = "overall"
@@ -333,8 +358,8 @@ class _Call:
                 poller.unregister(self.pane_fd)
             shell_gone = False
             for fd, _mask in events:
-                if fd == self.wake_r:
-                    _drain(self.wake_r)
+                if fd == self.signals.fd:
+                    self.signals.drain()
                 elif fd == self.pidfd:
                     shell_gone = True
                 elif fd == self.pane_fd:
@@ -408,7 +433,7 @@ class _Call:
         signum = signal.SIGINT if which == "INT" else signal.SIGQUIT
         key = "C-c" if which == "INT" else "C-\\"
         self.result.signals_sent.append(f"SIG{which}")
-        self._tell_person(f"{_reason(self.result, self.own_signal)}: sending SIG{which}")
+        self._tell_person(f"{_reason(self.result, self._own_signal())}: sending SIG{which}")
         stat = panes.proc_stat(self.pane.pid)
         sent = False
         if stat is not None and stat.tpgid > 0:
@@ -477,7 +502,7 @@ class _Call:
             return
         with contextlib.suppress(OSError):
             os.write(self.relays[0].master, ACK)
-        if not result.prompt_back or result.timed_out or self.own_signal:
+        if not result.prompt_back or result.timed_out or self._own_signal():
             result.pane_tail = _tail(panes.capture_screen(self.pane.pane_id), 20)
 
     def _drain_relay(self, index: int) -> None:
@@ -537,12 +562,10 @@ class _Call:
             run_tmux(
                 "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
             )
-        self.result.own_signal = self.own_signal
-        for signum, handler in self.previous_handlers.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
-        if self.wake_w >= 0:
-            signal.set_wakeup_fd(self.previous_wakeup)
-        for fd in (self.wake_r, self.wake_w, self.pidfd, self.pane_fd):
+        if self.signals is not None:
+            self.result.own_signal = self.signals.received
+            self.signals.close()
+        for fd in (self.pidfd, self.pane_fd):
             _close(fd)
         for relay in self.relays:
             relay.close()
@@ -610,14 +633,6 @@ def _has_open(pid: int, path: str) -> bool:
         except OSError:
             continue
     return False
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 512):
-            pass
-    except OSError:
-        pass
 
 
 def _close(fd: int) -> int:

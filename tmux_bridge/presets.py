@@ -1,0 +1,208 @@
+"""REPL presets: how each interpreter is told to evaluate code, mark the end, and quit.
+
+Pure text, no I/O. Most presets never type the agent's code: it goes to a file and the
+REPL is given one short line that loads it (``exec(open(...).read())``, ``\\i file``,
+``.read file``), so multi-line blocks, quotes, tabs and 100 KB of code arrive intact and
+nothing of the code is echoed. The loaded text prints a start marker, evaluates the
+code the way the REPL itself would (expression values shown, errors reported), and then
+prints the end marker, in the REPL's own language: completion is known for certain.
+
+``nix repl`` cannot load a file into its own scope, so its code is pasted as input, and
+the markers are expressions it evaluates before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import NamedTuple
+
+START = "___TMUXSEND_START_{id}___"
+END = "___TMUXSEND_END_{id}{status}___"
+
+
+class EvalPlan(NamedTuple):
+    """What one evaluation needs: files to write, and what to type into the REPL."""
+
+    files: dict[str, bytes]  # path -> content (the agent's code among them)
+    typed: str  # typed into the REPL, then Enter; for nix: pasted, several lines
+    echo_lines: tuple[str, ...] = ()  # typed lines whose echo lands between the markers
+
+
+class Preset(NamedTuple):
+    name: str
+    aliases: tuple[str, ...]
+    ready: str  # regex matched against the last line on screen: the REPL's prompt
+    quit: str  # typed to leave the REPL the way it expects
+    error: str | None  # regex over the output when the end marker carries no status
+    description: str
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "python",
+            ("python3", "py"),
+            r"^(>>>|\.\.\.) ?$",
+            "exit()",
+            None,
+            "python3, ipython-free",
+        ),
+        Preset("node", ("nodejs", "js"), r"^> ?$", ".exit", None, "node"),
+        Preset(
+            "psql",
+            ("postgres", "postgresql"),
+            r"^[^\s]*[=(-][#>] ?$",
+            "\\q",
+            r"^(psql:.*?)?(ERROR|FATAL|PANIC):",
+            "psql (PostgreSQL)",
+        ),
+        Preset(
+            "sqlite",
+            ("sqlite3",),
+            r"^sqlite> ?$",
+            ".quit",
+            r"^(Error|Parse error|Runtime error)\b",
+            "sqlite3",
+        ),
+        Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:", "nix repl"),
+    )
+}
+
+
+def find_preset(name: str) -> Preset | None:
+    """The preset called ``name`` or one of its aliases."""
+    for preset in PRESETS.values():
+        if name == preset.name or name in preset.aliases:
+            return preset
+    return None
+
+
+def start_marker(call_id: str) -> str:
+    return START.format(id=call_id)
+
+
+def end_pattern(call_id: str) -> bytes:
+    """Regex for the end marker in the raw stream; group 1 is the status when present."""
+    return re.escape(f"___TMUXSEND_END_{call_id}").encode() + rb"(?: (\d+))?___"
+
+
+def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> EvalPlan:
+    """Files and the typed input for evaluating ``code`` in ``preset``'s REPL."""
+    base = f"{directory}/{call_id}"
+    start = start_marker(call_id)
+    if preset.name == "python":
+        return _python(call_id, code, base, start)
+    if preset.name == "node":
+        return _node(call_id, code, base, start)
+    if preset.name == "psql":
+        return _psql(call_id, code, base, start)
+    if preset.name == "sqlite":
+        return _sqlite(call_id, code, base, start)
+    return _nix(call_id, code, start)
+
+
+# Python: evaluate statement by statement in "single" mode, as the REPL does, so that
+# expression values are shown; skip our own frame in tracebacks.
+_PYTHON = """\
+def __tmux_send_eval(g, start, end, path):
+    import ast, sys, traceback
+    print(start, flush=True)
+    status = 0
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            tree = ast.parse(f.read(), "<tmux-send>", "exec")
+        for node in tree.body:
+            exec(compile(ast.Interactive(body=[node]), "<tmux-send>", "single"), g)
+    except SystemExit:
+        sys.stdout.write("\\n" + end % " 0" + "\\n")
+        sys.stdout.flush()
+        raise
+    except BaseException as exc:
+        status = 1
+        tb = exc.__traceback__
+        traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
+    sys.stderr.flush()
+    sys.stdout.write("\\n" + end % (" %d" % status) + "\\n")
+    sys.stdout.flush()
+try:
+    __tmux_send_eval(globals(), ARGS)
+finally:
+    del __tmux_send_eval
+"""
+
+
+def _python(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
+    args = f"{start!r}, {END.format(id=call_id, status='%s')!r}, {base + '.code'!r}"
+    wrapper = _PYTHON.replace("ARGS", args)
+    typed = f"exec(open({base + '.py'!r}).read())"
+    return EvalPlan({base + ".code": code, base + ".py": wrapper.encode()}, typed)
+
+
+# node: run the code as a script in the REPL's own context (top-level let/const persist),
+# show the value as the REPL would, report errors as "Uncaught ...".
+_NODE = """\
+(() => {
+  const vm = require("vm"), util = require("util"), fs = require("fs");
+  const code = fs.readFileSync(CODE, "utf8");
+  console.log(START);
+  let status = 0;
+  try {
+    const value = vm.runInThisContext(code, { filename: "tmux-send", breakOnSigint: true });
+    if (value !== undefined) console.log(util.inspect(value));
+  } catch (e) {
+    status = 1;
+    const text = e instanceof Error ? `${e.name}: ${e.message}` : util.inspect(e);
+    const frames = e instanceof Error && e.stack
+      ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
+    console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
+  }
+  console.log("\\n" + END.replace("%s", " " + status));
+})()
+"""
+
+
+def _node(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
+    wrapper = (
+        f"const START = {json.dumps(start)}, END = {json.dumps(END.format(id=call_id, status='%s'))},"
+        f" CODE = {json.dumps(base + '.code')};\n" + _NODE
+    )
+    wrapped = "{\n" + wrapper + "}\n"
+    typed = f"eval(require('fs').readFileSync({json.dumps(base + '.js')}, 'utf8'))"
+    return EvalPlan({base + ".code": code, base + ".js": wrapped.encode()}, typed)
+
+
+def _psql(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
+    # the pager would wait for keys; ";" runs a last statement the agent left open
+    text = (
+        b"\\pset pager off\n\\echo " + start.encode() + b"\n" + code
+        + b"\n;\n\\echo\n\\echo " + END.format(id=call_id, status="").encode() + b"\n"
+    )  # fmt: skip
+    return EvalPlan({base + ".sql": text}, f"\\i {base}.sql")
+
+
+def _sqlite(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
+    text = (
+        b".print " + start.encode() + b"\n" + code
+        + b"\n;\n.print\n.print " + END.format(id=call_id, status="").encode() + b"\n"
+    )  # fmt: skip
+    return EvalPlan({base + ".sql": text}, f".read {base}.sql")
+
+
+def _nix(call_id: str, code: bytes, start: str) -> EvalPlan:
+    # Strings split in two, so that their echo never contains the marker itself.
+    half = len(start) // 2
+    start_expr = f'"{start[:half]}" + "{start[half:]}"'
+    end = END.format(id=call_id, status="")
+    end_expr = f'"{end[:half]}" + "{end[half:]}"'
+    lines = code.decode("utf-8", "surrogateescape").split("\n")
+    typed = "\n".join([start_expr, *lines, end_expr])
+    return EvalPlan({}, typed, (*lines, end_expr))
+
+
+def describe_presets() -> str:
+    """One line per preset, for --help and errors."""
+    return "\n".join(
+        f"  {p.name:<8} {', '.join(p.aliases):<22} quits with {p.quit}" for p in PRESETS.values()
+    )
