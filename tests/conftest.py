@@ -12,6 +12,7 @@ import contextlib
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -185,6 +186,9 @@ class Bridge:
         return sorted(p.name for p in self.runtime.iterdir() if p.name != "prompt")
 
     def kill(self) -> None:
+        """Kill the server and everything its panes started (a REPL stuck computing
+        would otherwise outlive the hang-up)."""
+        sessions = set(self.tmux("list-panes", "-a", "-F", "#{pane_pid}", check=False).split())
         with contextlib.suppress(Exception):
             subprocess.run(
                 ["tmux", "-L", "default", "kill-server"],
@@ -192,6 +196,25 @@ class Bridge:
                 capture_output=True,
                 timeout=10,
             )
+        for pid in _session_members({int(p) for p in sessions if p.isdigit()}):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(leaders: set[int]) -> list[int]:
+    """Processes whose session is led by one of ``leaders`` (a pane's shell)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) in leaders:
+            members.append(int(entry))
+    return members
 
 
 @pytest.fixture(autouse=True)

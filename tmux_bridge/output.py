@@ -235,15 +235,22 @@ class MarkerScanner:
 
     The stream (from ``tmux pipe-pane``) holds everything the terminal was sent: the
     echo of what was typed, prompts, then the line with the start marker, the output,
-    and the end marker, which the REPL itself printed on a line of its own. ``feed``
-    returns only the output between the markers, as soon as it cannot be part of the
-    end marker; ``ended`` and ``status`` tell when the end marker has come.
+    and the end marker, which the REPL itself printed after ``lead`` (a line end of its
+    own). ``feed`` returns only the output between the markers, as soon as it cannot be
+    part of ``lead`` and the end marker; ``ended`` and ``status`` tell when it has come.
+
+    A REPL that can print a bare carriage return leads with ``"\r\n"``, which the
+    terminal turns into ``"\r\r\n"``: ordinary line ends (``"\r\n"``) then stream at
+    once. Others lead with ``"\n"`` (``"\r\n"``), so each line end waits for the next byte.
     """
 
-    def __init__(self, start: bytes, end: re.Pattern[bytes], end_prefix: bytes) -> None:
+    def __init__(
+        self, start: bytes, end: re.Pattern[bytes], end_prefix: bytes, lead: bytes = b"\r\n"
+    ) -> None:
         self._start = start
         self._end = end
-        self._end_prefix = end_prefix
+        self._lead = lead
+        self._tail = lead + end_prefix
         self._buf = b""
         self.started = False
         self.ended = False
@@ -270,20 +277,42 @@ class MarkerScanner:
             self._buf = b""
             if match.group(1) is not None:
                 self.status = int(match.group(1))
-            return _drop_line_end(buf[: match.start()])
-        # Hold back the last line end and, if it could still become the end marker, the
-        # unfinished line after it: the marker's own line end must not reach the agent.
-        newline = buf.rfind(b"\n")
-        last = buf[newline + 1 :]
-        maybe_marker = self._end_prefix.startswith(last) or last.startswith(self._end_prefix)
-        if not maybe_marker:
-            keep = len(buf) - 1 if buf.endswith(b"\r") else len(buf)  # "\r" of "\r\n"?
-        elif newline < 0:
-            keep = 0
-        else:
-            keep = newline - 1 if buf[newline - 1 : newline] == b"\r" else newline
+            before = buf[: match.start()]
+            return (
+                before[: -len(self._lead)]
+                if before.endswith(self._lead)
+                else _drop_line_end(before)
+            )
+        keep = len(buf) - _overlap(buf, self._tail)
         self._buf = buf[keep:]
         return buf[:keep]
+
+    def flush(self) -> bytes:
+        """What is held back, for a stream that ends without the end marker."""
+        held, self._buf = (self._buf if self.started else b""), b""
+        return held
+
+
+def _overlap(data: bytes, tail: bytes) -> int:
+    """Length of the longest end of ``data`` that ``tail`` starts with."""
+    for size in range(min(len(data), len(tail)), 0, -1):
+        if tail.startswith(data[-size:]):
+            return size
+    return 0
+
+
+class PassThrough:
+    """A scanner for a stream without markers: everything is output, nothing ends it."""
+
+    started = True
+    ended = False
+    status: int | None = None
+
+    def feed(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
 
 
 def _drop_line_end(data: bytes) -> bytes:

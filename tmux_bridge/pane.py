@@ -165,6 +165,7 @@ class ProcStat(NamedTuple):
     state: str
     pgrp: int
     tpgid: int
+    start: int  # clock ticks after boot
 
 
 def proc_stat(pid: int) -> ProcStat | None:
@@ -175,7 +176,7 @@ def proc_stat(pid: int) -> ProcStat | None:
     except OSError:
         return None
     fields = raw[raw.rfind(b")") + 2 :].split()
-    return ProcStat(fields[0].decode(), int(fields[2]), int(fields[5]))
+    return ProcStat(fields[0].decode(), int(fields[2]), int(fields[5]), int(fields[19]))
 
 
 def process_name(pid: int) -> str:
@@ -310,14 +311,19 @@ def _waits_for_keys(pid: int) -> bool:
     return "poll" in wchan or "select" in wchan
 
 
-def foreground_child(shell_pid: int, tpgid: int) -> int | None:
-    """The shell's child in the terminal's foreground process group, if any: the program
-    the shell waits for (bash and zsh give it its own group, fish often its own)."""
+def foreground_child(shell_pid: int, tpgid: int, started_after: int = 0) -> int | None:
+    """The shell's newest child in the terminal's foreground process group, if any: the
+    program the shell waits for. With ``started_after`` (clock ticks since boot, as in
+    ``/proc/<pid>/stat``), only a child started since then: fish keeps helpers it starts
+    in the background in its own group too."""
+    found: tuple[int, int] | None = None
     for child in _children(shell_pid):
         stat = proc_stat(child)
-        if stat is not None and stat.pgrp == tpgid:
-            return child
-    return None
+        if stat is None or stat.pgrp != tpgid or stat.start < started_after:
+            continue
+        if found is None or stat.start >= found[0]:
+            found = (stat.start, child)
+    return found[1] if found else None
 
 
 def command_name(pid: int) -> str:

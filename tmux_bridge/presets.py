@@ -27,6 +27,8 @@ class EvalPlan(NamedTuple):
     files: dict[str, bytes]  # path -> content (the agent's code among them)
     typed: str  # typed into the REPL, then Enter; for nix: pasted, several lines
     echo_lines: tuple[str, ...] = ()  # typed lines whose echo lands between the markers
+    markers: bool = True  # False: a REPL without a preset, done when its prompt is back
+    lead: bytes = b"\r\n"  # what precedes the end marker in the pane's output stream
 
 
 class Preset(NamedTuple):
@@ -100,7 +102,11 @@ def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> Eval
         return _psql(call_id, code, base, start)
     if preset.name == "sqlite":
         return _sqlite(call_id, code, base, start)
-    return _nix(call_id, code, start)
+    if preset.name == "nix":
+        return _nix(call_id, code, start)
+    # a REPL without a preset (--prompt): the code is pasted; its prompt ends the output
+    text = code.decode("utf-8", "surrogateescape")
+    return EvalPlan({}, text, tuple(text.split("\n")), markers=False)
 
 
 # Python: evaluate statement by statement in "single" mode, as the REPL does, so that
@@ -116,7 +122,7 @@ def __tmux_send_eval(g, start, end, path):
         for node in tree.body:
             exec(compile(ast.Interactive(body=[node]), "<tmux-send>", "single"), g)
     except SystemExit:
-        sys.stdout.write("\\n" + end % " 0" + "\\n")
+        sys.stdout.write("\\r\\n" + end % " 0" + "\\n")
         sys.stdout.flush()
         raise
     except BaseException as exc:
@@ -124,7 +130,7 @@ def __tmux_send_eval(g, start, end, path):
         tb = exc.__traceback__
         traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
     sys.stderr.flush()
-    sys.stdout.write("\\n" + end % (" %d" % status) + "\\n")
+    sys.stdout.write("\\r\\n" + end % (" %d" % status) + "\\n")
     sys.stdout.flush()
 try:
     __tmux_send_eval(globals(), ARGS)
@@ -137,7 +143,8 @@ def _python(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
     args = f"{start!r}, {END.format(id=call_id, status='%s')!r}, {base + '.code'!r}"
     wrapper = _PYTHON.replace("ARGS", args)
     typed = f"exec(open({base + '.py'!r}).read())"
-    return EvalPlan({base + ".code": code, base + ".py": wrapper.encode()}, typed)
+    # "\r\n" before the end marker reaches the stream as "\r\r\n" (see MarkerScanner)
+    return EvalPlan({base + ".code": code, base + ".py": wrapper.encode()}, typed, lead=b"\r\r\n")
 
 
 # node: run the code as a script in the REPL's own context (top-level let/const persist),
@@ -158,19 +165,20 @@ _NODE = """\
       ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
     console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
   }
-  console.log("\\n" + END.replace("%s", " " + status));
+  console.log("\\r\\n" + END.replace("%s", " " + status));
 })()
 """
 
 
 def _node(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
+    end = END.format(id=call_id, status="%s")
     wrapper = (
-        f"const START = {json.dumps(start)}, END = {json.dumps(END.format(id=call_id, status='%s'))},"
+        f"const START = {json.dumps(start)}, END = {json.dumps(end)},"
         f" CODE = {json.dumps(base + '.code')};\n" + _NODE
     )
     wrapped = "{\n" + wrapper + "}\n"
     typed = f"eval(require('fs').readFileSync({json.dumps(base + '.js')}, 'utf8'))"
-    return EvalPlan({base + ".code": code, base + ".js": wrapped.encode()}, typed)
+    return EvalPlan({base + ".code": code, base + ".js": wrapped.encode()}, typed, lead=b"\r\r\n")
 
 
 def _psql(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from . import pane as panes
 from .errors import EXIT_FAILURE, PaneNotReady, ReplError
-from .output import MarkerScanner, TerminalText, clean
+from .output import MarkerScanner, PassThrough, TerminalText, clean
 from .presets import (
     Preset,
     end_pattern,
@@ -176,6 +176,8 @@ class _Stream:
         self.error: re.Pattern[str] | None = None  # output that means the REPL reported one
         self.saw_error = False
         self.ready: re.Pattern[str] | None = None  # the REPL's prompt
+        own = panes.proc_stat(os.getpid())
+        self.started_ticks = own.start if own else 0
 
     # --- the three requests ------------------------------------------------------------
 
@@ -242,11 +244,17 @@ class _Stream:
         plan = plan_eval(preset, self.call_id, code, self.directory)
         for path, content in plan.files.items():
             self._write_at(path, content)
-        scanner = MarkerScanner(
+        scanner: MarkerScanner | PassThrough = MarkerScanner(
             start_marker(self.call_id).encode(),
             re.compile(end_pattern(self.call_id)),
             f"___TMUXSEND_END_{self.call_id}".encode(),
+            plan.lead,
         )
+        collected: list[bytes] = []
+        done: Callable[[], bool] | None = None
+        if not plan.markers:
+            scanner = PassThrough()
+            done = _prompt_after_echo(collected, plan.echo_lines, re.compile(preset.ready))
         keys = ["send-keys", "-t", self.pane.pane_id, "-l", "--", plan.typed]
         if "\n" in plan.typed:
             keys = [
@@ -259,7 +267,6 @@ class _Stream:
             ]
         self.error = re.compile(preset.error, re.MULTILINE) if preset.error else None
         self.ready = re.compile(preset.ready)
-        collected: list[bytes] = []
         outcome = self._run(
             keys,
             scanner,
@@ -268,8 +275,12 @@ class _Stream:
             watch_pid=state.pid,
             paste=plan.typed.encode("utf-8", "surrogateescape") if "\n" in plan.typed else None,
             collect=collected if plan.echo_lines else None,
+            done=done,
         )
-        if outcome == "ended":
+        if outcome == "ready":  # no markers: the prompt came back after the echo
+            self._emit(_after_echo(b"".join(collected), plan.echo_lines))
+            result.status = 0
+        elif outcome == "ended":
             if plan.echo_lines:
                 self._emit(_without_echo(b"".join(collected), plan.echo_lines, preset.ready))
             if scanner.status is not None:
@@ -291,12 +302,26 @@ class _Stream:
             pidfd = os.pidfd_open(state.pid)
         except OSError:
             pidfd = -1
+        pane_id = self.pane.pane_id
+        if state.quit:
+            keys = ["send-keys", "-t", pane_id, "-l", "--", state.quit, ";"]
+            keys += ["send-keys", "-t", pane_id, "Enter"]
+        else:  # no preset: end of input, sent only after checking the REPL is in front
+            keys = ["send-keys", "-t", pane_id, "C-d"]
         run_tmux(
-            "copy-mode", "-q", "-t", self.pane.pane_id, ";",
-            "send-keys", "-t", self.pane.pane_id, "C-e", "C-u", ";",
-            "send-keys", "-t", self.pane.pane_id, "-l", "--", state.quit, ";",
-            "send-keys", "-t", self.pane.pane_id, "Enter",
-        )  # fmt: skip
+            "copy-mode",
+            "-q",
+            "-t",
+            pane_id,
+            ";",
+            "send-keys",
+            "-t",
+            pane_id,
+            "C-e",
+            "C-u",
+            ";",
+            *keys,
+        )
         try:
             limit = min(deadline, time.monotonic() + self.options.idle_timeout)
             if pidfd >= 0:
@@ -327,7 +352,7 @@ class _Stream:
     def _run(
         self,
         keys: list[str],
-        scanner: MarkerScanner,
+        scanner: MarkerScanner | PassThrough,
         deadline: float,
         result: RunResult,
         watch_pid: int,
@@ -371,7 +396,7 @@ class _Stream:
         relay: Relay,
         signals: SignalWatch,
         pidfd: int,
-        scanner: MarkerScanner,
+        scanner: MarkerScanner | PassThrough,
         deadline: float,
         result: RunResult,
         done: Callable[[], bool] | None,
@@ -410,6 +435,10 @@ class _Stream:
                     signals.drain()
                 elif fd == pidfd:
                     self._drain_into(relay, scanner, collect)
+                    if collect is None:
+                        self._emit(
+                            scanner.flush() if self.options.raw else self.text.feed(scanner.flush())
+                        )
                     self._flush_text()
                     return "gone"
                 else:
@@ -434,7 +463,7 @@ class _Stream:
         return True
 
     def _drain_into(
-        self, relay: Relay, scanner: MarkerScanner, collect: list[bytes] | None
+        self, relay: Relay, scanner: MarkerScanner | PassThrough, collect: list[bytes] | None
     ) -> bool:
         got = False
         while True:
@@ -484,8 +513,9 @@ class _Stream:
         return now
 
     def _repl_pid(self, tpgid: int) -> int | None:
-        """The program in the pane's foreground: the shell's child in that group."""
-        return panes.foreground_child(self.pane.pid, tpgid)
+        """The program in the pane's foreground: the shell's newest child in that group
+        started since this call began."""
+        return panes.foreground_child(self.pane.pid, tpgid, self.started_ticks)
 
     def _write(self, suffix: str, content: bytes) -> str:
         path = os.path.join(self.directory, self.call_id + suffix)
@@ -522,6 +552,30 @@ def _without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: str) -> bytes
     while kept and not kept[-1].strip():
         kept.pop()
     return ("\n".join(kept) + "\n").encode("utf-8", "surrogateescape") if kept else b""
+
+
+def _prompt_after_echo(
+    collected: list[bytes], typed: tuple[str, ...], prompt: re.Pattern[str]
+) -> Callable[[], bool]:
+    """For a REPL without a preset: done once the echo of the last typed line has come,
+    followed by output and a line that matches the REPL's prompt."""
+    last = next((line.strip() for line in reversed(typed) if line.strip()), "")
+
+    def done() -> bool:
+        lines = clean(b"".join(collected)).decode("utf-8", "replace").split("\n")
+        echoed = [i for i, line in enumerate(lines) if last and last in line]
+        return bool(echoed) and echoed[-1] < len(lines) - 1 and bool(prompt.search(lines[-1]))
+
+    return done
+
+
+def _after_echo(raw: bytes, typed: tuple[str, ...]) -> bytes:
+    """The lines after the echo of the last typed line, without the final prompt line."""
+    last = next((line.strip() for line in reversed(typed) if line.strip()), "")
+    lines = clean(raw).decode("utf-8", "surrogateescape").split("\n")
+    echoed = max((i for i, line in enumerate(lines) if last in line), default=-1)
+    body = lines[echoed + 1 : -1]
+    return ("\n".join(body) + "\n").encode("utf-8", "surrogateescape") if body else b""
 
 
 def _tail(lines: list[str], count: int) -> list[str]:
