@@ -414,3 +414,39 @@ def test_custom_repl_with_a_prompt_regex(make_bridge: Callable[[str], Bridge]) -
     code, _, err = b.send_text("--close")
     assert code == 0, err
     assert b.send_text("--", "echo shell") == (0, "shell\n", "")
+
+
+def test_custom_repl_with_an_eval_template(make_bridge: Callable[[str], Bridge]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    prompt = ("--prompt", r"^calc> ?$")
+    start = "python3 -q -i -c \"import sys; sys.ps1 = 'calc> '\""
+    assert b.send_text("--repl", "calc", *prompt, "--", start)[0] == 0
+    template = ("--eval-template", "print('<' + str({code}) + '>')")
+    assert b.send_text("--repl", "calc", *prompt, *template, "--", "6 * 7") == (0, "<42>\n", "")
+
+
+def test_refuses_a_pane_with_its_own_pipe(
+    make_bridge: Callable[[str], Bridge], tmp_path: Path
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.tmux("pipe-pane", "-t", b.target, f"cat > {tmp_path / 'log'}")
+    code, _, err = b.send_text("--repl", "python", "--", "python3")
+    assert code == 125
+    assert "pipe-pane" in err
+    assert b.pane("#{pane_pipe}") == "1"  # the person's pipe is left alone
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--close", "--", "x"],
+        ["--prompt", "x", "--", "y"],
+        ["--eval-template", "{code}", "--", "y"],
+    ],
+    ids=["close-with-command", "prompt-without-repl", "template-without-repl"],
+)
+def test_repl_usage_errors(make_bridge: Callable[[str], Bridge], args: list[str]) -> None:
+    b = make_bridge("bash")
+    assert b.send(*args).returncode == 2

@@ -45,6 +45,7 @@ _FIELDS = (
     "pane_active",
     "window_active",
     "pane_current_path",
+    "pane_pipe",
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 
@@ -82,6 +83,7 @@ class PaneInfo(NamedTuple):
     marked: bool
     active: bool
     current_path: str
+    piped: bool  # a pipe-pane is open (REPL mode needs it)
 
 
 class BridgeView(NamedTuple):
@@ -109,6 +111,7 @@ def _parse(line: str) -> PaneInfo:
         marked=f[12] == "1",
         active=f[13] == "1" and f[14] == "1",
         current_path=f[15],
+        piped=f[16] == "1",
     )
 
 

@@ -56,7 +56,7 @@ Sink = Callable[[bytes], None]
 class ReplRequest(NamedTuple):
     name: str
     prompt: str | None  # --prompt REGEX for a REPL without a preset
-    template: str | None  # --eval-template with {code} and {id}
+    template: str | None  # --eval-template: the code is typed as this text, {code} replaced
 
 
 def run_repl(
@@ -81,6 +81,11 @@ def run_repl(
         sweep_call_files(directory)
         view = panes.find_bridge(session_name())
         pane = view.pane
+        if pane.piped:
+            raise ReplError(
+                "the bridge pane already has a `tmux pipe-pane` open (a logging plugin?). "
+                "REPL mode reads the pane's output through one; close the other first."
+            )
         state = read_state(directory)
         if state is not None and repl_in_front(state, pane):
             if state.name != preset.name:
@@ -137,6 +142,8 @@ def close_repl(options: RunOptions, notice: Callable[[str], None]) -> tuple[str,
 
 
 def _preset_for(request: ReplRequest) -> Preset:
+    if request.template is not None and request.prompt is None:
+        raise ReplError("--eval-template goes with --prompt (a REPL without a preset).")
     if request.prompt is not None:
         try:
             re.compile(request.prompt)
@@ -241,6 +248,8 @@ class _Stream:
         """Evaluate ``code`` in the open REPL; done at the end marker it prints."""
         result = RunResult(self.call_id, code.decode("utf-8", "surrogateescape"), state.name)
         result.mode = "repl"
+        if template is not None:
+            code = template.encode().replace(b"{code}", code)
         plan = plan_eval(preset, self.call_id, code, self.directory)
         for path, content in plan.files.items():
             self._write_at(path, content)

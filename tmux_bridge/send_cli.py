@@ -28,15 +28,24 @@ terminals on stdin, stdout and stderr; the person watching the pane sees it
 run and can type into it (passwords, [Y/n] prompts).
 
 \b
+REPL mode keeps an interpreter open in the pane between calls: --repl NAME
+starts it (COMMAND is the shell command) and then evaluates COMMAND as code
+in it; stdout is what the REPL printed in response; --close quits it.
+
+\b
 Examples:
   tmux-send -- ls -la
   tmux-send -- 'cd /srv && make test 2>&1 | tail -5'
   tmux-send --timeout 60 -- sudo apt-get install -y jq
   tmux-send - < script.sh
+  tmux-send --repl python -- python3
+  tmux-send --repl python -- 'import math; math.pi * 2'
+  tmux-send --close
 
 \b
 Exit status:
-  0-255  the command's own (128+N when a signal N killed it)
+  0-255  the command's own (128+N when a signal N killed it);
+         in REPL mode 0, or 1 when the REPL reported an error
   124    --timeout or --max-time fired (Ctrl-C, then Ctrl-\\ after 3 s)
   125    tmux-send could not run or finish the command (see stderr)
   2      bad usage
@@ -126,6 +135,11 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     metavar="REGEX",
     help="With --repl, for a REPL without a preset: a regex matching its prompt line.",
 )
+@click.option(
+    "--eval-template",
+    metavar="TEXT",
+    help="With --prompt: type each evaluation as TEXT with {code} replaced by COMMAND.",
+)
 @click.option("--close", is_flag=True, help="Quit the REPL that --repl opened, the way it expects.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -135,6 +149,7 @@ def cli(
     raw: bool,
     repl_name: str | None,
     prompt: str | None,
+    eval_template: str | None,
     close: bool,
     command: tuple[str, ...],
 ) -> int:
@@ -145,17 +160,18 @@ def cli(
 
     options = RunOptions(idle_timeout=timeout, max_time=max_time, raw=raw)
     if close:
-        if command or repl_name or prompt:
-            raise click.UsageError("--close takes no COMMAND, --repl or --prompt")
+        if command or repl_name or prompt or eval_template:
+            raise click.UsageError("--close takes no COMMAND, --repl, --prompt or --eval-template")
         return _close(options, notice)
-    if prompt is not None and repl_name is None:
-        raise click.UsageError("--prompt goes with --repl NAME")
+    if (prompt is not None or eval_template is not None) and repl_name is None:
+        raise click.UsageError("--prompt and --eval-template go with --repl NAME")
     text = _command_text(command)
     try:
         if repl_name is not None:
             from .repl import ReplRequest, run_repl  # REPL mode only: keep it off the hot path
 
-            result = run_repl(ReplRequest(repl_name, prompt, None), text, options, stdout, notice)
+            request = ReplRequest(repl_name, prompt, eval_template)
+            result = run_repl(request, text, options, stdout, notice)
         else:
             result = run_command(text, options, stdout, stderr, notice)
     except BridgeError as exc:
