@@ -26,9 +26,7 @@ def cpu_model() -> str:
 def first_line(argv: Sequence[str]) -> str:
     """The first line ``argv`` prints (stdout, else stderr), or why it could not run."""
     try:
-        result = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=10, check=False
-        )
+        result = subprocess.run(list(argv), capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unavailable ({exc})"
     text = (result.stdout or result.stderr).strip()
@@ -55,4 +53,13 @@ def describe(shells: Sequence[str]) -> dict[str, str]:
     }
     for shell in shells:
         info[shell] = first_line([shell, "--version"])
+    info["load at start"] = load_average()
     return info
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages: other work on the machine skews timings."""
+    try:
+        return " ".join(f"{load:.2f}" for load in os.getloadavg())
+    except OSError:
+        return "unknown"

@@ -8,16 +8,20 @@ Durations are taken with ``time.perf_counter`` in seconds and reported in ms or 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import select
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from results import Metric, count_ok, ratio
 from tmuxserver import BenchError, Pane, reaped, timed_run
@@ -49,15 +53,15 @@ class Config:
         if quick:
             return cls(
                 quick=True,
-                runs=runs or 3,
+                runs=runs or 2,
                 throughput_lines=10_000,
                 memory_lines=(1_000, 10_000),
                 memory_runs=1,
                 interrupt_runs=1,
                 interrupt_cases=1,
                 concurrency_calls=4,
-                streaming_lines=4,
-                streaming_interval=0.05,
+                streaming_lines=3,
+                streaming_interval=0.02,
             )
         return cls(
             quick=False,
@@ -106,6 +110,14 @@ def interleaved(pane: Pane, steps: Mapping[str, Step], runs: int) -> dict[str, l
             pane.wait_for_prompt()
             samples[name].append(steps[name]())
     return samples
+
+
+def short(count: int) -> str:
+    """A line count for labels: powers of ten as ``1e6``, others as they are."""
+    digits = str(count)
+    if len(digits) > 3 and digits == "1" + "0" * (len(digits) - 1):
+        return f"1e{len(digits) - 1}"
+    return digits
 
 
 def to_ms(seconds: Sequence[float]) -> list[float]:
@@ -180,6 +192,7 @@ def throughput(state: ShellState, cfg: Config) -> Outcome:
     pane = state.pane
     lines = cfg.throughput_lines
     command = f"seq 1 {lines}"
+    label = f"seq 1 {short(lines)}"
     expected = seq_md5(lines)
     matches: list[bool] = []
 
@@ -191,8 +204,8 @@ def throughput(state: ShellState, cfg: Config) -> Outcome:
     steps: dict[str, Step] = {"send": send, "pane": lambda: pane.round_trip(command)}
     s = interleaved(pane, steps, cfg.runs)
     shell = pane.shell
-    via_send = Metric("throughput", shell, f"tmux-send -- {command}", "ms", to_ms(s["send"]))
-    own = Metric("throughput", shell, f"{command} in the pane", "ms", to_ms(s["pane"]))
+    via_send = Metric("throughput", shell, f"tmux-send -- {label}", "ms", to_ms(s["send"]))
+    own = Metric("throughput", shell, f"{label} in the pane", "ms", to_ms(s["pane"]))
     rate = Metric(
         "throughput",
         shell,
@@ -213,45 +226,57 @@ def throughput(state: ShellState, cfg: Config) -> Outcome:
 # --- 3. memory -------------------------------------------------------------------------
 
 
+MAXRSS = Path(__file__).with_name("maxrss.py")
+TRUE = shutil.which("true") or "/bin/true"
+
+
 def peak_rss_mib(
     argv: Sequence[str], env: Mapping[str, str], timeout: float = SEND_TIMEOUT
 ) -> float:
     """Peak resident set size of the process ``argv`` (and of the children it waited
-    for), in MiB, from ``os.wait4``'s ru_maxrss (KiB on Linux). stdout goes to /dev/null.
-    Raises :class:`BenchError` unless it exits 0 within ``timeout`` seconds."""
+    for), in MiB: ``os.wait4``'s ru_maxrss (KiB on Linux), taken by the small launcher
+    ``maxrss.py`` so that the benchmark's own RSS does not leak into the figure (see
+    there). stdout goes to /dev/null. Raises :class:`BenchError` unless ``argv`` exits 0
+    within ``timeout`` seconds."""
+    launcher = [sys.executable, "-S", str(MAXRSS), *argv]
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            list(argv),
+            launcher,
             env=dict(env),
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=err.fileno(),
+            start_new_session=True,  # its own process group, killed as one below
         )
-        with reaped([proc]):
-            deadline = time.monotonic() + timeout
-            while True:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                if time.monotonic() > deadline:
-                    raise BenchError(f"{argv[-1]!r} took more than {timeout:g} s")
-                time.sleep(0.01)  # polling only decides when we look, not what we measure
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            err.seek(0)
-            message = err.read().decode("utf-8", "replace").strip()
-            raise BenchError(f"{' '.join(argv)} exited {proc.returncode}: {message}")
-    return usage.ru_maxrss / 1024.0
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except BaseException as exc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise BenchError(f"{argv[-1]!r} took more than {timeout:g} s") from None
+            raise
+        err.seek(0)
+        message = err.read().decode("utf-8", "replace").strip()
+    fields = out.split()
+    if proc.returncode != 0 or len(fields) != 2 or int(fields[1]) != 0:
+        raise BenchError(f"{' '.join(argv)} failed ({out.decode().strip()}): {message}")
+    return int(fields[0]) / 1024.0
 
 
 def memory(state: ShellState, cfg: Config) -> Outcome:
     """Peak RSS of tmux-send for ``seq 1 N`` at each size, plus the RSS of
-    ``python -c 'import click'`` as the floor any click program starts from."""
+    ``python -c 'import click'`` (where any click program starts) and of ``true`` (the
+    floor the launcher adds to every figure)."""
     pane = state.pane
     rss: dict[str, list[float]] = {}
-    argvs = {f"{n:g}": pane.send_argv(["--", f"seq 1 {n}"]) for n in cfg.memory_lines}
+    argvs = {short(n): pane.send_argv(["--", f"seq 1 {n}"]) for n in cfg.memory_lines}
     argvs["click"] = list(IMPORT_CLICK)
+    argvs["floor"] = [TRUE]
     names = list(argvs)
+    pane.wait_for_prompt()
+    peak_rss_mib(argvs[names[0]], pane.env)  # warm-up: compiles and caches bytecode if needed
     for run in range(cfg.memory_runs):
         shift = run % len(names)
         for name in names[shift:] + names[:shift]:
@@ -259,7 +284,7 @@ def memory(state: ShellState, cfg: Config) -> Outcome:
             rss.setdefault(name, []).append(peak_rss_mib(argvs[name], pane.env))
     shell = pane.shell
     by_size = [
-        Metric("memory", shell, f"tmux-send peak RSS, seq 1 {n:g}", "MiB", rss[f"{n:g}"])
+        Metric("memory", shell, f"tmux-send peak RSS, seq 1 {short(n)}", "MiB", rss[short(n)])
         for n in cfg.memory_lines
     ]
     smallest, largest = by_size[0], by_size[-1]
@@ -267,12 +292,13 @@ def memory(state: ShellState, cfg: Config) -> Outcome:
     flat = ratio(
         "memory",
         shell,
-        f"RSS at {cfg.memory_lines[-1]:g} / at {cfg.memory_lines[0]:g} lines",
+        f"RSS at {short(cfg.memory_lines[-1])} / at {short(cfg.memory_lines[0])} lines",
         largest,
         smallest,
     )
     click = Metric("memory", shell, "python -c 'import click' peak RSS", "MiB", rss["click"])
-    return [*by_size, flat.at_most(1.2), click]
+    floor = Metric("memory", shell, "launcher floor (true) peak RSS", "MiB", rss["floor"])
+    return [*by_size, flat.at_most(1.2), click, floor]
 
 
 # --- 4. interrupt ----------------------------------------------------------------------
@@ -425,8 +451,9 @@ def streaming(state: ShellState, cfg: Config) -> Outcome:
     shell = pane.shell
     per_line = f"{cfg.streaming_lines} lines, {cfg.streaming_interval * 1000:g} ms apart"
     return [
-        Metric("streaming", shell, f"per-line delay, median of {per_line}", "ms", to_ms(medians))
-        .at_most(50),
+        Metric(
+            "streaming", shell, f"per-line delay, median of {per_line}", "ms", to_ms(medians)
+        ).at_most(50),
         Metric("streaming", shell, "per-line delay, largest in a run", "ms", to_ms(maxima)),
         count_ok("streaming", shell, "every line arrived", complete),
     ]

@@ -73,7 +73,9 @@ class Metric:
         return record
 
 
-def ratio(measurement: str, shell: str, name: str, numerator: Metric, denominator: Metric) -> Metric:
+def ratio(
+    measurement: str, shell: str, name: str, numerator: Metric, denominator: Metric
+) -> Metric:
     """The derived figure ``median(numerator) / median(denominator)``."""
     value = numerator.median / denominator.median if denominator.median else float("inf")
     return Metric(measurement, shell, name, "x", [value], derived=True)
@@ -140,6 +142,8 @@ class Report:
     def table(self) -> str:
         """The human-readable report: machine header, figures with targets, skips, errors."""
         lines = [f"{key:<10} {value}" for key, value in _header_items(self.machine, self.config)]
+        if self.config.get("quick"):
+            lines.append("--quick: sizes are too small for the targets to mean anything")
         lines.append("")
         header = ("measurement", "shell", "figure", "median", "min", "max", "target", "result")
         rows = [header, *(_row(m) for m in self.metrics)]

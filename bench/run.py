@@ -4,12 +4,16 @@ streaming and REPL, each in bash, zsh and fish panes of a private tmux server.
 Usage::
 
     .venv/bin/python bench/run.py [--quick] [--json PATH] [--shells bash,zsh,fish] [--runs N]
+                                  [--only latency,memory,...] [--no-pyc-cache]
 
 Prints a table of medians, minima and maxima next to their targets (PASS/MISS) and writes
-every figure to ``--json``. A missed target is reported, never a failure: the exit status
-is 0 when the benchmark ran, 1 when a measurement could not be completed, 2 when the
-benchmark could not start, 130 when interrupted. The private server is killed at the end
-in every case; the user's own tmux server is never touched.
+every figure to ``--json``. A missed target is reported, never a failure. Exit status: 0
+when the benchmark ran, 1 when a measurement could not be completed, 2 when the benchmark
+could not start, 128 + N when signal N (Ctrl-C, SIGTERM, SIGHUP) stopped it. The private
+tmux server is killed at the end in every case; the user's own server is never touched.
+
+``--no-pyc-cache`` runs Python with PYTHONDONTWRITEBYTECODE=1 instead of a private
+bytecode cache, to see the cost of compiling modules that have no .pyc at every start.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from machine import describe
+from machine import describe, load_average
 from measures import MEASUREMENTS, Config, Outcome, ShellState, Skip
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
+NAMES = tuple(name for name, _ in MEASUREMENTS)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -48,10 +53,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--runs", type=_positive_int, metavar="N", help="runs per measurement (default 15)"
     )
+    parser.add_argument(
+        "--no-pyc-cache",
+        action="store_true",
+        help="run Python with PYTHONDONTWRITEBYTECODE=1 instead of a private bytecode cache "
+        "(modules without a .pyc, such as an editable tmux_bridge, compile at every start)",
+    )
+    parser.add_argument(
+        "--only",
+        metavar="NAMES",
+        help=f"comma-separated measurements to run (default: all of {','.join(NAMES)})",
+    )
     args = parser.parse_args(argv)
     args.shells = [s for s in args.shells.split(",") if s]
     if not args.shells:
         parser.error("--shells: name at least one shell")
+    args.only = [n for n in args.only.split(",") if n] if args.only else list(NAMES)
+    unknown = sorted(set(args.only) - set(NAMES))
+    if unknown or not args.only:
+        parser.error(f"--only: choose from {','.join(NAMES)} (got {','.join(unknown) or 'none'})")
     return args
 
 
@@ -88,9 +108,7 @@ def open_panes(
     return states
 
 
-def file_outcome(
-    name: str, outcome: Outcome | BenchError, shell: str, report: Report
-) -> None:
+def file_outcome(name: str, outcome: Outcome | BenchError, shell: str, report: Report) -> None:
     """File one measurement's outcome in the report."""
     if isinstance(outcome, BenchError):
         report.error(name, shell, str(outcome))
@@ -100,11 +118,16 @@ def file_outcome(
         report.metrics.extend(outcome)
 
 
-def run_all(server: PrivateServer, cfg: Config, shells: list[str], report: Report) -> None:
-    """Every measurement in every shell's pane, measurement by measurement."""
+def run_all(
+    server: PrivateServer, cfg: Config, shells: list[str], only: list[str], report: Report
+) -> None:
+    """The measurements named in ``only`` in every shell's pane, measurement by
+    measurement, in their fixed order."""
     started = time.perf_counter()
     states = open_panes(server, shells, report, started)
     for name, measure in MEASUREMENTS:
+        if name not in only:
+            continue
         for state in states:
             if state.pane.broken:
                 report.skip(name, state.pane.shell, "the pane did not come back to its prompt")
@@ -119,13 +142,29 @@ def run_all(server: PrivateServer, cfg: Config, shells: list[str], report: Repor
             file_outcome(name, outcome, state.pane.shell, report)
 
 
-def _raise_interrupt(signum: int, _frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled like Ctrl-C so the private server is killed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
-def config_record(cfg: Config, shells: list[str]) -> dict[str, Any]:
+def _raise_terminated(signum: int, _frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+def config_record(
+    cfg: Config, shells: list[str], only: list[str], pyc_cache: bool
+) -> dict[str, Any]:
     """The configuration as written to the table header and the JSON."""
-    return {**asdict(cfg), "shells": ",".join(shells)}
+    bytecode = "private PYTHONPYCACHEPREFIX" if pyc_cache else "PYTHONDONTWRITEBYTECODE=1"
+    return {
+        **asdict(cfg),
+        "shells": ",".join(shells),
+        "only": ",".join(only),
+        "bytecode_cache": bytecode,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,23 +175,31 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench: {path} not found; install the package in this venv", file=sys.stderr)
             return 2
     cfg = Config.make(args.quick, args.runs)
-    report = Report(machine=describe(args.shells), config=config_record(cfg, args.shells))
+    report = Report(
+        machine=describe(args.shells),
+        config=config_record(cfg, args.shells, args.only, not args.no_pyc_cache),
+    )
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _raise_interrupt)
+        signal.signal(signum, _raise_terminated)
     started = time.perf_counter()
     try:
-        with private_server() as server:
-            run_all(server, cfg, args.shells, report)
-    except KeyboardInterrupt:
+        with private_server(bytecode_cache=not args.no_pyc_cache) as server:
+            run_all(server, cfg, args.shells, args.only, report)
+    except KeyboardInterrupt as exc:
         print("bench: interrupted; the private tmux server was killed", file=sys.stderr)
-        return 130
+        return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
     except (BenchError, OSError) as exc:
         print(f"bench: could not run: {exc}", file=sys.stderr)
         return 2
     report.duration_s = time.perf_counter() - started
+    report.machine["load at end"] = load_average()
     print(report.table())
     if args.json:
-        report.write_json(args.json)
+        try:
+            report.write_json(args.json)
+        except OSError as exc:
+            print(f"bench: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
+            return 2
         print(f"figures written to {args.json}")
     if report.errors or not report.metrics:
         return 1

@@ -54,7 +54,7 @@ def fresh_channel() -> str:
 class PrivateServer:
     """One private tmux server (not started until the first pane is opened)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, bytecode_cache: bool = True) -> None:
         self.root = root
         self.home = root / "home"
         self.tmpdir = root / "tmux"
@@ -72,6 +72,15 @@ class PrivateServer:
             LC_ALL="C.UTF-8",
             TERM="xterm-256color",
         )
+        # Nothing is ever written next to the sources: either compiled modules go to a
+        # private cache (as after a normal install, they are compiled once, not at every
+        # start), or none are written at all.
+        if bytecode_cache:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+        else:
+            env.pop("PYTHONPYCACHEPREFIX", None)
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
         self.env = env
         self.panes: list[Pane] = []
 
@@ -119,11 +128,14 @@ class PrivateServer:
 
 
 @contextlib.contextmanager
-def private_server() -> Iterator[PrivateServer]:
+def private_server(bytecode_cache: bool = True) -> Iterator[PrivateServer]:
     """A private server in a short temporary directory (Unix socket paths are limited to
-    108 bytes); killed and removed on exit, also on error or Ctrl-C."""
+    108 bytes); killed and removed on exit, also on error or Ctrl-C. With
+    ``bytecode_cache``, Python processes started by the benchmark (tmux-send included)
+    cache compiled modules in a private directory even if PYTHONDONTWRITEBYTECODE is set;
+    without it, they write none (modules lacking a .pyc are compiled at every start)."""
     root = Path(tempfile.mkdtemp(prefix="tbb-"))
-    server = PrivateServer(root)
+    server = PrivateServer(root, bytecode_cache)
     try:
         yield server
     finally:
@@ -195,7 +207,9 @@ class Pane:
         """
         channel = fresh_channel()
         started = time.perf_counter()
-        self.tmux("send-keys", "-t", self.target, f" {command}; tmux wait-for -S {channel}", "Enter")
+        self.tmux(
+            "send-keys", "-t", self.target, f" {command}; tmux wait-for -S {channel}", "Enter"
+        )
         self.tmux("wait-for", channel, timeout=timeout)
         return time.perf_counter() - started
 
