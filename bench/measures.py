@@ -463,8 +463,32 @@ def streaming(state: ShellState, cfg: Config) -> Outcome:
 
 
 def repl(state: ShellState, cfg: Config) -> Outcome:
-    """``1 + 1`` in a Python REPL through tmux-send's REPL mode (not implemented yet)."""
-    return Skip("REPL mode not implemented yet")
+    """Wall time of ``tmux-send --repl python -- '1 + 1'`` (stdout checked to be ``2``) in
+    a Python REPL tmux-send started, next to ``tmux-send -- true`` from measurement 1."""
+    pane = state.pane
+    pane.wait_for_prompt()
+    timed_send(pane, "--timeout", "60", "--repl", "python", "--", f"{sys.executable} -q")
+    samples: list[float] = []
+    right: list[bool] = []
+    try:
+        for _ in range(cfg.runs + 1):  # the first is a warm-up
+            elapsed, out = timed_send(pane, "--repl", "python", "--", "1 + 1")
+            samples.append(elapsed)
+            right.append(out == b"2\n")
+    finally:
+        pane.send("--close")
+    shell = pane.shell
+    name = "tmux-send --repl python -- '1 + 1'"
+    evaluation = Metric("repl", shell, name, "ms", to_ms(samples[1:]))
+    metrics = [evaluation, count_ok("repl", shell, "stdout is exactly 2", right[1:])]
+    if state.latency_s:
+        metrics.append(
+            Metric(
+                "repl", shell, "REPL evaluation / tmux-send -- true", "x",
+                [evaluation.median / (state.latency_s * 1000.0)], derived=True,
+            )
+        )  # fmt: skip
+    return metrics
 
 
 MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [

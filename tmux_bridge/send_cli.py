@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -239,7 +240,16 @@ def describe(result: RunResult, options: RunOptions) -> str:
 
 def main() -> None:
     """Console-script entry point. Exits with the status described in ``--help``."""
-    sys.exit(run_cli(cli))
+    exit_now(run_cli(cli))
+
+
+def exit_now(code: int) -> None:
+    """Exit with ``code`` without the interpreter's tear-down (about 5 ms of tmux-send's
+    latency). Everything tmux-send opened is closed by then; only the streams to flush."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def run_cli(command: click.Command, args: Sequence[str] | None = None) -> int:
