@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tmux_bridge.runtime import CALL_FILE_SUFFIXES, INFLIGHT_FILE
+
 BIN = Path(sys.executable).parent
 SHELLS = ["bash", "zsh", "fish"]
 WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
@@ -181,9 +183,14 @@ class Bridge:
         return self.pane("#{pane_current_command}")
 
     def call_files(self) -> list[str]:
+        """Per-call files in the runtime directory (not the log or remembered state)."""
         if not self.runtime.exists():
             return []
-        return sorted(p.name for p in self.runtime.iterdir() if p.name != "prompt")
+        return sorted(
+            p.name
+            for p in self.runtime.iterdir()
+            if p.name.endswith(CALL_FILE_SUFFIXES) or p.name == INFLIGHT_FILE
+        )
 
     def kill(self) -> None:
         """Kill the server and everything its panes started (a REPL stuck computing

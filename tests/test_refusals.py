@@ -148,7 +148,7 @@ def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Pa
         "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
     )
     bridge.wait_for_call_start(proc)
-    files = [p for p in bridge.runtime.iterdir() if p.name != "prompt"]
+    files = [bridge.runtime / name for name in bridge.call_files()]
     assert {p.suffix for p in files} >= {".run", ".cmd"}
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in files), files
     go.touch()

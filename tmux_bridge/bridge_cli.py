@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import Any
 
 import click
 
@@ -23,6 +25,8 @@ the shell yourself between calls.
 Examples:
   tmux-bridge          # open (or reopen) the bridge terminal
   tmux-bridge -d       # create it in the background and print its name
+  tmux-bridge status   # what runs in it now, and any tmux-send call in flight
+  tmux-bridge log      # what agents ran in it
 
 \b
 Environment:
@@ -32,12 +36,21 @@ Environment:
 """
 
 
-@click.command(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    help=HELP,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option(
     "-d", "--detach", is_flag=True, help="Create the session if needed, print its name, exit."
 )
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-bridge")
-def cli(detach: bool) -> int:
+@click.pass_context
+def cli(ctx: click.Context, detach: bool) -> int:
+    if ctx.invoked_subcommand is not None:
+        if detach:
+            raise click.UsageError("--detach goes without a subcommand")
+        return 0
     name, _created = ensure_session()
     if detach:
         click.echo(name)
@@ -46,6 +59,70 @@ def cli(detach: bool) -> int:
     return 0
 
 
+@cli.command()
+@click.option("-n", "count", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many of the latest calls to show.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="The log's own JSON lines.")
+def log(count: int, as_json: bool) -> int:
+    """Show what agents ran in the bridge (the audit log), oldest first."""
+    from .audit import read
+    from .runtime import check_private_dir, runtime_dir
+
+    directory = runtime_dir()
+    check_private_dir(directory)
+    entries = read(directory, count)
+    for entry in entries:
+        click.echo(json.dumps(entry, ensure_ascii=False) if as_json else _log_line(entry))
+    if not entries and not as_json:
+        click.echo("No calls logged yet.", err=True)
+    return 0
+
+
+def _log_line(entry: dict[str, Any]) -> str:
+    when = str(entry.get("time", ""))[:19].replace("T", " ")
+    status = entry.get("exit_status")
+    timed_out = f" ({entry['timed_out']} timeout)" if entry.get("timed_out") else ""
+    command = str(entry.get("command", "")).replace("\n", "\u23ce ")
+    if len(command) > 100:
+        command = command[:97] + "..."
+    duration = entry.get("duration_s")
+    took = f"{duration:.2f}s" if isinstance(duration, (int, float)) else ""
+    return f"{when}  {entry.get('mode', ''):<7} {status!s:>3}{timed_out} {took:>7}  {command}"
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def status(as_json: bool) -> int:
+    """Show whether the bridge runs, its shell, what is in front, the open REPL and any
+    tmux-send call in flight. Exits 1 when no bridge session runs."""
+    from .status import bridge_status
+
+    info = bridge_status()
+    if as_json:
+        click.echo(json.dumps(info))
+        return 0 if info["running"] else 1
+    if not info["running"]:
+        click.echo(f"{info['session']}: not running (start it with tmux-bridge)")
+        return 1
+    front = info["foreground"] or "the shell's prompt"
+    repl = info["repl"]
+    flight = info["in_flight"]
+    lines = [
+        f"session    {info['session']} (running, pane {info['pane']})",
+        f"shell      {info['shell']} (pid {info['shell_pid']}) in {info['cwd']}",
+        f"in front   {front}",
+        f"repl       {repl['name']} (pid {repl['pid']})" if repl else "repl       none",
+        (
+            f"tmux-send  pid {flight['pid']}, {flight['elapsed_s']} s: {flight['command'][:80]}"
+            if flight
+            else "tmux-send  idle"
+        ),
+    ]
+    click.echo("\n".join(lines))
+    return 0
+
+
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(run_cli(cli))
+    code = run_cli(cli)
+    sys.exit(code)

@@ -384,3 +384,108 @@ def check_not_typing(
     remove_quietly(temporary)
     write_private_file(temporary, f"{known}\n{candidate}".encode("utf-8", "surrogateescape"))
     os.replace(temporary, record)
+
+
+# --- waiting for the person --------------------------------------------------------------
+
+# Syscall numbers by machine: reading a file descriptor, and waiting on several.
+_READS = {"x86_64": {0, 17, 19}, "aarch64": {63, 65, 67}}
+_POLLS = {"x86_64": {7, 23, 232, 270, 271, 281}, "aarch64": {22, 72, 73}}
+
+
+def waiting_for_input(shell_pid: int, tty: str) -> bool:
+    """Whether the program in the foreground is blocked reading the terminal: a
+    password prompt, ``read``, ``input()``, a [Y/n] question.
+
+    Read from ``/proc/<pid>/syscall`` of each process in the foreground group: a
+    ``read`` of the terminal, or a ``poll``/``select`` while the terminal is out of
+    canonical mode (a line editor). Processes we may not inspect (``sudo`` runs as
+    root) count as waiting when the terminal has echo off in canonical mode, which is how
+    password prompts read.
+    """
+    shell = proc_stat(shell_pid)
+    if shell is None:
+        return False
+    machine = os.uname().machine
+    reads, polls = _READS.get(machine, set()), _POLLS.get(machine, set())
+    candidates = [pid for pid in _descendants(shell_pid) if _pgrp(pid) == shell.tpgid]
+    if shell.tpgid == shell.pgrp:
+        candidates.append(shell_pid)  # a builtin such as read, or fish's own group
+    inspected = False
+    for pid in candidates:
+        call = _syscall(pid)
+        if call is None:
+            continue
+        inspected = True
+        number, first_arg = call
+        if number in reads and _is_terminal(pid, first_arg, tty):
+            return True
+        if number in polls and line_editor_active(tty):
+            return True
+    if not inspected and candidates:
+        return _password_mode(tty)
+    return False
+
+
+def _descendants(pid: int, depth: int = 6) -> list[int]:
+    found = []
+    layer = [pid]
+    for _ in range(depth):
+        layer = [child for parent in layer for child in _children(parent)]
+        if not layer:
+            break
+        found.extend(layer)
+    return found
+
+
+def _pgrp(pid: int) -> int | None:
+    stat = proc_stat(pid)
+    return stat.pgrp if stat else None
+
+
+def _syscall(pid: int) -> tuple[int, int] | None:
+    """The system call ``pid`` is blocked in, and its first argument; ``None`` when it
+    is running or may not be inspected."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            fields = f.read().split()
+    except OSError:
+        return None
+    if len(fields) < 2 or not fields[0].isdigit():
+        return None  # "running", or "-1 ..." (not in a system call)
+    return int(fields[0]), int(fields[1], 16)
+
+
+def _is_terminal(pid: int, fd: int, tty: str) -> bool:
+    try:
+        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return False
+    return target == tty or target == "/dev/tty"
+
+
+def _password_mode(tty: str) -> bool:
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        lflag = termios.tcgetattr(fd)[3]
+    except termios.error:
+        return False
+    finally:
+        os.close(fd)
+    return bool(lflag & termios.ICANON) and not lflag & termios.ECHO
+
+
+def cursor_line(pane_id: str) -> str:
+    """The text of the line the cursor is on (a prompt, say)."""
+    result = run_tmux(
+        "display-message", "-p", "-t", pane_id, "#{cursor_y}", ";",
+        "capture-pane", "-p", "-t", pane_id,
+        check=False,
+    )  # fmt: skip
+    row, _, screen = result.stdout.partition("\n")
+    lines = screen.split("\n")
+    index = int(row) if row.strip().isdigit() else -1
+    return lines[index].rstrip() if 0 <= index < len(lines) else ""

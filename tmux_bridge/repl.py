@@ -42,6 +42,7 @@ from .shells import RunnerSpec, ShellKind, display_command, runner_script, typed
 from .state import ReplState, clear_state, read_state, repl_in_front, write_state
 from .tmux import run_tmux
 from .transport import (
+    INPUT_CHECK,
     INTERRUPT_GRACE,
     Relay,
     RunOptions,
@@ -94,6 +95,7 @@ def run_repl(
                     f"{state.name} to use it, or --close to quit it first."
                 )
             call = _Stream(directory, pane, options, stdout, started)
+            call.notice = notice
             return call.evaluate(preset, state, text, request.template, deadline)
         if state is not None:
             clear_state(directory)
@@ -107,6 +109,7 @@ def run_repl(
         panes.check_ready(pane, kind)
         assert kind is not None
         call = _Stream(directory, pane, options, stdout, started)
+        call.notice = notice
         return call.start(preset, kind, text, deadline)
 
 
@@ -183,6 +186,7 @@ class _Stream:
         self.error: re.Pattern[str] | None = None  # output that means the REPL reported one
         self.saw_error = False
         self.ready: re.Pattern[str] | None = None  # the REPL's prompt
+        self.notice: Callable[[str], None] = lambda _message: None
         own = panes.proc_stat(os.getpid())
         self.started_ticks = own.start if own else 0
 
@@ -417,9 +421,23 @@ class _Stream:
         if pidfd >= 0:
             poller.register(pidfd, select.POLLIN)
         last_output = time.monotonic()
+        next_input_check = last_output + INPUT_CHECK
         interrupted_at: float | None = None
         while True:
             now = time.monotonic()
+            if interrupted_at is None and scanner.started and now >= next_input_check:
+                # code waiting for the person (input()) is not idle
+                next_input_check = now + INPUT_CHECK
+                if panes.waiting_for_input(self.pane.pid, self.pane.tty):
+                    last_output = now
+                    if not result.waited_for_input:
+                        result.waited_for_input = True
+                        prompt = panes.cursor_line(self.pane.pane_id).strip()
+                        self.notice(
+                            "tmux-send: the REPL is waiting for input in the bridge terminal"
+                            + (f": {prompt}" if prompt else "")
+                            + " (the idle timeout is paused while it waits)"
+                        )
             if interrupted_at is None:
                 if signals.received is not None:
                     interrupted_at = self._interrupt(result, now)
@@ -453,6 +471,7 @@ class _Stream:
                 else:
                     if self._drain_into(relay, scanner, collect):
                         last_output = time.monotonic()
+                        next_input_check = last_output + INPUT_CHECK
             if scanner.ended:
                 self._flush_text()
                 return "ended" if interrupted_at is None or not result.timed_out else "timeout"

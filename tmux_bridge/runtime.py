@@ -22,7 +22,7 @@ from types import FrameType
 from .errors import LockTimeout, RuntimeDirError
 
 # Per-call files, removed after each call; leftovers of a killed call are swept up.
-CALL_FILE_SUFFIXES = (".run", ".cmd")
+CALL_FILE_SUFFIXES = (".run", ".cmd", ".code", ".py", ".js", ".sql")
 INFLIGHT_FILE = "inflight"
 
 

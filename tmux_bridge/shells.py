@@ -7,6 +7,7 @@ into the person's shell. That runner file, written here, does the rest inside th
 2. sources the command file with stdout and stderr on tmux-send's two relay terminals,
    so the command runs in the person's own shell (``cd``, variables persist) and sees
    terminals on all three streams;
+   Pager variables the person has not set are set to ``cat`` for the command;
 3. finishes: writes an in-band sentinel carrying the status to both relays (it arrives
    after every byte the command wrote), waits until tmux-send acknowledges or goes away
    (so the end marker lands after the last output in the pane), prints the end marker
@@ -39,6 +40,10 @@ SENTINEL_EXIT = "exit"  # the shell itself is exiting, with this status
 
 # The acknowledgement only says "go": by then tmux-send has put all output in the pane.
 ACK = b"\n"
+
+# Set to `cat` for the command when the person has not set them: with a terminal on
+# stdout, git, man, systemctl and psql would otherwise wait in a pager for keys.
+PAGER_VARIABLES = ("GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "PSQL_PAGER", "PAGER")
 
 BANNER_PREFIX = "[tmux-send] "
 BANNER_MAX_LINES = 12
@@ -132,6 +137,7 @@ def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
         "START": q(START_MARKER.format(id=spec.call_id)),
         "END": q(END_MARKER.format(id=spec.call_id, status="%d")),
         "SH": q(spec.shell_binary),
+        "PAGERS": " ".join(PAGER_VARIABLES),
     }
 
 
@@ -166,8 +172,9 @@ _BASH = r"""__tmux_send_finish() {
     builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     builtin unset __tmux_send_ack
     builtin printf @END@'\n' "$__tmux_send_status"
+    for __tmux_send_v in ${__tmux_send_pagers-}; do builtin unset "$__tmux_send_v"; done
     builtin unset -f __tmux_send_finish __tmux_send_exit
-    builtin unset __tmux_send_exit_trap
+    builtin unset __tmux_send_exit_trap __tmux_send_pagers __tmux_send_v
     return "$__tmux_send_status"
 }
 __tmux_send_exit() {
@@ -178,6 +185,12 @@ __tmux_send_exit() {
 __tmux_send_exit_trap=$(builtin trap -p EXIT)
 builtin trap __tmux_send_exit EXIT
 PROMPT_COMMAND="__tmux_send_finish;${PROMPT_COMMAND-}"
+__tmux_send_pagers=
+for __tmux_send_v in @PAGERS@; do
+    [ -n "${!__tmux_send_v+x}" ] && continue
+    builtin export "$__tmux_send_v=cat"
+    __tmux_send_pagers+=" $__tmux_send_v"
+done
 builtin printf '%s\n' @BANNER@ @START@
 { . @CMD@; }@REDIRECT@
 __tmux_send_finish
@@ -196,6 +209,9 @@ _ZSH = r"""__tmux_send_finish() {
     local __tmux_send_ack
     builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     builtin printf @END@'\n' $__tmux_send_status
+    local __tmux_send_v
+    for __tmux_send_v in $__tmux_send_pagers; do builtin unset $__tmux_send_v; done
+    builtin unset __tmux_send_pagers
     builtin unfunction __tmux_send_finish __tmux_send_exit 2>/dev/null
     return $__tmux_send_status
 }
@@ -209,6 +225,13 @@ __tmux_send_setup() {
     emulate -L zsh
     precmd_functions=(__tmux_send_finish $precmd_functions)
     zshexit_functions=(__tmux_send_exit $zshexit_functions)
+    typeset -ga __tmux_send_pagers=()
+    local __tmux_send_v
+    for __tmux_send_v in @PAGERS@; do
+        (( ${+parameters[$__tmux_send_v]} )) && continue
+        export $__tmux_send_v=cat
+        __tmux_send_pagers+=($__tmux_send_v)
+    done
     builtin printf '%s\n' @BANNER@ @START@
     builtin unfunction __tmux_send_setup
 }
@@ -228,6 +251,8 @@ _FISH = r"""function __tmux_send_finish
     builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null  # relay
     command head -n 1 <@PO@ >/dev/null 2>/dev/null  # relay
     builtin printf @END@'\n' $__tmux_send_status
+    for __tmux_send_v in $__tmux_send_pagers; set -e $__tmux_send_v; end
+    set -e __tmux_send_pagers
     functions -e __tmux_send_finish
     return $__tmux_send_status
 end
@@ -240,6 +265,12 @@ function __tmux_send_exit --on-event fish_exit
     set -l __tmux_send_status $status
     builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null  # relay
     builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null  # relay
+end
+set -g __tmux_send_pagers
+for __tmux_send_v in @PAGERS@
+    set -q $__tmux_send_v; and continue
+    set -gx $__tmux_send_v cat
+    set -a __tmux_send_pagers $__tmux_send_v
 end
 builtin printf '%s\n' @BANNER@ @START@
 command @SH@ --no-config --no-execute @CMD@@CHECKERR@
@@ -257,8 +288,9 @@ _POSIX = r"""__tmux_send_finish() {
     printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
     read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     printf @END@'\n' "$__tmux_send_status"
+    for __tmux_send_v in $__tmux_send_pagers; do unset "$__tmux_send_v"; done
     unset -f __tmux_send_finish __tmux_send_exit
-    unset __tmux_send_ack
+    unset __tmux_send_ack __tmux_send_pagers __tmux_send_v
     return "$__tmux_send_status"
 }
 __tmux_send_exit() {
@@ -267,6 +299,12 @@ __tmux_send_exit() {
     printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
 }
 trap __tmux_send_exit EXIT
+__tmux_send_pagers=
+for __tmux_send_v in @PAGERS@; do
+    eval "[ -n \"\${$__tmux_send_v+x}\" ]" && continue
+    export "$__tmux_send_v=cat"
+    __tmux_send_pagers="$__tmux_send_pagers $__tmux_send_v"
+done
 printf '%s\n' @BANNER@ @START@
 @SH@ -n @CMD@@CHECKERR@ && { . @CMD@; }@REDIRECT@
 __tmux_send_finish

@@ -55,6 +55,7 @@ from .tmux import run_tmux
 Sink = Callable[[bytes], None]
 
 INTERRUPT_GRACE = 3.0  # seconds from SIGINT until SIGQUIT
+INPUT_CHECK = 0.5  # seconds of silence between looks at whether the command waits for input
 QUIT_GRACE = 2.0  # seconds from SIGQUIT until we give up and report the survivor
 PANE_BACKLOG_LIMIT = 256 * 1024  # stop reading the relays while this much waits for the pane
 READ_SIZE = 65536
@@ -91,6 +92,7 @@ class RunResult:
         self.duration = 0.0
         self.pane_tail: list[str] = []
         self.notes: list[str] = []
+        self.waited_for_input = False
 
 
 class Relay:
@@ -187,6 +189,7 @@ def run_command(
         assert kind is not None
         panes.check_not_typing(pane, kind, view.screen, directory)
         call = _Call(directory, pane, kind, text, command, options, stdout, stderr, started)
+        call.notice = notice
         try:
             call.start()
             call.wait(deadline)
@@ -246,6 +249,7 @@ class _Call:
         self.signals: SignalWatch | None = None
         self.set_remain_on_exit = pane.remain_on_exit != "on"
         self.typed = False
+        self.notice: Callable[[str], None] = lambda _message: None
         self.runner_seen_open = False
         self.runner_closed_at: float | None = None
 
@@ -315,9 +319,16 @@ class _Call:
         last_output = time.monotonic()
         phase = "running"  # -> "sent-int" -> "sent-quit"
         phase_deadline = 0.0
+        next_input_check = last_output + INPUT_CHECK
 
         while not all(s.seen for s in self.scanners):
             now = time.monotonic()
+            if phase == "running" and now >= next_input_check:
+                # a command waiting for the person is not idle: the idle timeout waits too
+                next_input_check = now + INPUT_CHECK
+                if panes.waiting_for_input(self.pane.pid, self.pane.tty):
+                    last_output = now
+                    self._announce_waiting()
             if phase == "running":
                 if self._own_signal() is not None:
                     phase, phase_deadline = self._interrupt("INT", now)
@@ -334,7 +345,7 @@ class _Call:
                     result.prompt_back = False
                     break
             if phase == "running":
-                wake_at = min(deadline, last_output + options.idle_timeout)
+                wake_at = min(deadline, last_output + options.idle_timeout, next_input_check)
             else:
                 wake_at = phase_deadline
             if self.pidfd < 0 or self.kind == "posix":
@@ -368,6 +379,7 @@ class _Call:
                     index = 0 if fd == self.relays[0].master else 1
                     if self._read_relay(index):
                         last_output = time.monotonic()
+                        next_input_check = last_output + INPUT_CHECK
                     if self.scanners[index].seen:
                         poller.unregister(fd)
             if self.pidfd < 0 and panes.proc_stat(self.pane.pid) is None:
@@ -383,6 +395,18 @@ class _Call:
                 )
                 break
         self._finish()
+
+    def _announce_waiting(self) -> None:
+        """Say once that the command waits for the person, with the prompt it shows."""
+        if self.result.waited_for_input:
+            return
+        self.result.waited_for_input = True
+        prompt = panes.cursor_line(self.pane.pane_id).strip()
+        self.notice(
+            "tmux-send: the command is waiting for input in the bridge terminal"
+            + (f": {prompt}" if prompt else "")
+            + " (the idle timeout is paused while it waits)"
+        )
 
     def _read_relay(self, index: int) -> bool:
         relay = self.relays[index]

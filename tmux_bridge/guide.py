@@ -1,0 +1,58 @@
+"""``tmux-send --guide``: instructions an AI agent can follow, fit for an AGENTS.md."""
+
+from __future__ import annotations
+
+GUIDE = """\
+# Using tmux-send (a terminal the person watches)
+
+`tmux-send` runs a command in a shell the person keeps open and watches (their
+`tmux-bridge` terminal), and gives you its stdout, stderr and exit status as if you had
+run it yourself. Use it when a command needs the person or their terminal: `sudo`
+(password), `ssh` to hosts only they reach, installers that ask questions, anything
+they should see. For everything else, prefer running commands yourself.
+
+## Run a command
+    tmux-send -- 'cd ~/project && make test'    # one argument is shell code
+    tmux-send --timeout 60 -- sudo apt-get install -y jq
+    tmux-send - < script.sh                     # long scripts on stdin
+- It runs in the person's own shell: cd, export and functions persist between calls.
+- One argument is shell code; several are joined with spaces (quote as for ssh).
+- --timeout N (default 10) is seconds without output; --max-time N (default 120) in
+  all. When one fires: Ctrl-C, then Ctrl-\\ after 3 s, exit 124, output so far printed.
+- Pagers are not special: pass --no-pager or `| cat` where a tool would page.
+
+## Exit status
+- 0-255: the command's own (130 = interrupted by Ctrl-C).
+- 124: a timeout fired. 125: tmux-send could not run the command (read stderr).
+- 2: bad usage.
+
+## When there is no bridge
+tmux-send prints "No tmux-bridge session is running" and exits 125. Do not start it
+yourself: ask the person to run `tmux-bridge` in a terminal they can see.
+
+## When a command waits for the person
+If a command asks for a password or a confirmation, tmux-send says on stderr that it
+waits for input in the bridge terminal, and the idle timeout does not end it. Tell the
+person what to type there. To answer a prompt yourself, from a second call:
+    tmux-send --screen                 # what is on the screen now
+    tmux-send --type 'yes' --enter     # literal text (no key names), then Enter
+    tmux-send --keys q                 # tmux key names: C-c, Enter, Up, q, y
+Never type a password you were not given by the person for that purpose.
+
+## When tmux-send refuses (exit 125)
+It will not type while the person runs a program in the pane, has a half-typed command
+line, or a builtin such as `read` waits. Tell the person what the message says and try
+again later; do not press keys to clear their work.
+
+## REPLs
+    tmux-send --repl python -- python3          # start; waits for the prompt
+    tmux-send --repl python -- 'x = 41
+    x + 1'                                      # stdout: 42; status 1 on a traceback
+    tmux-send --close                           # quit it (exit(), \\q, .exit, ...)
+Presets: python, node, psql, sqlite, nix. While a REPL is open, plain commands are
+refused: evaluate with --repl NAME or --close first.
+
+## Machine-readable results
+Add --json for one JSON object: stdout, stderr, exit_status, timed_out, signals_sent,
+duration_s, error. Output that is not valid UTF-8 also comes as stdout_b64/stderr_b64.
+"""
