@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -159,7 +160,11 @@ class Bridge:
     def read_line(self, proc: subprocess.Popen[bytes], timeout: float = WAIT) -> bytes:
         """The next line of a background tmux-send's stdout, waiting at most ``timeout``."""
         assert proc.stdout is not None
-        fd = proc.stdout.fileno()
+        return self.read_line_from(proc.stdout, timeout)
+
+    def read_line_from(self, stream: IO[bytes], timeout: float = WAIT) -> bytes:
+        """The next line from a pipe of a background tmux-send, waiting at most ``timeout``."""
+        fd = stream.fileno()
         line = b""
         deadline = time.monotonic() + timeout
         while not line.endswith(b"\n"):
@@ -170,8 +175,9 @@ class Bridge:
                 )
             byte = os.read(fd, 1)
             if not byte:
-                out, err = proc.communicate()
-                pytest.fail(f"tmux-send ended ({proc.returncode}): {line + out!r} {err!r}")
+                pytest.fail(
+                    f"tmux-send closed the pipe after {line!r}; the pane shows:\n{self.screen()}"
+                )
             line += byte
         return line
 

@@ -421,13 +421,14 @@ class _Stream:
         if pidfd >= 0:
             poller.register(pidfd, select.POLLIN)
         last_output = time.monotonic()
-        next_input_check = last_output + INPUT_CHECK
+        input_check = min(INPUT_CHECK, self.options.idle_timeout / 2)
+        next_input_check = last_output + input_check
         interrupted_at: float | None = None
         while True:
             now = time.monotonic()
             if interrupted_at is None and scanner.started and now >= next_input_check:
                 # code waiting for the person (input()) is not idle
-                next_input_check = now + INPUT_CHECK
+                next_input_check = now + input_check
                 if panes.waiting_for_input(self.pane.pid, self.pane.tty):
                     last_output = now
                     if not result.waited_for_input:
@@ -471,7 +472,7 @@ class _Stream:
                 else:
                     if self._drain_into(relay, scanner, collect):
                         last_output = time.monotonic()
-                        next_input_check = last_output + INPUT_CHECK
+                        next_input_check = last_output + input_check
             if scanner.ended:
                 self._flush_text()
                 return "ended" if interrupted_at is None or not result.timed_out else "timeout"

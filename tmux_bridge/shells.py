@@ -172,7 +172,9 @@ _BASH = r"""__tmux_send_finish() {
     builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     builtin unset __tmux_send_ack
     builtin printf @END@'\n' "$__tmux_send_status"
-    for __tmux_send_v in ${__tmux_send_pagers-}; do builtin unset "$__tmux_send_v"; done
+    for __tmux_send_v in ${__tmux_send_pagers-}; do  # unless the command changed it
+        [ "${!__tmux_send_v-}" != cat ] || builtin unset "$__tmux_send_v"
+    done
     builtin unset -f __tmux_send_finish __tmux_send_exit
     builtin unset __tmux_send_exit_trap __tmux_send_pagers __tmux_send_v
     return "$__tmux_send_status"
@@ -210,7 +212,9 @@ _ZSH = r"""__tmux_send_finish() {
     builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     builtin printf @END@'\n' $__tmux_send_status
     local __tmux_send_v
-    for __tmux_send_v in $__tmux_send_pagers; do builtin unset $__tmux_send_v; done
+    for __tmux_send_v in $__tmux_send_pagers; do  # unless the command changed it
+        [[ ${(P)__tmux_send_v-} != cat ]] || builtin unset $__tmux_send_v
+    done
     builtin unset __tmux_send_pagers
     builtin unfunction __tmux_send_finish __tmux_send_exit 2>/dev/null
     return $__tmux_send_status
@@ -251,7 +255,9 @@ _FISH = r"""function __tmux_send_finish
     builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null  # relay
     command head -n 1 <@PO@ >/dev/null 2>/dev/null  # relay
     builtin printf @END@'\n' $__tmux_send_status
-    for __tmux_send_v in $__tmux_send_pagers; set -e $__tmux_send_v; end
+    for __tmux_send_v in $__tmux_send_pagers  # unless the command changed it
+        test "$$__tmux_send_v" = cat; and set -e $__tmux_send_v
+    end
     set -e __tmux_send_pagers
     functions -e __tmux_send_finish
     return $__tmux_send_status
@@ -288,7 +294,9 @@ _POSIX = r"""__tmux_send_finish() {
     printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
     read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
     printf @END@'\n' "$__tmux_send_status"
-    for __tmux_send_v in $__tmux_send_pagers; do unset "$__tmux_send_v"; done
+    for __tmux_send_v in $__tmux_send_pagers; do  # unless the command changed it
+        eval "[ \"\${$__tmux_send_v-}\" != cat ]" || unset "$__tmux_send_v"
+    done
     unset -f __tmux_send_finish __tmux_send_exit
     unset __tmux_send_ack __tmux_send_pagers __tmux_send_v
     return "$__tmux_send_status"

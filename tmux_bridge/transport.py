@@ -319,13 +319,14 @@ class _Call:
         last_output = time.monotonic()
         phase = "running"  # -> "sent-int" -> "sent-quit"
         phase_deadline = 0.0
-        next_input_check = last_output + INPUT_CHECK
+        input_check = min(INPUT_CHECK, options.idle_timeout / 2)
+        next_input_check = last_output + input_check
 
         while not all(s.seen for s in self.scanners):
             now = time.monotonic()
             if phase == "running" and now >= next_input_check:
                 # a command waiting for the person is not idle: the idle timeout waits too
-                next_input_check = now + INPUT_CHECK
+                next_input_check = now + input_check
                 if panes.waiting_for_input(self.pane.pid, self.pane.tty):
                     last_output = now
                     self._announce_waiting()
@@ -379,7 +380,7 @@ class _Call:
                     index = 0 if fd == self.relays[0].master else 1
                     if self._read_relay(index):
                         last_output = time.monotonic()
-                        next_input_check = last_output + INPUT_CHECK
+                        next_input_check = last_output + input_check
                     if self.scanners[index].seen:
                         poller.unregister(fd)
             if self.pidfd < 0 and panes.proc_stat(self.pane.pid) is None:
