@@ -233,3 +233,20 @@ def test_help_shows_examples_and_exit_codes() -> None:
     assert "Examples:" in result.stdout
     for code in ("124", "125", "130"):
         assert code in result.stdout
+
+
+def test_the_shell_is_detected_while_a_program_runs(bridge: Bridge, tmp_path: Path) -> None:
+    from tmux_bridge.pane import shell_kind
+
+    go = tmp_path / "go"
+    bridge.tmux(
+        "send-keys",
+        "-t",
+        bridge.target,
+        f"python3 -c 'import os, time\nwhile not os.path.exists(\"{go}\"): time.sleep(0.05)'",
+        "Enter",
+    )
+    bridge.wait_for(lambda: bridge.foreground().startswith("python"), "python to run")
+    assert shell_kind(int(bridge.pane("#{pane_pid}"))) == bridge.shell
+    go.touch()
+    bridge.wait_for_prompt()

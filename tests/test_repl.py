@@ -450,3 +450,52 @@ def test_refuses_a_pane_with_its_own_pipe(
 def test_repl_usage_errors(make_bridge: Callable[[str], Bridge], args: list[str]) -> None:
     b = make_bridge("bash")
     assert b.send(*args).returncode == 2
+
+
+def _big_code(name: str, size: int) -> tuple[str, str]:
+    """About ``size`` bytes of code for REPL ``name``, and what it prints."""
+    payload = "x" * size
+    if name == "python":
+        return f"len('{payload}')", f"{size}\n"
+    if name == "node":
+        return f"'{payload}'.length", f"{size}\n"
+    if name in ("sqlite", "psql"):
+        return f"select length('{payload}');", f"{size}\n"
+    return f'builtins.stringLength "{payload}"', f"{size}\n"
+
+
+def test_a_hundred_kilobytes_of_code_in_each_repl(repl: tuple[Bridge, ReplCase]) -> None:
+    b, case = repl
+    code, expected = _big_code(case.name, 100 * 1024)
+    result = b.send("--timeout", "30", "--repl", case.name, "-", input=code.encode())
+    assert (result.returncode, result.stdout.decode()) == (0, expected), result.stderr
+
+
+def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None:
+    b, case = repl
+    if case.name != "psql":
+        pytest.skip("psql's \\prompt; python's input() is tested on its own below")
+    proc = b.start_send(
+        "--timeout", "1", "--repl", "psql", "--", "\\prompt 'Who? ' who\nselect :'who';"
+    )
+    assert proc.stderr is not None
+    assert b"waiting for input" in b.read_line_from(proc.stderr)
+    b.tmux("send-keys", "-t", b.target, "-l", "Ada")
+    b.tmux("send-keys", "-t", b.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out == b"Who? Ada\nAda\n"  # the question and the person's echo, then the result
+
+
+def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: Bridge) -> None:
+    proc = python.start_send(
+        "--timeout", "0.5", "--repl", "python", "--", "print('hi', input('Name? '))"
+    )
+    assert proc.stderr is not None
+    notice = python.read_line_from(proc.stderr)
+    assert b"REPL is waiting for input" in notice and b"Name?" in notice
+    python.tmux("send-keys", "-t", python.target, "-l", "Ada")
+    python.tmux("send-keys", "-t", python.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.endswith(b"hi Ada\n")
