@@ -219,17 +219,22 @@ def line_editor_active(tty: str) -> bool | None:
 
     ``None`` when the terminal cannot be opened.
     """
+    lflag = _local_modes(tty)
+    return None if lflag is None else not lflag & termios.ICANON
+
+
+def _local_modes(tty: str) -> int | None:
+    """The terminal's local mode flags (ICANON, ECHO ...); ``None`` when unreadable."""
     try:
         fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        lflag = termios.tcgetattr(fd)[3]
+        return int(termios.tcgetattr(fd)[3])
     except termios.error:
         return None
     finally:
         os.close(fd)
-    return not lflag & termios.ICANON
 
 
 # --- readiness ---------------------------------------------------------------------------
@@ -465,17 +470,8 @@ def _is_terminal(pid: int, fd: int, tty: str) -> bool:
 
 
 def _password_mode(tty: str) -> bool:
-    try:
-        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        lflag = termios.tcgetattr(fd)[3]
-    except termios.error:
-        return False
-    finally:
-        os.close(fd)
-    return bool(lflag & termios.ICANON) and not lflag & termios.ECHO
+    lflag = _local_modes(tty)
+    return lflag is not None and bool(lflag & termios.ICANON) and not lflag & termios.ECHO
 
 
 def cursor_line(pane_id: str) -> str:

@@ -30,12 +30,8 @@ from .presets import (
     start_marker,
 )
 from .runtime import (
-    call_lock,
-    ensure_private_dir,
     remove_quietly,
-    runtime_dir,
     session_name,
-    sweep_call_files,
     write_private_file,
 )
 from .shells import RunnerSpec, ShellKind, display_command, runner_script, typed_line
@@ -48,6 +44,7 @@ from .transport import (
     RunOptions,
     RunResult,
     SignalWatch,
+    locked_call,
     new_call_id,
 )
 
@@ -70,16 +67,7 @@ def run_repl(
     """``--repl NAME -- TEXT``: start the REPL with shell command TEXT when none is open,
     else evaluate TEXT in it. Returns like :func:`tmux_bridge.transport.run_command`."""
     preset = _preset_for(request)
-    started = time.monotonic()
-    deadline = started + options.max_time
-    directory = runtime_dir()
-    ensure_private_dir(directory)
-    with call_lock(
-        directory,
-        deadline,
-        lambda: notice("tmux-send: waiting for another tmux-send call to finish"),
-    ):
-        sweep_call_files(directory)
+    with locked_call(options, notice) as (directory, started, deadline):
         view = panes.find_bridge(session_name())
         pane = view.pane
         if pane.piped:
@@ -119,15 +107,7 @@ def close_repl(options: RunOptions, notice: Callable[[str], None]) -> tuple[str,
     Returns a sentence for the agent and, when a REPL was closed, the result. With no
     REPL open nothing is typed.
     """
-    started = time.monotonic()
-    deadline = started + options.max_time
-    directory = runtime_dir()
-    ensure_private_dir(directory)
-    with call_lock(
-        directory,
-        deadline,
-        lambda: notice("tmux-send: waiting for another tmux-send call to finish"),
-    ):
+    with locked_call(options, notice) as (directory, started, deadline):
         view = panes.find_bridge(session_name())
         state = read_state(directory)
         if state is None:

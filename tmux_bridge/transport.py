@@ -22,7 +22,7 @@ import signal
 import struct
 import termios
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 from . import pane as panes
@@ -170,17 +170,8 @@ def run_command(
     :class:`RuntimeDirError`, :class:`LockTimeout` before anything was typed, and
     :class:`SessionClosed` when the session vanished mid-command.
     """
-    started = time.monotonic()
-    deadline = started + options.max_time
-    directory = runtime_dir()
-    ensure_private_dir(directory)
     text = command.decode("utf-8", "surrogateescape")
-
-    def on_wait() -> None:
-        notice(_lock_holder_note(directory))
-
-    with call_lock(directory, deadline, on_wait):
-        sweep_call_files(directory)
+    with locked_call(options, notice) as (directory, started, deadline):
         view = panes.find_bridge(session_name())
         pane = view.pane
         check_no_repl(directory, pane)
@@ -197,6 +188,22 @@ def run_command(
             call.close()
         call.result.duration = time.monotonic() - started
         return call.result
+
+
+@contextlib.contextmanager
+def locked_call(
+    options: RunOptions, notice: Callable[[str], None]
+) -> Iterator[tuple[str, float, float]]:
+    """The frame of every call that types into the pane: the runtime directory made or
+    checked, the call lock held, leftovers of killed calls swept away. Yields the
+    directory, the start time and the ``--max-time`` deadline (``time.monotonic()``)."""
+    started = time.monotonic()
+    deadline = started + options.max_time
+    directory = runtime_dir()
+    ensure_private_dir(directory)
+    with call_lock(directory, deadline, lambda: notice(_lock_holder_note(directory))):
+        sweep_call_files(directory)
+        yield directory, started, deadline
 
 
 def _lock_holder_note(directory: str) -> str:
