@@ -170,7 +170,6 @@ def run_command(
     :class:`RuntimeDirError`, :class:`LockTimeout` before anything was typed, and
     :class:`SessionClosed` when the session vanished mid-command.
     """
-    text = command.decode("utf-8", "surrogateescape")
     with locked_call(options, notice) as (directory, started, deadline):
         view = panes.find_bridge(session_name())
         pane = view.pane
@@ -179,8 +178,7 @@ def run_command(
         panes.check_ready(pane, kind)
         assert kind is not None
         panes.check_not_typing(pane, kind, view.screen, directory)
-        call = _Call(directory, pane, kind, text, command, options, stdout, stderr, started)
-        call.notice = notice
+        call = _Call(directory, pane, kind, command, options, (stdout, stderr), notice)
         try:
             call.start()
             call.wait(deadline)
@@ -227,22 +225,19 @@ class _Call:
         directory: str,
         pane: panes.PaneInfo,
         kind: ShellKind,
-        text: str,
         command: bytes,
         options: RunOptions,
-        stdout: Sink,
-        stderr: Sink,
-        started: float,
+        sinks: tuple[Sink, Sink],
+        notice: Callable[[str], None],
     ) -> None:
-        self.directory = directory
         self.pane = pane
         self.kind = kind
         self.command = command
         self.options = options
-        self.sinks = (stdout, stderr)
-        self.started = started
+        self.sinks = sinks
+        self.notice = notice
         self.call_id = new_call_id()
-        self.result = RunResult(self.call_id, text, kind)
+        self.result = RunResult(self.call_id, command.decode("utf-8", "surrogateescape"), kind)
         self.runner_path = os.path.join(directory, self.call_id + ".run")
         self.command_path = os.path.join(directory, self.call_id + ".cmd")
         self.inflight_path = os.path.join(directory, INFLIGHT_FILE)
@@ -256,7 +251,6 @@ class _Call:
         self.signals: SignalWatch | None = None
         self.set_remain_on_exit = pane.remain_on_exit != "on"
         self.typed = False
-        self.notice: Callable[[str], None] = lambda _message: None
         self.runner_seen_open = False
         self.runner_closed_at: float | None = None
 
