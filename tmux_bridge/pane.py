@@ -161,6 +161,15 @@ def capture_screen(pane_id: str, history_lines: int = 0) -> list[str]:
     return result.stdout.split("\n")[:-1] if result.returncode == 0 else []
 
 
+def screen_tail(pane_id: str, count: int = 20) -> list[str]:
+    """The last ``count`` lines on the pane's screen, blank rows below them dropped: what
+    an error report shows of the bridge terminal."""
+    lines = capture_screen(pane_id)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines[-count:]
+
+
 # --- the shell, seen through /proc -------------------------------------------------------
 
 

@@ -37,7 +37,6 @@ class Preset(NamedTuple):
     ready: str  # regex matched against the last line on screen: the REPL's prompt
     quit: str  # typed to leave the REPL the way it expects
     error: str | None  # regex over the output when the end marker carries no status
-    description: str
 
 
 PRESETS: dict[str, Preset] = {
@@ -49,16 +48,14 @@ PRESETS: dict[str, Preset] = {
             r"^(>>>|\.\.\.) ?$",
             "exit()",
             None,
-            "python3, ipython-free",
         ),
-        Preset("node", ("nodejs", "js"), r"^> ?$", ".exit", None, "node"),
+        Preset("node", ("nodejs", "js"), r"^> ?$", ".exit", None),
         Preset(
             "psql",
             ("postgres", "postgresql"),
             r"^[^\s]*[=(-][#>] ?$",
             "\\q",
             r"^(psql:.*?)?(ERROR|FATAL|PANIC):",
-            "psql (PostgreSQL)",
         ),
         Preset(
             "sqlite",
@@ -66,9 +63,8 @@ PRESETS: dict[str, Preset] = {
             r"^sqlite> ?$",
             ".quit",
             r"^(Error|Parse error|Runtime error)\b",
-            "sqlite3",
         ),
-        Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:", "nix repl"),
+        Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:"),
     )
 }
 

@@ -24,6 +24,7 @@ from .errors import EXIT_FAILURE, PaneNotReady, ReplError
 from .output import MarkerScanner, PassThrough, TerminalText, clean
 from .presets import (
     Preset,
+    describe_presets,
     end_pattern,
     find_preset,
     plan_eval,
@@ -132,11 +133,9 @@ def _preset_for(request: ReplRequest) -> Preset:
             re.compile(request.prompt)
         except re.error as exc:
             raise ReplError(f"--prompt is not a valid regular expression: {exc}") from None
-        return Preset(request.name, (), request.prompt, "", None, "custom")
+        return Preset(request.name, (), request.prompt, "", None)
     preset = find_preset(request.name)
     if preset is None:
-        from .presets import describe_presets
-
         raise ReplError(
             f"no REPL preset is called {request.name!r}. Presets:\n{describe_presets()}\n"
             "For another REPL pass --prompt REGEX (its prompt) with --repl NAME."
@@ -284,7 +283,7 @@ class _Stream:
             clear_state(self.directory)
             result.status = EXIT_FAILURE
             result.notes.append(f"The {state.name} REPL exited during the evaluation.")
-            result.pane_tail = _tail(panes.capture_screen(self.pane.pane_id), 20)
+            result.pane_tail = panes.screen_tail(self.pane.pane_id)
         return result
 
     def close(self, state: ReplState, deadline: float) -> RunResult:
@@ -585,9 +584,3 @@ def _after_echo(raw: bytes, typed: tuple[str, ...]) -> bytes:
     echoed = max((i for i, line in enumerate(lines) if last in line), default=-1)
     body = lines[echoed + 1 : -1]
     return ("\n".join(body) + "\n").encode("utf-8", "surrogateescape") if body else b""
-
-
-def _tail(lines: list[str], count: int) -> list[str]:
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    return lines[-count:]

@@ -529,7 +529,7 @@ class _Call:
         with contextlib.suppress(OSError):
             os.write(self.relays[0].master, ACK)
         if not result.prompt_back or result.timed_out or self._own_signal():
-            result.pane_tail = _tail(panes.capture_screen(self.pane.pane_id), 20)
+            result.pane_tail = panes.screen_tail(self.pane.pane_id)
 
     def _drain_relay(self, index: int) -> None:
         while self._read_relay(index):
@@ -637,12 +637,6 @@ def _reason(result: RunResult, own_signal: int | None) -> str:
     if result.timed_out == "idle":
         return "idle timeout"
     return "overall timeout"
-
-
-def _tail(lines: list[str], count: int) -> list[str]:
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    return lines[-count:]
 
 
 def _has_open(pid: int, path: str) -> bool:
