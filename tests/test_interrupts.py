@@ -25,11 +25,12 @@ def test_idle_timeout_interrupts_with_sigint(bridge: Bridge) -> None:
 
 
 def test_output_keeps_the_idle_timeout_away(bridge: Bridge) -> None:
-    command = "for i in 1 2 3 4 5 6; do echo $i; sleep 0.2; done"
+    # 1.6 s in all, longer than the idle timeout, but never 1 s without output
+    command = "for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.2; done"
     if bridge.shell == "fish":
-        command = "for i in 1 2 3 4 5 6; echo $i; sleep 0.2; end"
-    code, out, err = bridge.send_text("--timeout", "0.6", "--", command)
-    assert (code, out) == (0, "1\n2\n3\n4\n5\n6\n"), err
+        command = "for i in 1 2 3 4 5 6 7 8; echo $i; sleep 0.2; end"
+    code, out, err = bridge.send_text("--timeout", "1", "--", command)
+    assert (code, out) == (0, "1\n2\n3\n4\n5\n6\n7\n8\n"), err
 
 
 def test_overall_timeout(bridge: Bridge) -> None:
