@@ -159,3 +159,48 @@ def test_inside_tmux_it_switches_the_client_instead_of_nesting(
         assert len(b.tmux("list-clients").splitlines()) == 1  # one client: no nesting
     finally:
         term.close(force=True)
+
+
+# --- a terminal that reports its size as 0x0 (some IDE and CI terminals, `script` under
+# a parent without a terminal): tmux refuses -x 0 -y 0, so the size must be ignored
+
+
+@pytest.mark.pty
+def test_detach_from_a_terminal_of_size_zero_uses_tmuxs_default_size(
+    make_bridge: Callable[[str], Bridge],
+) -> None:
+    b = make_bridge("bash")
+    term = pexpect.spawn(
+        str(BIN / "tmux-bridge"), ["--detach"], env=b.env, cwd=str(b.home), dimensions=(0, 0)
+    )
+    try:
+        term.expect(pexpect.EOF, timeout=15)
+    finally:
+        term.close(force=True)
+    output = term.before.decode("utf-8", "replace")
+    assert (term.exitstatus, output) == (0, f"{b.session}\r\n")
+    b.wait_for_prompt()
+    default = b.tmux("show-options", "-gv", "default-size").strip()
+    assert f"{b.pane('#{pane_width}')}x{b.pane('#{pane_height}')}" == default
+    assert b.send_text("--", "echo works") == (0, "works\n", "")
+
+
+@pytest.mark.pty
+def test_person_attaches_from_a_terminal_of_size_zero(
+    make_bridge: Callable[[str], Bridge],
+) -> None:
+    b = make_bridge("bash")
+    term = pexpect.spawn(
+        str(BIN / "tmux-bridge"), env=b.env, cwd=str(b.home), dimensions=(0, 0), timeout=15
+    )
+    try:
+        b.wait_for(lambda: b.tmux("list-clients", check=False).strip() != "", "the client")
+        b.wait_for_prompt()
+        assert b.send_text("--", "echo seen-by-$((6*7))") == (0, "seen-by-42\n", "")
+        term.expect("seen-by-42")
+        term.send("\x02d")  # the person detaches (prefix C-b, d)
+        term.expect(pexpect.EOF)
+        term.close()
+        assert term.exitstatus == 0
+    finally:
+        term.close(force=True)

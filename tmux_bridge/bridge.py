@@ -67,12 +67,18 @@ def ensure_session() -> tuple[str, bool]:
 
 
 def _terminal_size() -> tuple[int, int] | None:
+    """The size of the first of stdout, stdin, stderr that is a terminal and knows its size.
+
+    Some terminals (IDE consoles, ``script`` under a parent without a terminal) report
+    0x0, which new-session refuses ("width too small"); None lets tmux use default-size.
+    """
     for fd in (1, 0, 2):
         try:
             size = os.get_terminal_size(fd)
         except OSError:
             continue
-        return size.columns, size.lines
+        if size.columns > 0 and size.lines > 0:
+            return size.columns, size.lines
     return None
 
 
