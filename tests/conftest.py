@@ -230,6 +230,21 @@ def _session_members(leaders: set[int]) -> list[int]:
     return members
 
 
+# Fixtures that start a private tmux server, directly or through other fixtures.
+TMUX_FIXTURES = frozenset({"bridge", "shared_bridge", "make_bridge"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tiers, so ``-m "not tmux"`` runs the pure tests alone: ``tmux`` for every
+    test using a bridge fixture (``fixturenames`` includes fixtures' own fixtures),
+    ``repl`` for the REPL tests."""
+    for item in items:
+        if TMUX_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.tmux)
+        if item.path.name == "test_repl.py":
+            item.add_marker(pytest.mark.repl)
+
+
 @pytest.fixture(autouse=True)
 def _no_outer_tmux(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer running the tests inside tmux must not target their own session."""
