@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from . import pane as panes
+from . import procfs, readiness
 from .errors import EXIT_FAILURE, PaneNotReady, ReplError
 from .output import MarkerScanner, PassThrough, TerminalText, clean
 from .presets import (
@@ -94,8 +95,8 @@ def run_repl(
                     "bridge terminal (the person may have quit it). Start it again with "
                     f"`tmux-send --repl {preset.name} -- <command>`."
                 )
-        kind = panes.shell_kind(pane.pid)
-        panes.check_ready(pane, kind)
+        kind = procfs.shell_kind(pane.pid)
+        readiness.check_ready(pane, kind)
         assert kind is not None
         call = _Stream(directory, pane, options, stdout, started)
         call.notice = notice
@@ -166,7 +167,7 @@ class _Stream:
         self.saw_error = False
         self.ready: re.Pattern[str] | None = None  # the REPL's prompt
         self.notice: Callable[[str], None] = lambda _message: None
-        own = panes.proc_stat(os.getpid())
+        own = procfs.proc_stat(os.getpid())
         self.started_ticks = own.start if own else 0
 
     # --- the three requests ------------------------------------------------------------
@@ -182,7 +183,7 @@ class _Stream:
             stdout_tty="",
             stderr_tty="",
             banner=display_command(result.command),
-            shell_binary=panes.shell_executable(pane.pid),
+            shell_binary=procfs.shell_executable(pane.pid),
         )
         runner_path = self._write(".run", runner_script(kind, runner).encode())
         scanner = MarkerScanner(
@@ -195,7 +196,7 @@ class _Stream:
         def is_ready() -> bool:
             if not ready.search(self.text.pending().decode("utf-8", "replace").rstrip("\n")):
                 return False
-            shell = panes.proc_stat(pane.pid)
+            shell = procfs.proc_stat(pane.pid)
             return shell is not None and self._repl_pid(shell.tpgid) is not None
 
         outcome = self._run(
@@ -207,7 +208,7 @@ class _Stream:
             done=is_ready,
         )
         if outcome == "ready":
-            shell = panes.proc_stat(pane.pid)
+            shell = procfs.proc_stat(pane.pid)
             pid = self._repl_pid(shell.tpgid) if shell else None
             if pid is not None:
                 write_state(
@@ -318,17 +319,17 @@ class _Stream:
             limit = min(deadline, time.monotonic() + self.options.idle_timeout)
             if pidfd >= 0:
                 select.select([pidfd], [], [], max(limit - time.monotonic(), 0))
-            while panes.proc_stat(state.pid) is not None and time.monotonic() < limit:
+            while procfs.proc_stat(state.pid) is not None and time.monotonic() < limit:
                 time.sleep(0.01)
-            if panes.proc_stat(state.pid) is not None:
+            if procfs.proc_stat(state.pid) is not None:
                 result.status = EXIT_FAILURE
                 result.notes.append(
                     f"The {state.name} REPL did not quit after `{state.quit}`; it is still open."
                 )
                 return result
-            kind = panes.shell_kind(self.pane.pid)
+            kind = procfs.shell_kind(self.pane.pid)
             try:
-                panes.check_ready(self.pane, kind, prompt_wait=2.0)
+                readiness.check_ready(self.pane, kind, prompt_wait=2.0)
             except PaneNotReady as exc:
                 result.status = EXIT_FAILURE
                 result.notes.append(f"The REPL quit, but the shell prompt did not come back: {exc}")
@@ -408,7 +409,7 @@ class _Stream:
             if interrupted_at is None and scanner.started and now >= next_input_check:
                 # code waiting for the person (input()) is not idle
                 next_input_check = now + input_check
-                if panes.waiting_for_input(self.pane.pid, self.pane.tty):
+                if procfs.waiting_for_input(self.pane.pid, self.pane.tty):
                     last_output = now
                     if not result.waited_for_input:
                         result.waited_for_input = True
@@ -504,11 +505,11 @@ class _Stream:
     def _interrupt(self, result: RunResult, now: float) -> float:
         """Ctrl-C for the REPL: SIGINT to the program in front, which stays open."""
         result.signals_sent.append("SIGINT")
-        shell = panes.proc_stat(self.pane.pid)
+        shell = procfs.proc_stat(self.pane.pid)
         sent = False
         if shell is not None:
             pid = self._repl_pid(shell.tpgid)
-            target = panes.proc_stat(pid) if pid else None
+            target = procfs.proc_stat(pid) if pid else None
             with contextlib.suppress(OSError):
                 if target is not None and pid is not None and target.pgrp != shell.pgrp:
                     os.killpg(target.pgrp, signal.SIGINT)
@@ -523,7 +524,7 @@ class _Stream:
     def _repl_pid(self, tpgid: int) -> int | None:
         """The program in the pane's foreground: the shell's newest child in that group
         started since this call began."""
-        return panes.foreground_child(self.pane.pid, tpgid, self.started_ticks)
+        return procfs.foreground_child(self.pane.pid, tpgid, self.started_ticks)
 
     def _write(self, suffix: str, content: bytes) -> str:
         path = os.path.join(self.directory, self.call_id + suffix)

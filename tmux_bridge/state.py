@@ -6,6 +6,7 @@ import os
 from typing import NamedTuple
 
 from . import pane as panes
+from . import procfs
 from .errors import ReplError
 from .runtime import remove_quietly, write_private_file
 
@@ -47,8 +48,8 @@ def repl_in_front(state: ReplState, pane: panes.PaneInfo) -> bool:
     """Whether the recorded REPL still runs and is the program in the pane's foreground."""
     if state.pane_id != pane.pane_id:
         return False
-    repl = panes.proc_stat(state.pid)
-    shell = panes.proc_stat(pane.pid)
+    repl = procfs.proc_stat(state.pid)
+    shell = procfs.proc_stat(pane.pid)
     return repl is not None and shell is not None and repl.pgrp == shell.tpgid
 
 

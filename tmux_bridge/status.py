@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from . import pane as panes
+from . import procfs, readiness
 from .errors import NoBridgeSession, PaneNotReady
 from .runtime import INFLIGHT_FILE, runtime_dir, session_name
 from .shells import ShellKind
@@ -24,9 +25,9 @@ def bridge_status() -> dict[str, Any]:
     except NoBridgeSession:
         return status
     status["running"] = True
-    kind = panes.shell_kind(pane.pid)
+    kind = procfs.shell_kind(pane.pid)
     status["pane"] = pane.pane_id
-    status["shell"] = kind or panes.command_name(pane.pid) or pane.current_command
+    status["shell"] = kind or procfs.command_name(pane.pid) or pane.current_command
     status["shell_pid"] = pane.pid
     status["cwd"] = _cwd(pane.pid) or pane.current_path
     status["foreground"] = _foreground(pane, kind)
@@ -55,13 +56,13 @@ def _foreground(pane: panes.PaneInfo, kind: ShellKind | None) -> str | None:
     if kind is None:
         return pane.current_command
     try:
-        panes.check_ready(pane, kind, prompt_wait=0)
+        readiness.check_ready(pane, kind, prompt_wait=0)
     except PaneNotReady:
-        shell = panes.proc_stat(pane.pid)
+        shell = procfs.proc_stat(pane.pid)
         if shell is not None:
-            child = panes.foreground_child(pane.pid, shell.tpgid)
+            child = procfs.foreground_child(pane.pid, shell.tpgid)
             if child is not None:
-                return panes.command_name(child)
+                return procfs.command_name(child)
         return pane.current_command
     return None
 
@@ -70,7 +71,7 @@ def _in_flight(directory: str) -> dict[str, Any] | None:
     with contextlib.suppress(OSError, ValueError):
         with open(os.path.join(directory, INFLIGHT_FILE), encoding="utf-8", errors="replace") as f:
             pid, since, command = f.read().split("\n", 2)
-        if panes.proc_stat(int(pid)) is None:
+        if procfs.proc_stat(int(pid)) is None:
             return None  # a killed call's leftover
         return {
             "pid": int(pid),

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 
 from . import pane as panes
+from . import procfs, readiness
 from .errors import SessionClosed
 from .output import SentinelScanner, TerminalText
 from .runtime import (
@@ -174,10 +175,10 @@ def run_command(
         view = panes.find_bridge(session_name())
         pane = view.pane
         check_no_repl(directory, pane)
-        kind = panes.shell_kind(pane.pid)
-        panes.check_ready(pane, kind)
+        kind = procfs.shell_kind(pane.pid)
+        readiness.check_ready(pane, kind)
         assert kind is not None
-        panes.check_not_typing(pane, kind, view.screen, directory)
+        readiness.check_not_typing(pane, kind, view.screen, directory)
         call = _Call(directory, pane, kind, command, options, (stdout, stderr), notice)
         try:
             call.start()
@@ -274,7 +275,7 @@ class _Call:
             stdout_tty=self.relays[0].path,
             stderr_tty=self.relays[1].path,
             banner=display_command(self.result.command),
-            shell_binary=panes.shell_executable(pane.pid),
+            shell_binary=procfs.shell_executable(pane.pid),
         )
         write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
         try:
@@ -328,7 +329,7 @@ class _Call:
             if phase == "running" and now >= next_input_check:
                 # a command waiting for the person is not idle: the idle timeout waits too
                 next_input_check = now + input_check
-                if panes.waiting_for_input(self.pane.pid, self.pane.tty):
+                if procfs.waiting_for_input(self.pane.pid, self.pane.tty):
                     last_output = now
                     self._announce_waiting()
             if phase == "running":
@@ -384,7 +385,7 @@ class _Call:
                         next_input_check = last_output + input_check
                     if self.scanners[index].seen:
                         poller.unregister(fd)
-            if self.pidfd < 0 and panes.proc_stat(self.pane.pid) is None:
+            if self.pidfd < 0 and procfs.proc_stat(self.pane.pid) is None:
                 shell_gone = True
             if shell_gone:
                 self._shell_went_away()
@@ -460,7 +461,7 @@ class _Call:
         key = "C-c" if which == "INT" else "C-\\"
         self.result.signals_sent.append(f"SIG{which}")
         self._tell_person(f"{_reason(self.result, self._own_signal())}: sending SIG{which}")
-        stat = panes.proc_stat(self.pane.pid)
+        stat = procfs.proc_stat(self.pane.pid)
         sent = False
         if stat is not None and stat.tpgid > 0:
             try:
@@ -489,7 +490,7 @@ class _Call:
             return False
         if not self.runner_seen_open:
             return False
-        stat = panes.proc_stat(self.pane.pid)
+        stat = procfs.proc_stat(self.pane.pid)
         if stat is None or stat.tpgid != stat.pgrp:
             return False
         now = time.monotonic()
