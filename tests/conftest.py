@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shutil
 import signal
@@ -23,9 +24,10 @@ from typing import IO
 
 import pytest
 
-from tmux_bridge.runtime import CALL_FILE_SUFFIXES, INFLIGHT_FILE
-
 BIN = Path(sys.executable).parent
+# What may stay in a runtime directory between calls (see tmux_bridge/rundir.py), written
+# out here rather than taken from the code.
+_KEPT = re.compile(r"log\.jsonl(\.1)?|(\w+-)?pane-\d+(/prompt|/repl)?")
 SHELLS = ["bash", "zsh", "fish"]
 WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
 
@@ -189,13 +191,15 @@ class Bridge:
         return self.pane("#{pane_current_command}")
 
     def call_files(self) -> list[str]:
-        """Per-call files in the runtime directory (not the log or remembered state)."""
+        """Every file in the runtime directory (paths relative to it) except the ones
+        that are meant to stay between calls: the audit log and, per pane, the learnt
+        prompt and the REPL record. What a call leaves behind shows up here."""
         if not self.runtime.exists():
             return []
         return sorted(
-            p.name
-            for p in self.runtime.iterdir()
-            if p.name.endswith(CALL_FILE_SUFFIXES) or p.name == INFLIGHT_FILE
+            str(path.relative_to(self.runtime))
+            for path in self.runtime.rglob("*")
+            if not _KEPT.fullmatch(str(path.relative_to(self.runtime)))
         )
 
     def kill(self) -> None:

@@ -303,6 +303,9 @@ def test_the_persons_pager_is_kept(bridge: Bridge) -> None:
 
 def test_runtime_files_stay_private(bridge: Bridge) -> None:
     bridge.send_text("--", "true")
-    for path in bridge.runtime.iterdir():
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
-        assert path.stat().st_uid == os.geteuid()
+    paths = list(bridge.runtime.rglob("*"))
+    assert any(path.is_dir() for path in paths)  # the pane's own directory
+    for path in paths:
+        mode = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.lstat().st_mode) == mode, path
+        assert path.lstat().st_uid == os.geteuid()

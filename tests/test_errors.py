@@ -12,10 +12,19 @@ import pytest
 import tmux_bridge
 from tmux_bridge.errors import (
     BridgeError,
+    Cancelled,
+    HalfTypedLine,
+    InvalidRequest,
     LockTimeout,
     NoBridgeSession,
+    NoSuchPane,
+    PaneBusy,
+    PaneNotAtPrompt,
     PaneNotReady,
+    PanePiped,
     ReplError,
+    ReplMismatch,
+    ReplNotOpen,
     RuntimeDirError,
     SessionClosed,
     TmuxError,
@@ -42,7 +51,7 @@ EXIT_CASES = [
     ExitCase("own-signal-beats-timeout", None, "idle", signal.SIGTERM, 143),
     # the idle or overall timeout fired: 124
     ExitCase("idle-timeout", None, "idle", None, 124),
-    ExitCase("overall-timeout", None, "max-time", None, 124),
+    ExitCase("overall-timeout", None, "overall", None, 124),
     ExitCase("timeout-beats-status", 0, "idle", None, 124),
     # the command finished: its status (128 + N if killed by signal N)
     ExitCase("finished-ok", 0, None, None, 0),
@@ -163,21 +172,60 @@ def _all_subclasses(cls: type[BridgeError]) -> set[type[BridgeError]]:
     return found
 
 
-def test_every_bridge_error_exits_125() -> None:
+class CodeCase(NamedTuple):
+    test_id: str
+    error: type[BridgeError]
+    code: str
+    exit_code: int
+
+
+# Every error class, its stable machine-readable code and its exit status, written out.
+CODE_CASES = [
+    CodeCase("base", BridgeError, "bridge_error", 125),
+    CodeCase("invalid", InvalidRequest, "invalid_request", 2),
+    CodeCase("tmux-failed", TmuxError, "tmux_failed", 125),
+    CodeCase("tmux-missing", TmuxNotFound, "tmux_not_found", 125),
+    CodeCase("no-bridge", NoBridgeSession, "no_bridge", 125),
+    CodeCase("no-pane", NoSuchPane, "no_such_pane", 125),
+    CodeCase("closed", SessionClosed, "session_closed", 125),
+    CodeCase("not-ready", PaneNotReady, "pane_not_ready", 125),
+    CodeCase("busy", PaneBusy, "pane_busy", 125),
+    CodeCase("not-at-prompt", PaneNotAtPrompt, "pane_not_at_prompt", 125),
+    CodeCase("half-typed", HalfTypedLine, "half_typed_line", 125),
+    CodeCase("runtime-dir", RuntimeDirError, "runtime_dir_unsafe", 125),
+    CodeCase("lock-timeout", LockTimeout, "lock_timeout", 125),
+    CodeCase("cancelled", Cancelled, "cancelled", 130),
+    CodeCase("repl", ReplError, "repl_error", 125),
+    CodeCase("repl-not-open", ReplNotOpen, "repl_not_open", 125),
+    CodeCase("repl-mismatch", ReplMismatch, "repl_mismatch", 125),
+    CodeCase("piped", PanePiped, "pane_piped", 125),
+]
+
+_EXAMPLES: dict[type[BridgeError], BridgeError] = {
+    TmuxError: TmuxError(("tmux", "-L", "default", "kill-server"), 1, ""),
+    TmuxNotFound: TmuxNotFound(),
+    NoBridgeSession: NoBridgeSession(),
+    SessionClosed: SessionClosed(),
+    Cancelled: Cancelled(signal.SIGINT),
+}
+
+
+@pytest.mark.parametrize("case", CODE_CASES, ids=[c.test_id for c in CODE_CASES])
+def test_error_code_and_exit(case: CodeCase) -> None:
+    error = _EXAMPLES.get(case.error) or case.error("a message")
+    assert (error.code, error.exit_code) == (case.code, case.exit_code)
+
+
+def test_cancelled_exits_with_its_signal() -> None:
+    assert Cancelled(signal.SIGTERM).exit_code == 143
+    assert Cancelled(signal.SIGHUP).exit_code == 129
+
+
+def test_every_error_class_is_in_the_table() -> None:
     # import every module, so subclasses defined outside errors.py are found too
     for module in pkgutil.walk_packages(tmux_bridge.__path__, "tmux_bridge."):
         importlib.import_module(module.name)
     classes = _all_subclasses(BridgeError) | {BridgeError}
-    known = {
-        TmuxError,
-        TmuxNotFound,
-        NoBridgeSession,
-        SessionClosed,
-        PaneNotReady,
-        RuntimeDirError,
-        LockTimeout,
-        ReplError,
-    }
-    assert known <= classes
-    wrong = sorted(cls.__qualname__ for cls in classes if cls.exit_code != 125)
-    assert wrong == []
+    assert classes == {case.error for case in CODE_CASES}
+    codes = [case.code for case in CODE_CASES]
+    assert len(codes) == len(set(codes))

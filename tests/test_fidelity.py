@@ -7,6 +7,8 @@ as ``<shell> -c CMD`` into a pipe (what the agent would get running it itself).
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
@@ -188,9 +190,43 @@ def test_command_reaches_the_shell_exactly(shared_bridge: Bridge, case: QuotingC
     assert result.returncode == 0, result.stderr
 
 
-def test_several_arguments_are_joined_with_spaces(shared_bridge: Bridge) -> None:
-    result = shared_bridge.send("--", "echo", "one", "two", "three")
-    assert result.stdout == b"one two three\n"
+class WordsCase(NamedTuple):
+    test_id: str
+    words: tuple[str, ...]
+
+
+# Several arguments are one command and its exact arguments, as for sudo or env.
+WORDS_CASES = [
+    WordsCase("plain", ("one", "two", "three")),
+    WordsCase("spaces", ("a b", "  lead", "trail  ")),
+    WordsCase("expansions", ("$HOME", "*", "~", "{a,b}", "$(echo x)", "`echo y`", "!!")),
+    WordsCase("quotes", ("it's", '"double"', "back\\slash", "\\'")),
+    WordsCase("shell-syntax", (";", "&&", "|", "#", "a;b", "x=1", "=cmd", "%1", "(", ")")),
+    WordsCase("empty", ("", "x", "")),
+    WordsCase("newline-tab", ("line1\nline2", "tab\there")),
+    WordsCase("unicode", ("café", "日本語", "ünï ", "\u00a0")),
+    WordsCase("dashes", ("-n", "--", "-e")),
+]
+
+_SHOW_ARGV = "import json, sys; print(json.dumps(sys.argv[1:]))"
+
+
+@pytest.mark.parametrize("case", WORDS_CASES, ids=[c.test_id for c in WORDS_CASES])
+def test_several_arguments_are_one_command(shared_bridge: Bridge, case: WordsCase) -> None:
+    result = shared_bridge.send("--", "python3", "-c", _SHOW_ARGV, *case.words)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == list(case.words)
+
+
+def test_wrapper_examples(shared_bridge: Bridge, tmp_path: Path) -> None:
+    notes = tmp_path / "file.txt"
+    notes.write_text("a b\nab\na  b\n")
+    assert shared_bridge.send("--", "grep", "a b", str(notes)).stdout == b"a b\n"
+    assert shared_bridge.send("--", "printf", "%s\\n", "$HOME", "*").stdout == b"$HOME\n*\n"
+    fish = shutil.which("fish")
+    if fish is not None:
+        result = shared_bridge.send("--", "fish", "-c", "echo one; echo two")
+        assert result.stdout == b"one\ntwo\n"
 
 
 def test_options_end_at_the_first_word_of_the_command(shared_bridge: Bridge) -> None:

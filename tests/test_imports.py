@@ -18,7 +18,12 @@ import pytest
 import tmux_bridge
 
 ROOT = Path(tmux_bridge.__file__).resolve().parent.parent
-CLIS = {"tmux_bridge.send_cli", "tmux_bridge.bridge_cli", "tmux_bridge.__main__"}
+CLIS = {
+    "tmux_bridge.send_cli",
+    "tmux_bridge.bridge_cli",
+    "tmux_bridge.cli_common",
+    "tmux_bridge.__main__",
+}
 SERVER_DEPENDENCIES = ["starlette", "uvicorn", "mcp", "websockets", "httpx", "anyio"]
 
 _REPORT = """\
@@ -71,7 +76,9 @@ def _loaded_after_import(module: str, names: list[str]) -> list[str]:
 
 
 def test_the_core_is_found_and_the_clis_are_not_in_it() -> None:
-    assert {"tmux_bridge", "tmux_bridge.transport", "tmux_bridge.bridge"} <= set(CORE)
+    assert {"tmux_bridge", "tmux_bridge.api", "tmux_bridge.command", "tmux_bridge.bridge"} <= set(
+        CORE
+    )
     assert not CLIS & set(CORE)
 
 

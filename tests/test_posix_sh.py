@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -57,3 +58,11 @@ def test_exit_restarts_the_shell(dash: Bridge) -> None:
     assert code == 6
     assert "ended the bridge's shell" in err
     assert dash.send_text("--", "echo alive") == (0, "alive\n", "")
+
+
+def test_several_arguments_are_one_command(dash: Bridge) -> None:
+    words = ["a b", "$HOME", "*", "it's", "", "x;y", "~"]
+    show = "import json, sys; print(json.dumps(sys.argv[1:]))"
+    result = dash.send("--", "python3", "-c", show, *words)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == words

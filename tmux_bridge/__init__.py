@@ -1,5 +1,56 @@
-"""tmux-bridge: an agent runs commands in a terminal that a person watches and can type into."""
+"""tmux-bridge: an agent runs commands in a terminal that a person watches and can type into.
+
+The library API is :class:`Bridge` (the facade every face uses), :class:`Target` (which
+tmux server, session, pane and runtime directory), :class:`RunOptions`,
+:class:`CallResult`, :class:`Cancel`, the :class:`BridgeError` family, and
+:func:`to_document` (the JSON document of a result). Names load on first use, so
+importing the package costs nothing on tmux-send's start-up path.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "Bridge",
+    "BridgeError",
+    "CallResult",
+    "Cancel",
+    "RunOptions",
+    "Target",
+    "Tmux",
+    "error_document",
+    "to_document",
+]
+
+_WHERE = {
+    "Bridge": "api",
+    "BridgeError": "errors",
+    "CallResult": "results",
+    "Cancel": "cancel",
+    "RunOptions": "results",
+    "Target": "target",
+    "Tmux": "tmux",
+    "error_document": "report",
+    "to_document": "report",
+}
+
+if TYPE_CHECKING:
+    from .api import Bridge
+    from .cancel import Cancel
+    from .errors import BridgeError
+    from .report import error_document, to_document
+    from .results import CallResult, RunOptions
+    from .target import Target
+    from .tmux import Tmux
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tmux_bridge' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .send_cli import exit_now, run_cli
+from .cli_common import exit_now, run_cli
 
 
 class _Tools(click.Group):

@@ -6,8 +6,9 @@ import os
 import pwd
 
 from .pane import PANE_MARKER_OPTION
-from .runtime import ensure_private_dir, runtime_dir, session_name
-from .tmux import SOCKET_NAME, run_tmux, tmux_argv
+from .runtime import ensure_private_dir
+from .target import Target
+from .tmux import Tmux
 
 # Scrollback for the bridge pane. tmux reads history-limit only when a pane is created,
 # so it is in force before new-session runs (see create_session).
@@ -25,12 +26,14 @@ def user_shell() -> str:
         return "/bin/sh"
 
 
-def session_exists(name: str) -> bool:
+def session_exists(tmux: Tmux, name: str) -> bool:
     """Whether the session runs on the bridge's tmux server (False when no server runs)."""
-    return run_tmux("has-session", "-t", f"={name}", check=False).returncode == 0
+    return tmux.run("has-session", "-t", f"={name}", check=False).returncode == 0
 
 
-def create_session(name: str, shell: str, cwd: str, size: tuple[int, int] | None) -> None:
+def create_session(
+    tmux: Tmux, name: str, shell: str, cwd: str, size: tuple[int, int] | None
+) -> None:
     """Start session ``name`` detached, running ``shell`` as a login shell in ``cwd``.
 
     One tmux invocation: the global history-limit is raised only around new-session and
@@ -40,30 +43,29 @@ def create_session(name: str, shell: str, cwd: str, size: tuple[int, int] | None
     """
     geometry = ["-x", str(size[0]), "-y", str(size[1])] if size else []
     saved = "@tmux-bridge-saved-history-limit"
-    run_tmux(
-        "set-option", "-gF", saved, "#{history-limit}", ";",
-        "set-option", "-g", "history-limit", str(HISTORY_LIMIT), ";",
-        "new-session", "-d", "-s", name, "-c", cwd, *geometry, "--", shell, "-l", ";",
-        "set-option", "-gF", "history-limit", "#{" + saved + "}", ";",
-        "set-option", "-gu", saved, ";",
+    tmux.run_all(
+        ["set-option", "-gF", saved, "#{history-limit}"],
+        ["set-option", "-g", "history-limit", str(HISTORY_LIMIT)],
+        ["new-session", "-d", "-s", name, "-c", cwd, *geometry, "--", shell, "-l"],
+        ["set-option", "-gF", "history-limit", "#{" + saved + "}"],
+        ["set-option", "-gu", saved],
         # "=name:" (with the colon): set-option does not take a bare "=name" target
-        "set-option", "-t", f"={name}:", "history-limit", str(HISTORY_LIMIT), ";",
-        "set-option", "-p", "-t", f"={name}:", PANE_MARKER_OPTION, "1",
-    )  # fmt: skip
+        ["set-option", "-t", f"={name}:", "history-limit", str(HISTORY_LIMIT)],
+        ["set-option", "-p", "-t", f"={name}:", PANE_MARKER_OPTION, "1"],
+    )
 
 
-def ensure_session() -> tuple[str, bool]:
-    """Create the bridge session unless it exists; returns its name and whether it is new.
+def ensure_session(target: Target) -> bool:
+    """Create the target's session unless it exists; returns whether it is new.
 
     Also creates the runtime directory (mode 0700) and refuses an unsafe one.
     """
-    ensure_private_dir(runtime_dir())
-    name = session_name()
-    if session_exists(name):
-        return name, False
+    ensure_private_dir(target.runtime_dir)
+    if session_exists(target.tmux, target.session):
+        return False
     size = _terminal_size()
-    create_session(name, user_shell(), os.getcwd(), size)
-    return name, True
+    create_session(target.tmux, target.session, user_shell(), os.getcwd(), size)
+    return True
 
 
 def _terminal_size() -> tuple[int, int] | None:
@@ -82,33 +84,27 @@ def _terminal_size() -> tuple[int, int] | None:
     return None
 
 
-def socket_path() -> str:
-    """The bridge server's socket, as tmux derives it from ``$TMUX_TMPDIR``."""
-    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
-    return os.path.join(base, f"tmux-{os.getuid()}", SOCKET_NAME)
-
-
-def inside_bridge_server() -> bool:
+def inside_server(tmux: Tmux) -> bool:
     """Whether this process runs inside a tmux client of the bridge's own server."""
     current = os.environ.get("TMUX", "").split(",")[0]
     if not current:
         return False
     try:
-        return os.path.samefile(current, socket_path())
+        return os.path.samefile(current, tmux.socket_path())
     except OSError:
         return False
 
 
-def attach(name: str) -> None:
+def attach(tmux: Tmux, name: str) -> None:
     """Show the session to the person; does not return when it attaches.
 
     Inside a client of the same tmux server the client is switched to the session
     (no nesting). Otherwise this process becomes ``tmux attach-session``.
     """
-    if inside_bridge_server():
-        run_tmux("switch-client", "-t", f"={name}")
+    if inside_server(tmux):
+        tmux.run("switch-client", "-t", f"={name}")
         return
     env = dict(os.environ)
     env.pop("TMUX", None)  # inside another tmux server: nest deliberately
-    argv = tmux_argv("attach-session", "-t", f"={name}")
+    argv = tmux.argv("attach-session", "-t", f"={name}")
     os.execvpe(argv[0], argv, env)

@@ -10,7 +10,8 @@ import click
 
 from . import __version__
 from .bridge import attach, ensure_session
-from .send_cli import run_cli
+from .cli_common import run_cli
+from .target import Target
 
 HELP = """Open the terminal that AI agents send commands to with tmux-send.
 
@@ -51,11 +52,12 @@ def cli(ctx: click.Context, detach: bool) -> int:
         if detach:
             raise click.UsageError("--detach goes without a subcommand")
         return 0
-    name, _created = ensure_session()
+    target = Target.from_env()
+    ensure_session(target)
     if detach:
-        click.echo(name)
+        click.echo(target.session)
         return 0
-    attach(name)
+    attach(target.tmux, target.session)
     return 0
 
 
@@ -95,9 +97,9 @@ def _log_line(entry: dict[str, Any]) -> str:
 def status(as_json: bool) -> int:
     """Show whether the bridge runs, its shell, what is in front, the open REPL and any
     tmux-send call in flight. Exits 1 when no bridge session runs."""
-    from .status import bridge_status
+    from .api import Bridge
 
-    info = bridge_status()
+    info = Bridge(client="tmux-bridge").status()
     if as_json:
         click.echo(json.dumps(info))
         return 0 if info["running"] else 1

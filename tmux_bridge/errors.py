@@ -1,15 +1,22 @@
-"""Exceptions raised by the core, and the one table that maps outcomes to exit codes.
+"""Exceptions raised by the core, their stable codes, and the one exit-code table.
 
-The core raises these; only the CLIs turn them into exit codes and messages on stderr.
+The core raises these; the faces (the CLIs, later the servers) turn them into exit
+codes, HTTP statuses or tool errors. ``code`` is stable and machine-readable (the
+``error_code`` of every JSON document); the message is a sentence for a person or an
+agent and never names a command-line flag (an MCP tool has none): the CLI adds its own
+hints by code.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 # Exit codes of tmux-send. Every other status (0-255) is the command's own.
 EXIT_USAGE = 2  # bad options or arguments (click's own code)
 EXIT_TIMEOUT = 124  # the idle or overall timeout fired (as timeout(1) does)
 EXIT_FAILURE = 125  # tmux-send could not run or finish the command
-EXIT_SIGINT = 130  # tmux-send itself got SIGINT (or the command died of it)
+EXIT_SIGHUP = 129  # tmux-send itself got SIGHUP
+EXIT_SIGINT = 130  # tmux-send itself got SIGINT (or was cancelled by its caller)
 EXIT_SIGTERM = 143  # tmux-send itself got SIGTERM
 
 NO_BRIDGE_MESSAGE = """\
@@ -26,25 +33,35 @@ Otherwise, please ask the user now."""
 
 
 class BridgeError(Exception):
-    """Base of every error tmux-send and tmux-bridge report; the message is shown as is."""
+    """Base of every error the core reports; the message is shown as is."""
 
-    exit_code = EXIT_FAILURE
+    code: ClassVar[str] = "bridge_error"
+    exit_code: int = EXIT_FAILURE
 
     def render(self) -> str:
         """The whole text for stderr."""
         return f"Error: {self}"
 
 
+class InvalidRequest(BridgeError):
+    """The request itself is malformed (a bad REPL name, a key that is no key name,
+    control characters in literal text); nothing was done. Exit 2, like bad usage."""
+
+    code = "invalid_request"
+    exit_code = EXIT_USAGE
+
+
 class TmuxError(BridgeError):
     """A tmux command failed; the message names the tmux subcommand and tmux's complaint."""
+
+    code = "tmux_failed"
 
     def __init__(self, argv: tuple[str, ...], returncode: int, stderr: str) -> None:
         self.argv = argv
         self.returncode = returncode
         self.stderr = stderr
-        subcommand = _subcommand(argv)
         detail = stderr.strip() or f"exit status {returncode}"
-        super().__init__(f"tmux {subcommand} failed: {detail}")
+        super().__init__(f"tmux {_subcommand(argv)} failed: {detail}")
 
 
 def _subcommand(argv: tuple[str, ...]) -> str:
@@ -60,6 +77,8 @@ def _subcommand(argv: tuple[str, ...]) -> str:
 class TmuxNotFound(BridgeError):
     """No tmux executable on PATH."""
 
+    code = "tmux_not_found"
+
     def __init__(self) -> None:
         super().__init__("tmux is not installed (no `tmux` on PATH).")
 
@@ -67,48 +86,121 @@ class TmuxNotFound(BridgeError):
 class NoBridgeSession(BridgeError):
     """The bridge session does not exist, or no tmux server runs at all."""
 
+    code = "no_bridge"
+
     def render(self) -> str:
         return NO_BRIDGE_MESSAGE
 
 
+class NoSuchPane(BridgeError):
+    """The pane a target names does not exist (any more)."""
+
+    code = "no_such_pane"
+
+
 class SessionClosed(BridgeError):
-    """The bridge session or the whole tmux server went away while a command ran."""
+    """The session or the whole tmux server went away while a command ran."""
+
+    code = "session_closed"
 
     def __init__(self) -> None:
         super().__init__("tmux-bridge session closed.")
 
 
 class PaneNotReady(BridgeError):
-    """Something is in the way of typing into the bridge pane; nothing was typed."""
+    """Something is in the way of typing into the pane; nothing was typed."""
+
+    code = "pane_not_ready"
+
+
+class PaneBusy(PaneNotReady):
+    """A program, a busy builtin or a full-screen program has the pane."""
+
+    code = "pane_busy"
+
+
+class PaneNotAtPrompt(PaneNotReady):
+    """The pane holds no shell tmux-send can drive at a prompt it can type at: its shell
+    exited, it is not a shell, or its line editor is not taking text (vi normal mode)."""
+
+    code = "pane_not_at_prompt"
+
+
+class HalfTypedLine(PaneNotReady):
+    """The person has typed at the prompt and not run it yet."""
+
+    code = "half_typed_line"
 
 
 class RuntimeDirError(BridgeError):
     """The runtime directory is missing, unsafe or unusable."""
 
+    code = "runtime_dir_unsafe"
+
 
 class LockTimeout(BridgeError):
-    """Another tmux-send held the bridge for longer than --max-time allowed us to wait."""
+    """Another call held the pane for longer than the overall time allowed us to wait."""
+
+    code = "lock_timeout"
+
+
+class Cancelled(BridgeError):
+    """The caller cancelled the call before anything was typed. The exit status is that
+    of the signal the cancellation stands for (130 for SIGINT)."""
+
+    code = "cancelled"
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__("the call was cancelled before anything was typed.")
 
 
 class ReplError(BridgeError):
-    """A REPL-mode request does not fit the state of the pane (wrong REPL, none open, ...)."""
+    """A REPL request does not fit the state of the pane. ``repl`` names the REPL that
+    is open (or was), ``wanted`` the one the request named."""
+
+    code = "repl_error"
+
+    def __init__(self, message: str, repl: str | None = None, wanted: str | None = None) -> None:
+        self.repl = repl
+        self.wanted = wanted
+        super().__init__(message)
 
 
-def exit_status(status: int | None, timed_out: str | None, own_signal: int | None) -> int:
+class ReplNotOpen(ReplError):
+    """No REPL tmux-send started is open in the pane (or it is no longer running)."""
+
+    code = "repl_not_open"
+
+
+class ReplMismatch(ReplError):
+    """Another REPL than the one named is open, or one is open where a command was asked."""
+
+    code = "repl_mismatch"
+
+
+class PanePiped(ReplError):
+    """The pane already has a ``pipe-pane`` open, which REPL mode needs for itself."""
+
+    code = "pane_piped"
+
+
+def exit_status(status: int | None, timed_out: str | None, cancelled: int | None) -> int:
     """tmux-send's exit status for a command that was typed into the pane.
 
     ========================================  =============================
     what happened                             exit status
     ========================================  =============================
-    tmux-send got SIGINT / SIGTERM / SIGHUP    130 / 143 / 129 (128 + N)
+    cancelled (SIGINT / SIGTERM / SIGHUP)      130 / 143 / 129 (128 + N)
     the idle or overall timeout fired         124
     the command finished                      its status (128 + N if killed by signal N)
     the command ended the shell               the status it ended with
     status unknown                            125
     ========================================  =============================
     """
-    if own_signal is not None:
-        return 128 + own_signal
+    if cancelled is not None:
+        return 128 + cancelled
     if timed_out is not None:
         return EXIT_TIMEOUT
     if status is None:

@@ -16,10 +16,12 @@ they should see. For everything else, prefer running commands yourself.
     tmux-send --timeout 60 -- sudo apt-get install -y jq
     tmux-send - < script.sh                     # long scripts on stdin
 - It runs in the person's own shell: cd, export and functions persist between calls.
-- One argument is shell code; several are joined with spaces (quote as for ssh).
+- Several arguments are one command and its exact arguments, as with sudo or env:
+  `tmux-send -- grep "a b" f.txt`. One argument is shell code: `tmux-send -- 'a | b'`.
 - --timeout N (default 10) is seconds without output; --max-time N (default 120) in
   all. When one fires: Ctrl-C, then Ctrl-\\ after 3 s, exit 124, output so far printed.
-- Pagers are not special: pass --no-pager or `| cat` where a tool would page.
+- Pagers do not wait for keys: PAGER, GIT_PAGER, MANPAGER, SYSTEMD_PAGER and PSQL_PAGER
+  are `cat` for the command unless the person set them.
 
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).

@@ -1,61 +1,105 @@
-"""Keys, text and the screen: for whatever is in the bridge pane's foreground.
+"""Keys, text and the screen: for whatever is in a pane's foreground.
 
 These never take the call lock, so an agent can answer a prompt of its own running
-command (or a pager, a [Y/n] question) from a second tmux-send.
+command (or a pager, a [Y/n] question) from a second call. Keys must be tmux key names
+and literal text holds no control characters unless asked for, so neither can do more
+than a person typing could (tmux commands are never chained from them).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
-from . import pane as panes
-from .runtime import session_name
-from .tmux import run_tmux
+from .errors import InvalidRequest
+from .pane import PaneInfo, capture_screen, find_pane
+from .target import Target
 
 SETTLE = 0.15  # seconds the screen must stay the same to count as settled
 UNCHANGED = 0.3  # seconds after which a screen that never changed counts as settled
 SETTLE_LIMIT = 2.0  # seconds to wait at most for it to settle
+MAX_KEYS = 200  # keys in one request
+
+# tmux's key names (key-string.c), matched without regard to case, with C-, M- and S-
+# modifiers; any one character; ^X for a control key; 0xNN for a byte.
+_NAMED = (
+    "Enter|Escape|Space|BSpace|Tab|BTab|Up|Down|Left|Right|Home|End|IC|Insert|DC|Delete"
+    "|PPage|PageUp|PgUp|NPage|PageDown|PgDn|F(?:[1-9]|1[0-2])"
+    "|KP(?:/|\\*|-|\\+|\\.|Enter|[0-9])"
+)
+KEY_NAME = re.compile(rf"(?:[CMS]-)*(?:{_NAMED}|[^\s]|\^[@-_a-z?])|0x[0-9a-fA-F]{{1,4}}", re.I)
 
 
-def bridge_pane() -> panes.PaneInfo:
-    """The bridge pane; raises NoBridgeSession when there is none."""
-    return panes.find_bridge(session_name()).pane
+def check_keys(keys: Sequence[str]) -> None:
+    """Raise :class:`InvalidRequest` unless every key is a tmux key name."""
+    if not keys:
+        raise InvalidRequest("no keys given; name at least one key, e.g. Enter.")
+    if len(keys) > MAX_KEYS:
+        raise InvalidRequest(f"{len(keys)} keys in one request; at most {MAX_KEYS}.")
+    bad = [key for key in keys if not KEY_NAME.fullmatch(key)]
+    if bad:
+        raise InvalidRequest(
+            f"not tmux key names: {', '.join(repr(key) for key in bad)}. Keys are names "
+            "such as Enter, Escape, C-c, Up, F1, q or y; type literal text as text."
+        )
 
 
-def send_keys(keys: Sequence[str]) -> str:
+def check_text(text: str, allow_control: bool) -> None:
+    """Raise :class:`InvalidRequest` when literal text holds control characters (they
+    would act as keys: Ctrl-C, Enter) and they were not explicitly allowed."""
+    if allow_control:
+        return
+    control = sorted({f"0x{ord(c):02x}" for c in text if ord(c) < 0x20 or ord(c) == 0x7F})
+    if control:
+        raise InvalidRequest(
+            f"the text holds control characters ({', '.join(control)}); send keys such as "
+            "Enter or C-c as keys, or allow control characters explicitly to type them as "
+            "they are."
+        )
+
+
+def send_keys(target: Target, keys: Sequence[str]) -> tuple[PaneInfo, str]:
     """Send tmux key names (``C-c``, ``Enter``, ``Up``, ``q``) to the pane, then wait for
     the screen to settle (up to 2 s) and return it. Copy mode is left first."""
-    pane = bridge_pane()
-    before = _screen(pane.pane_id)
-    run_tmux("copy-mode", "-q", "-t", pane.pane_id, ";", "send-keys", "-t", pane.pane_id, *keys)
-    return settle(pane.pane_id, before)
+    check_keys(keys)
+    pane = find_pane(target.tmux, target.session, target.pane).pane
+    before = capture_screen(target.tmux, pane.pane_id)
+    target.tmux.run_all(
+        ["copy-mode", "-q", "-t", pane.pane_id], ["send-keys", "-t", pane.pane_id, *keys]
+    )
+    return pane, settle(target, pane.pane_id, before)
 
 
-def type_text(text: str, enter: bool) -> str:
+def type_text(
+    target: Target, text: str, enter: bool, allow_control: bool = False
+) -> tuple[PaneInfo, str]:
     """Type ``text`` literally (no key names), optionally press Enter, and return the
-    settled screen. The text goes through a paste buffer, which tmux never parses (a
-    trailing ";" would be its command separator in send-keys)."""
-    pane = bridge_pane()
-    before = _screen(pane.pane_id)
+    settled screen. The text goes through a paste buffer, which tmux never parses."""
+    check_text(text, allow_control)
+    pane = find_pane(target.tmux, target.session, target.pane).pane
+    before = capture_screen(target.tmux, pane.pane_id)
     buffer = f"tmux-send-type-{pane.pid}-{time.monotonic_ns()}"
-    run_tmux("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8", "surrogateescape"))
-    args = ["copy-mode", "-q", "-t", pane.pane_id, ";"]
-    args += ["paste-buffer", "-d", "-r", "-b", buffer, "-t", pane.pane_id]
+    tmux = target.tmux
+    tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8", "surrogateescape"))
+    commands = [
+        ["copy-mode", "-q", "-t", pane.pane_id],
+        ["paste-buffer", "-d", "-r", "-b", buffer, "-t", pane.pane_id],
+    ]
     if enter:
-        args += [";", "send-keys", "-t", pane.pane_id, "Enter"]
-    run_tmux(*args)
-    return settle(pane.pane_id, before)
+        commands.append(["send-keys", "-t", pane.pane_id, "Enter"])
+    tmux.run_all(*commands)
+    return pane, settle(target, pane.pane_id, before)
 
 
-def screen(lines: int = 0) -> str:
+def screen(target: Target, lines: int = 0) -> tuple[PaneInfo, str]:
     """The visible screen, or the last ``lines`` lines of history and screen, as plain
     text with wrapped lines joined and trailing blank lines dropped."""
-    pane = bridge_pane()
-    return _trim(panes.capture_screen(pane.pane_id, history_lines=lines))
+    pane = find_pane(target.tmux, target.session, target.pane).pane
+    return pane, _trim(capture_screen(target.tmux, pane.pane_id, history_lines=lines))
 
 
-def settle(pane_id: str, before: list[str]) -> str:
+def settle(target: Target, pane_id: str, before: list[str]) -> str:
     """Wait until the screen has changed and then stayed the same for SETTLE seconds, or
     did not change for UNCHANGED seconds; at most SETTLE_LIMIT in all. Return it."""
     started = time.monotonic()
@@ -63,7 +107,7 @@ def settle(pane_id: str, before: list[str]) -> str:
     stable_since = started
     while True:
         now = time.monotonic()
-        current = _screen(pane_id)
+        current = capture_screen(target.tmux, pane_id)
         if current != last:
             last, stable_since = current, now
         changed = current != before
@@ -75,10 +119,6 @@ def settle(pane_id: str, before: list[str]) -> str:
             break
         time.sleep(0.02)
     return _trim(last)
-
-
-def _screen(pane_id: str) -> list[str]:
-    return panes.capture_screen(pane_id)
 
 
 def _trim(lines: list[str]) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import NoBridgeSession, TmuxError
-from .tmux import is_no_server_error, run_tmux
+from .errors import NoBridgeSession, NoSuchPane, TmuxError
+from .tmux import Tmux, is_no_server_error
 
 # Marks the pane tmux-bridge created, so tmux-send finds it even when the person opens
 # more windows or panes in the bridge session.
@@ -59,8 +59,8 @@ class PaneInfo(NamedTuple):
     piped: bool  # a pipe-pane is open (REPL mode needs it)
 
 
-class BridgeView(NamedTuple):
-    """The bridge pane, plus its visible screen when it came free with the lookup."""
+class PaneView(NamedTuple):
+    """A pane, plus its visible screen when it came free with the lookup."""
 
     pane: PaneInfo
     screen: list[str] | None
@@ -88,18 +88,35 @@ def _parse(line: str) -> PaneInfo:
     )
 
 
-def find_bridge(session: str) -> BridgeView:
-    """Locate the bridge pane of ``session``: the one tmux-bridge marked, else the active one.
+def find_pane(tmux: Tmux, session: str, pane: str | None) -> PaneView:
+    """The pane a target names, with its visible screen, in one tmux call.
 
-    One tmux call, which also captures the active pane's visible screen (used to look at
-    the prompt line). Raises :class:`NoBridgeSession` when there is no such session or no
-    tmux server at all.
+    ``pane`` ``None`` means the bridge pane of ``session``: the one tmux-bridge marked,
+    else the active one. Raises :class:`NoBridgeSession` when there is no such session
+    or no tmux server at all, :class:`NoSuchPane` when a named pane does not exist.
     """
-    result = run_tmux(
-        "list-panes", "-s", "-t", f"={session}", "-F", _FORMAT,
-        ";", "capture-pane", "-p", "-t", f"={session}:",
+    if pane is None:
+        return _find_bridge(tmux, session)
+    result = tmux.run_all(
+        ["display-message", "-p", "-t", pane, "-F", _FORMAT],
+        ["capture-pane", "-p", "-t", pane],
         check=False,
-    )  # fmt: skip
+    )
+    if result.returncode != 0 or result.stdout.count("\t") < len(_FIELDS) - 1:
+        if "no server running" in result.stderr or "error connecting" in result.stderr:
+            raise NoBridgeSession()
+        raise NoSuchPane(f"no pane {pane!r} on this tmux server ({result.stderr.strip()}).")
+    first, _, screen = result.stdout.partition("\n")
+    info = _parse(first)
+    return PaneView(info, screen.split("\n")[: info.height])
+
+
+def _find_bridge(tmux: Tmux, session: str) -> PaneView:
+    result = tmux.run_all(
+        ["list-panes", "-s", "-t", f"={session}", "-F", _FORMAT],
+        ["capture-pane", "-p", "-t", f"={session}:"],
+        check=False,
+    )
     lines = result.stdout.split("\n")
     panes = [_parse(line) for line in lines if line.count("\t") == len(_FIELDS) - 1]
     if result.returncode != 0 and not panes:
@@ -113,43 +130,43 @@ def find_bridge(session: str) -> BridgeView:
     )
     screen_lines = [line for line in lines if line.count("\t") != len(_FIELDS) - 1]
     screen = screen_lines[: pane.height] if pane.active and result.returncode == 0 else None
-    return BridgeView(pane, screen)
+    return PaneView(pane, screen)
 
 
-def pane_state(pane_id: str) -> PaneInfo | None:
+def pane_state(tmux: Tmux, pane_id: str) -> PaneInfo | None:
     """Re-read one pane; ``None`` when it (or its whole server) no longer exists."""
-    result = run_tmux("display-message", "-p", "-t", pane_id, "-F", _FORMAT, check=False)
+    result = tmux.run("display-message", "-p", "-t", pane_id, "-F", _FORMAT, check=False)
     if result.returncode != 0 or result.stdout.count("\t") != len(_FIELDS) - 1:
         return None
     return _parse(result.stdout.rstrip("\n"))
 
 
-def capture_screen(pane_id: str, history_lines: int = 0) -> list[str]:
+def capture_screen(tmux: Tmux, pane_id: str, history_lines: int = 0) -> list[str]:
     """The pane's visible rows (plus ``history_lines`` rows of scrollback), wrapped lines
     joined. Empty when the pane is gone."""
     args = ["capture-pane", "-p", "-J", "-t", pane_id]
     if history_lines:
         args += ["-S", str(-history_lines)]
-    result = run_tmux(*args, check=False)
+    result = tmux.run(*args, check=False)
     return result.stdout.split("\n")[:-1] if result.returncode == 0 else []
 
 
-def screen_tail(pane_id: str, count: int = 20) -> list[str]:
+def screen_tail(tmux: Tmux, pane_id: str, count: int = 20) -> list[str]:
     """The last ``count`` lines on the pane's screen, blank rows below them dropped: what
     an error report shows of the bridge terminal."""
-    lines = capture_screen(pane_id)
+    lines = capture_screen(tmux, pane_id)
     while lines and not lines[-1].strip():
         lines.pop()
     return lines[-count:]
 
 
-def cursor_line(pane_id: str) -> str:
+def cursor_line(tmux: Tmux, pane_id: str) -> str:
     """The text of the line the cursor is on (a prompt, say)."""
-    result = run_tmux(
-        "display-message", "-p", "-t", pane_id, "#{cursor_y}", ";",
-        "capture-pane", "-p", "-t", pane_id,
+    result = tmux.run_all(
+        ["display-message", "-p", "-t", pane_id, "#{cursor_y}"],
+        ["capture-pane", "-p", "-t", pane_id],
         check=False,
-    )  # fmt: skip
+    )
     row, _, screen = result.stdout.partition("\n")
     lines = screen.split("\n")
     index = int(row) if row.strip().isdigit() else -1

@@ -14,11 +14,9 @@ the markers are expressions it evaluates before and after.
 from __future__ import annotations
 
 import json
-import re
 from typing import NamedTuple
 
-START = "___TMUXSEND_START_{id}___"
-END = "___TMUXSEND_END_{id}{status}___"
+from .markers import end_marker, start_marker
 
 
 class EvalPlan(NamedTuple):
@@ -77,15 +75,6 @@ def find_preset(name: str) -> Preset | None:
     return None
 
 
-def start_marker(call_id: str) -> str:
-    return START.format(id=call_id)
-
-
-def end_pattern(call_id: str) -> bytes:
-    """Regex for the end marker in the raw stream; group 1 is the status when present."""
-    return re.escape(f"___TMUXSEND_END_{call_id}").encode() + rb"(?: (\d+))?___"
-
-
 def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> EvalPlan:
     """Files and the typed input for evaluating ``code`` in ``preset``'s REPL."""
     base = f"{directory}/{call_id}"
@@ -118,7 +107,7 @@ def __tmux_send_eval(g, start, end, path):
         for node in tree.body:
             exec(compile(ast.Interactive(body=[node]), "<tmux-send>", "single"), g)
     except SystemExit:
-        sys.stdout.write("\\r\\n" + end % " 0" + "\\n")
+        sys.stdout.write("\\r\\n" + end % "0" + "\\n")
         sys.stdout.flush()
         raise
     except BaseException as exc:
@@ -126,7 +115,7 @@ def __tmux_send_eval(g, start, end, path):
         tb = exc.__traceback__
         traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
     sys.stderr.flush()
-    sys.stdout.write("\\r\\n" + end % (" %d" % status) + "\\n")
+    sys.stdout.write("\\r\\n" + end % ("%d" % status) + "\\n")
     sys.stdout.flush()
 try:
     __tmux_send_eval(globals(), ARGS)
@@ -136,7 +125,7 @@ finally:
 
 
 def _python(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
-    args = f"{start!r}, {END.format(id=call_id, status='%s')!r}, {base + '.code'!r}"
+    args = f"{start!r}, {end_marker(call_id, '%s')!r}, {base + '.code'!r}"
     wrapper = _PYTHON.replace("ARGS", args)
     typed = f"exec(open({base + '.py'!r}).read())"
     # "\r\n" before the end marker reaches the stream as "\r\r\n" (see MarkerScanner)
@@ -161,13 +150,13 @@ _NODE = """\
       ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
     console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
   }
-  console.log("\\r\\n" + END.replace("%s", " " + status));
+  console.log("\\r\\n" + END.replace("%s", String(status)));
 })()
 """
 
 
 def _node(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
-    end = END.format(id=call_id, status="%s")
+    end = end_marker(call_id, "%s")
     wrapper = (
         f"const START = {json.dumps(start)}, END = {json.dumps(end)},"
         f" CODE = {json.dumps(base + '.code')};\n" + _NODE
@@ -181,7 +170,7 @@ def _psql(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
     # the pager would wait for keys; ";" runs a last statement the agent left open
     text = (
         b"\\pset pager off\n\\echo " + start.encode() + b"\n" + code
-        + b"\n;\n\\echo\n\\echo " + END.format(id=call_id, status="").encode() + b"\n"
+        + b"\n;\n\\echo\n\\echo " + end_marker(call_id).encode() + b"\n"
     )  # fmt: skip
     return EvalPlan({base + ".sql": text}, f"\\i {base}.sql")
 
@@ -189,7 +178,7 @@ def _psql(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
 def _sqlite(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
     text = (
         b".print " + start.encode() + b"\n" + code
-        + b"\n;\n.print\n.print " + END.format(id=call_id, status="").encode() + b"\n"
+        + b"\n;\n.print\n.print " + end_marker(call_id).encode() + b"\n"
     )  # fmt: skip
     return EvalPlan({base + ".sql": text}, f".read {base}.sql")
 
@@ -198,7 +187,7 @@ def _nix(call_id: str, code: bytes, start: str) -> EvalPlan:
     # Strings split in two, so that their echo never contains the marker itself.
     half = len(start) // 2
     start_expr = f'"{start[:half]}" + "{start[half:]}"'
-    end = END.format(id=call_id, status="")
+    end = end_marker(call_id)
     end_expr = f'"{end[:half]}" + "{end[half:]}"'
     lines = code.decode("utf-8", "surrogateescape").split("\n")
     typed = "\n".join([start_expr, *lines, end_expr])

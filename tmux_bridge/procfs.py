@@ -233,3 +233,39 @@ def _is_terminal(pid: int, fd: int, tty: str) -> bool:
 def _password_mode(tty: str) -> bool:
     lflag = local_modes(tty)
     return lflag is not None and bool(lflag & termios.ICANON) and not lflag & termios.ECHO
+
+
+def signal_foreground(shell_pid: int, signum: int) -> bool:
+    """Send ``signum`` to the terminal's foreground process group, as the terminal would
+    for Ctrl-C; False when there is none or we may not (``sudo`` runs as root)."""
+    stat = proc_stat(shell_pid)
+    if stat is None or stat.tpgid <= 0:
+        return False
+    try:
+        os.killpg(stat.tpgid, signum)
+    except OSError:
+        return False
+    return True
+
+
+def has_open(pid: int, path: str) -> bool:
+    """Whether process ``pid`` has ``path`` open (from ``/proc/<pid>/fd``)."""
+    directory = f"/proc/{pid}/fd"
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    for name in names:
+        try:
+            if os.readlink(os.path.join(directory, name)) == path:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def ticks_now() -> int:
+    """Now, in the clock ticks since boot that ``/proc/<pid>/stat`` counts starts in."""
+    import time
+
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))

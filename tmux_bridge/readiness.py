@@ -3,10 +3,9 @@ person's in the way (a program in front, a busy builtin, a half-typed line)."""
 
 from __future__ import annotations
 
-import os
 import time
 
-from .errors import PaneNotReady
+from .errors import HalfTypedLine, PaneBusy, PaneNotAtPrompt
 from .pane import PaneInfo
 from .procfs import (
     command_name,
@@ -16,7 +15,7 @@ from .procfs import (
     process_name,
     waits_for_keys,
 )
-from .runtime import remove_quietly, write_private_file
+from .rundir import PaneDir
 from .shells import ShellKind
 
 _NOT_READY = "The bridge terminal is not ready: "
@@ -27,20 +26,23 @@ _HANDS_OFF = "tmux-send does not type into a terminal the person is using."
 PROMPT_WAIT = 0.5
 
 
-def check_ready(pane: PaneInfo, kind: ShellKind | None, prompt_wait: float = PROMPT_WAIT) -> None:
-    """Raise :class:`PaneNotReady` naming what is in the way, unless the shell waits at
-    its prompt for a command. Copy mode alone is not in the way: the caller leaves it.
+def check_ready(
+    pane: PaneInfo, kind: ShellKind | None, prompt_wait: float = PROMPT_WAIT
+) -> ShellKind:
+    """The shell's kind, when it waits at its prompt for a command; else raise
+    :class:`PaneBusy` or :class:`PaneNotAtPrompt` naming what is in the way. Copy mode
+    alone is not in the way: the caller leaves it.
 
     May wait up to ``prompt_wait`` seconds for a shell that is between commands.
     """
     if pane.dead:
-        raise PaneNotReady(
+        raise PaneNotAtPrompt(
             _NOT_READY + "its shell has exited (the pane is dead). "
             "Ask the person to restart it with `tmux-bridge`."
         )
     if kind is None:
         name = process_name(pane.pid) or pane.current_command
-        raise PaneNotReady(
+        raise PaneNotAtPrompt(
             _NOT_READY + f"it runs `{name}`, not a shell tmux-send can drive "
             "(bash, zsh, fish or a POSIX sh)."
         )
@@ -48,9 +50,10 @@ def check_ready(pane: PaneInfo, kind: ShellKind | None, prompt_wait: float = PRO
     while True:
         problem = _foreground_problem(pane, kind)
         if problem is None:
-            return
+            return kind
         if time.monotonic() >= deadline or not problem[1]:
-            raise PaneNotReady(_NOT_READY + problem[0] + " " + _HANDS_OFF)
+            error = PaneBusy if problem[1] else PaneNotAtPrompt
+            raise error(_NOT_READY + problem[0] + " " + _HANDS_OFF)
         time.sleep(0.002)
 
 
@@ -81,7 +84,7 @@ def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | N
 
 
 def check_not_typing(
-    pane: PaneInfo, kind: ShellKind, screen: list[str] | None, state_dir: str
+    pane: PaneInfo, kind: ShellKind, screen: list[str] | None, records: PaneDir
 ) -> None:
     """Refuse when the person seems to have typed something at the prompt and not run it.
 
@@ -99,20 +102,15 @@ def check_not_typing(
     if kind == "fish" and line.startswith("read>"):
         # fish's `read` edits its input with the same line editor as the prompt, so only
         # its prompt tells the two apart
-        raise PaneNotReady(
+        raise PaneBusy(
             _NOT_READY
             + "its shell (fish) is busy: `read` waits for the person's input. "
             + _HANDS_OFF
         )
-    record = os.path.join(state_dir, "prompt")
-    try:
-        with open(record, encoding="utf-8", errors="surrogateescape") as f:
-            known, _, candidate = f.read().partition("\n")
-    except OSError:
-        known = candidate = ""
+    known, candidate = records.read_prompt()
     if known and line != known and line.startswith(known):
         typed = line[len(known) :].strip()
-        raise PaneNotReady(
+        raise HalfTypedLine(
             _NOT_READY + f"the person has typed `{typed}` at its prompt and not run it yet. "
             "tmux-send will not overwrite their input; ask them to run or clear it."
         )
@@ -122,7 +120,4 @@ def check_not_typing(
         known, candidate = line, ""
     else:
         candidate = line
-    temporary = f"{record}.{os.getpid()}"
-    remove_quietly(temporary)
-    write_private_file(temporary, f"{known}\n{candidate}".encode("utf-8", "surrogateescape"))
-    os.replace(temporary, record)
+    records.write_prompt(known, candidate)

@@ -12,14 +12,14 @@ import errno
 import fcntl
 import os
 import pwd
-import signal
+import select
 import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from types import FrameType
 
-from .errors import LockTimeout, RuntimeDirError
+from .cancel import Cancel
+from .errors import Cancelled, LockTimeout, RuntimeDirError
 
 # Per-call files, removed after each call; leftovers of a killed call are swept up.
 CALL_FILE_SUFFIXES = (".run", ".cmd", ".code", ".py", ".js", ".sql")
@@ -99,6 +99,15 @@ def write_private_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+def atomic_write(path: str, data: bytes) -> None:
+    """Replace ``path`` with a new private file holding ``data``, so that a reader sees
+    the old content or the new, never a half-written file."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    remove_quietly(temporary)
+    write_private_file(temporary, data)
+    os.replace(temporary, path)
+
+
 def remove_quietly(path: str) -> None:
     """Unlink ``path``; a file that is already gone is fine."""
     with suppress(FileNotFoundError):
@@ -117,67 +126,77 @@ def sweep_call_files(directory: str) -> None:
                 remove_quietly(entry.path)
 
 
-class _Alarm(Exception):
-    pass
-
-
 @contextmanager
 def call_lock(
-    directory: str, deadline: float, on_wait: Callable[[], None], wait_notice_after: float = 1.0
-) -> Iterator[None]:
-    """Hold the bridge's call lock: an exclusive flock on the runtime directory itself.
+    directory: str,
+    deadline: float,
+    on_wait: Callable[[], None],
+    wait_notice_after: float = 1.0,
+    cancel: Cancel | None = None,
+) -> Iterator[bool]:
+    """Hold a pane's call lock: an exclusive flock on its runtime directory itself.
 
-    Waiting uses SIGALRM and the real-time interval timer, so call this from the main
-    thread of a process that does not use them otherwise (tmux-send).
+    Calls to one pane are serialized so that each gets only its own output; calls to
+    different panes lock different directories and run in parallel. The kernel drops
+    the lock when its holder dies, so a killed tmux-send never blocks the next call.
 
-    Calls are serialized so that each gets only its own output. The kernel drops the
-    lock when its holder dies, so a killed tmux-send never blocks the next call.
-    ``on_wait`` runs once if the lock is still busy after ``wait_notice_after`` seconds.
-    Raises :class:`LockTimeout` when ``deadline`` (a ``time.monotonic()`` value) passes
-    before the lock is free.
+    The wait polls the lock (every 1 ms at first, every 10 ms at most) and sleeps on
+    ``cancel.fd``, so it works on any thread and a cancellation ends it at once with
+    :class:`Cancelled`. ``on_wait`` runs once if the lock is still busy after
+    ``wait_notice_after`` seconds. Raises :class:`LockTimeout` when ``deadline`` (a
+    ``time.monotonic()`` value) passes before the lock is free. Yields whether it had
+    to wait (what the caller saw before may have changed meanwhile).
     """
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        _acquire(fd, deadline, on_wait, wait_notice_after)
-        yield
+        yield _acquire(fd, deadline, on_wait, wait_notice_after, cancel)
     finally:
         os.close(fd)  # closing the last descriptor releases the flock
 
 
-def _acquire(fd: int, deadline: float, on_wait: Callable[[], None], notice_after: float) -> None:
+def _try_lock(fd: int) -> bool:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return
     except OSError as exc:
         if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
             raise
-    # Block in flock (woken the moment the holder lets go), with SIGALRM to interrupt it
-    # for the wait notice and at the deadline.
+        return False
+    return True
+
+
+def _acquire(
+    fd: int,
+    deadline: float,
+    on_wait: Callable[[], None],
+    notice_after: float,
+    cancel: Cancel | None,
+) -> bool:
+    if _try_lock(fd):
+        return False
     notice_at = time.monotonic() + notice_after
     noticed = False
+    pause = 0.001
+    while not _try_lock(fd):
+        now = time.monotonic()
+        if now >= deadline:
+            raise LockTimeout(
+                "another call kept the pane busy until the overall time limit ran out; "
+                "nothing was run. Try again later, or allow more time."
+            )
+        if not noticed and now >= notice_at:
+            noticed = True
+            on_wait()
+        if _sleep_or_cancelled(min(pause, deadline - now), cancel):
+            assert cancel is not None and cancel.signum is not None
+            raise Cancelled(cancel.signum)
+        pause = min(pause * 2, 0.01)
+    return True
 
-    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
-        raise _Alarm
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    try:
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                raise LockTimeout(
-                    "another tmux-send call kept the bridge busy until --max-time ran out; "
-                    "nothing was run. Try again later, or pass a larger --max-time."
-                )
-            wake_at = deadline if noticed else min(deadline, notice_at)
-            signal.setitimer(signal.ITIMER_REAL, max(wake_at - now, 0.001))
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                return
-            except _Alarm:
-                if not noticed and time.monotonic() >= notice_at:
-                    noticed = True
-                    on_wait()
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+def _sleep_or_cancelled(seconds: float, cancel: Cancel | None) -> bool:
+    """Sleep ``seconds``; True at once when the call is (or becomes) cancelled."""
+    if cancel is None:
+        time.sleep(max(seconds, 0))
+        return False
+    ready, _, _ = select.select([cancel.fd], [], [], max(seconds, 0))
+    return bool(ready) or cancel.cancelled

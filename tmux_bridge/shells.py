@@ -23,20 +23,15 @@ end the person's shell.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal, NamedTuple
+
+from .markers import SENTINEL_DONE, SENTINEL_EXIT, end_marker, sentinel_format, start_marker
 
 ShellKind = Literal["bash", "zsh", "fish", "posix"]
 
 # Words no shell changes: no =word (zsh expands it to a path) and no %word (fish: PIDs).
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./:@+,-]+")
-
-START_MARKER = "___TMUXSEND_START_{id}___"
-END_MARKER = "___TMUXSEND_END_{id} {status}___"
-# The sentinel as printf(1) must see it: ESC _ tmux-send:<id>:<kind>:<status> ESC \
-_SENTINEL_FORMAT = r"\033_tmux-send:{id}:{kind}:%d\033\\"
-
-SENTINEL_DONE = "done"  # the command finished (or was interrupted); the shell lives on
-SENTINEL_EXIT = "exit"  # the shell itself is exiting, with this status
 
 # The acknowledgement only says "go": by then tmux-send has put all output in the pane.
 ACK = b"\n"
@@ -65,14 +60,6 @@ class RunnerSpec(NamedTuple):
     shell_binary: str  # used by fish and POSIX sh to syntax-check before sourcing
 
 
-def sentinel_prefix(call_id: str) -> bytes:
-    """The bytes every sentinel of this call starts with."""
-    return f"\x1b_tmux-send:{call_id}:".encode()
-
-
-SENTINEL_END = b"\x1b\\"
-
-
 def quote(kind: ShellKind, text: str) -> str:
     """Quote ``text`` as one word for ``kind``; the shell will see it byte for byte."""
     if text and _SAFE_WORD.fullmatch(text):
@@ -81,6 +68,15 @@ def quote(kind: ShellKind, text: str) -> str:
         # fish single quotes take two escapes: \' and \\
         return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def join_words(kind: ShellKind, words: Sequence[str]) -> str:
+    """A command line that runs ``words`` as one command with these exact arguments,
+    each quoted for ``kind``: what ``sudo``, ``env`` or ``timeout`` do with their
+    arguments. One word is left alone: it is shell code (``'a | b; c'``)."""
+    if len(words) == 1:
+        return words[0]
+    return " ".join(quote(kind, word) for word in words)
 
 
 def typed_line(kind: ShellKind, runner_path: str) -> str:
@@ -131,11 +127,11 @@ def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
         "PO": q(spec.stdout_tty),
         "PE": q(spec.stderr_tty),
         "CMD": q(spec.command_path),
-        "DONE": q(_SENTINEL_FORMAT.format(id=spec.call_id, kind=SENTINEL_DONE)),
-        "EXIT": q(_SENTINEL_FORMAT.format(id=spec.call_id, kind=SENTINEL_EXIT)),
+        "DONE": q(sentinel_format(spec.call_id, SENTINEL_DONE)),
+        "EXIT": q(sentinel_format(spec.call_id, SENTINEL_EXIT)),
         "BANNER": q(spec.banner),
-        "START": q(START_MARKER.format(id=spec.call_id)),
-        "END": q(END_MARKER.format(id=spec.call_id, status="%d")),
+        "START": q(start_marker(spec.call_id)),
+        "END": q(end_marker(spec.call_id, "%d")),
         "SH": q(spec.shell_binary),
         "PAGERS": " ".join(PAGER_VARIABLES),
     }

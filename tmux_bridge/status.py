@@ -1,27 +1,26 @@
-"""``tmux-bridge status``: what the bridge is doing, for the person (or an agent)."""
+"""What a pane is doing, for the person (``tmux-bridge status``) or an agent."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from typing import Any
 
-from . import pane as panes
 from . import procfs, readiness
 from .errors import NoBridgeSession, PaneNotReady
-from .runtime import INFLIGHT_FILE, runtime_dir, session_name
+from .pane import PaneInfo, find_pane
+from .repl import repl_in_front
+from .rundir import PaneDir
 from .shells import ShellKind
-from .state import read_state, repl_in_front
+from .target import Target
 
 
-def bridge_status() -> dict[str, Any]:
+def bridge_status(target: Target) -> dict[str, Any]:
     """The session, its shell and working directory, what is in front, the open REPL and
-    a tmux-send call in flight. Never raises for a missing session: ``running`` says."""
-    name = session_name()
-    status: dict[str, Any] = {"session": name, "running": False}
+    a call in flight. Never raises for a missing session: ``running`` says."""
+    status: dict[str, Any] = {"session": target.session, "running": False}
     try:
-        pane = panes.find_bridge(name).pane
+        pane = find_pane(target.tmux, target.session, target.pane).pane
     except NoBridgeSession:
         return status
     status["running"] = True
@@ -31,14 +30,23 @@ def bridge_status() -> dict[str, Any]:
     status["shell_pid"] = pane.pid
     status["cwd"] = _cwd(pane.pid) or pane.current_path
     status["foreground"] = _foreground(pane, kind)
-    directory = runtime_dir()
-    state = read_state(directory)
+    records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
+    state = records.read_repl()
     status["repl"] = (
         {"name": state.name, "pid": state.pid}
         if state is not None and repl_in_front(state, pane)
         else None
     )
-    status["in_flight"] = _in_flight(directory)
+    flight = records.read_inflight()
+    status["in_flight"] = (
+        {
+            "pid": flight.pid,
+            "elapsed_s": round(time.time() - flight.since, 1),
+            "command": flight.command,
+        }
+        if flight is not None
+        else None
+    )
     return status
 
 
@@ -49,7 +57,7 @@ def _cwd(pid: int) -> str | None:
         return None
 
 
-def _foreground(pane: panes.PaneInfo, kind: ShellKind | None) -> str | None:
+def _foreground(pane: PaneInfo, kind: ShellKind | None) -> str | None:
     """The program in front, or None when the shell waits at its prompt."""
     if pane.dead:
         return "(the shell has exited)"
@@ -64,18 +72,4 @@ def _foreground(pane: panes.PaneInfo, kind: ShellKind | None) -> str | None:
             if child is not None:
                 return procfs.command_name(child)
         return pane.current_command
-    return None
-
-
-def _in_flight(directory: str) -> dict[str, Any] | None:
-    with contextlib.suppress(OSError, ValueError):
-        with open(os.path.join(directory, INFLIGHT_FILE), encoding="utf-8", errors="replace") as f:
-            pid, since, command = f.read().split("\n", 2)
-        if procfs.proc_stat(int(pid)) is None:
-            return None  # a killed call's leftover
-        return {
-            "pid": int(pid),
-            "elapsed_s": round(time.time() - float(since), 1),
-            "command": command,
-        }
     return None

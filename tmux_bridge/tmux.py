@@ -1,8 +1,14 @@
 """The one place that runs tmux.
 
-Every tmux call goes through :func:`run_tmux`: an argv list (never a shell), always
-``-L default`` so the server is the user's default one under ``$TMUX_TMPDIR`` even when
-the caller itself runs inside another tmux (``$TMUX`` is ignored once ``-L`` is given).
+Every tmux call goes through :meth:`Tmux.run`: an argv list (never a shell), always with
+the server named explicitly (``-L NAME`` or ``-S PATH``), so the server is the one the
+caller chose even when the caller itself runs inside another tmux (``$TMUX`` is ignored
+once ``-L`` or ``-S`` is given).
+
+Several tmux commands run in one invocation when chained with :func:`sequence`, which
+is the only code that joins them: it escapes every argument that ends in ``;`` so that
+no text from an agent (a key name, a line of code) can end one tmux command and start
+another.
 
 Processes are started with ``os.posix_spawnp`` rather than :mod:`subprocess`: importing
 subprocess costs about 2 ms, and tmux-send's start-up time is part of its latency.
@@ -12,11 +18,12 @@ from __future__ import annotations
 
 import os
 import select
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from .errors import TmuxError, TmuxNotFound
 
-SOCKET_NAME = "default"
+DEFAULT_SOCKET = "default"
 
 
 class TmuxResult(NamedTuple):
@@ -28,21 +35,83 @@ class TmuxResult(NamedTuple):
     stderr: str
 
 
-def tmux_argv(*args: str) -> list[str]:
-    """The full argv for a tmux command on the bridge's server (for exec-style use)."""
-    return ["tmux", "-L", SOCKET_NAME, *args]
+def sequence(*commands: Sequence[str]) -> list[str]:
+    """One argv running ``commands`` in order inside the server, each a tmux command
+    with its arguments.
 
-
-def run_tmux(*args: str, check: bool = True, stdin: bytes | None = None) -> TmuxResult:
-    """Run ``tmux -L default ARGS...`` and wait for it.
-
-    Several tmux commands can be chained in one invocation with a ``";"`` argument;
-    they run in order inside the server. Blocks until tmux exits (about 2 ms).
-
-    Raises :class:`TmuxNotFound` when tmux is not installed, and :class:`TmuxError`
-    naming the subcommand when tmux exits non-zero and ``check`` is true.
+    tmux takes an argument that ends in ``;`` as the end of a command (``a;`` is ``a``
+    and then a new command) unless the ``;`` is escaped as ``\\;``, in which case one
+    backslash is removed. So every argument ending in ``;`` gets one more backslash: an
+    agent's ``Escape;`` stays the text ``Escape;`` and a person's own ``x\\;`` stays
+    ``x\\;``.
     """
-    argv = tuple(tmux_argv(*args))
+    argv: list[str] = []
+    for command in commands:
+        if not command:
+            continue
+        if argv:
+            argv.append(";")
+        argv.extend(arg[:-1] + "\\;" if arg.endswith(";") else arg for arg in command)
+    return argv
+
+
+class Tmux:
+    """One tmux server, named by socket name (``-L``) or socket path (``-S``)."""
+
+    __slots__ = ("socket_args",)
+
+    def __init__(self, socket_name: str | None = None, socket_path: str | None = None) -> None:
+        if socket_path:
+            self.socket_args: tuple[str, str] = ("-S", socket_path)
+        else:
+            self.socket_args = ("-L", socket_name or DEFAULT_SOCKET)
+
+    def __repr__(self) -> str:
+        return f"Tmux({self.socket_args[0]} {self.socket_args[1]})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tmux) and other.socket_args == self.socket_args
+
+    def __hash__(self) -> int:
+        return hash(self.socket_args)
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the default server of ``$TMUX_TMPDIR`` (``-L default``)."""
+        return self.socket_args == ("-L", DEFAULT_SOCKET)
+
+    def socket_path(self) -> str:
+        """The server's socket file, as tmux derives it from ``$TMUX_TMPDIR``."""
+        flag, value = self.socket_args
+        if flag == "-S":
+            return value
+        base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        return os.path.join(base, f"tmux-{os.getuid()}", value)
+
+    def argv(self, *args: str) -> list[str]:
+        """The full argv for a tmux command on this server (for exec-style use)."""
+        return ["tmux", *self.socket_args, *args]
+
+    def run(self, *args: str, check: bool = True, stdin: bytes | None = None) -> TmuxResult:
+        """Run one tmux command (or a chain made with :func:`sequence`) and wait for it.
+
+        Blocks until tmux exits (about 2 ms). Raises :class:`TmuxNotFound` when tmux is
+        not installed, and :class:`TmuxError` naming the subcommand when tmux exits
+        non-zero and ``check`` is true.
+        """
+        result = _spawn(tuple(self.argv(*args)), stdin)
+        if check and result.returncode != 0:
+            raise TmuxError(result.argv, result.returncode, result.stderr)
+        return result
+
+    def run_all(
+        self, *commands: Sequence[str], check: bool = True, stdin: bytes | None = None
+    ) -> TmuxResult:
+        """Run several tmux commands in one invocation, in order (see :func:`sequence`)."""
+        return self.run(*sequence(*commands), check=check, stdin=stdin)
+
+
+def _spawn(argv: tuple[str, ...], stdin: bytes | None) -> TmuxResult:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     in_r, in_w = os.pipe()
@@ -60,8 +129,20 @@ def run_tmux(*args: str, check: bool = True, stdin: bytes | None = None) -> Tmux
     for fd in (out_w, err_w, in_r):
         os.close(fd)
     if stdin:
-        _write_all(in_w, stdin)
+        write_all(in_w, stdin)
     os.close(in_w)
+    out, err = _collect(out_r, err_r)
+    _, wait_status = os.waitpid(pid, 0)
+    return TmuxResult(
+        argv,
+        os.waitstatus_to_exitcode(wait_status),
+        out.decode("utf-8", "surrogateescape"),
+        err.decode("utf-8", "surrogateescape"),
+    )
+
+
+def _collect(out_r: int, err_r: int) -> tuple[bytes, bytes]:
+    """Read both pipes to their end, without either one's buffer filling up."""
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
     poller = select.poll()
     for fd in chunks:
@@ -76,23 +157,14 @@ def run_tmux(*args: str, check: bool = True, stdin: bytes | None = None) -> Tmux
                 poller.unregister(fd)
                 open_fds.discard(fd)
                 os.close(fd)
-    _, wait_status = os.waitpid(pid, 0)
-    result = TmuxResult(
-        argv,
-        os.waitstatus_to_exitcode(wait_status),
-        b"".join(chunks[out_r]).decode("utf-8", "surrogateescape"),
-        b"".join(chunks[err_r]).decode("utf-8", "surrogateescape"),
-    )
-    if check and result.returncode != 0:
-        raise TmuxError(argv, result.returncode, result.stderr)
-    return result
+    return b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor."""
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
-        view = view[written:]
+        view = view[os.write(fd, view) :]
 
 
 def is_no_server_error(stderr: str) -> bool:

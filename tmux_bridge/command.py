@@ -1,0 +1,405 @@
+"""Command mode: one command in the pane's own shell, its output back through relays.
+
+The command's stdout and stderr are two pseudo-terminals opened here (the relays): the
+command sees terminals, as it would in the pane, while we read exactly what it wrote,
+stream it to the caller, and copy it raw into the pane so the person sees it live.
+See :mod:`tmux_bridge.shells` for what runs inside the shell.
+
+One call, in order: find the pane and hold its lock (:mod:`tmux_bridge.call`); check
+that its shell waits at the prompt; write the command and runner files; type one short
+line; then wait in ``poll`` (no polling loop: relay data, the shell's exit, and the
+caller's cancellation all wake it) until both relays deliver the end sentinel, a
+timeout fires, or the shell goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from . import procfs, readiness
+from .call import Notice, check_not_cancelled, pane_call
+from .cancel import Cancel
+from .clock import CallClock, Step, announce_waiting, interrupt_reason
+from .errors import ReplMismatch
+from .markers import SENTINEL_END, SENTINEL_EXIT, sentinel_prefix
+from .output import SentinelScanner, TerminalText
+from .pane import PaneInfo, screen_tail
+from .relay import PaneMirror, Relay, close_fd, open_pidfd
+from .respawn import respawn_after_exit
+from .results import CallRecord, RunOptions
+from .rundir import PaneDir
+from .runtime import remove_quietly, write_private_file
+from .shells import ACK, RunnerSpec, ShellKind, display_command, join_words, runner_script
+from .shells import typed_line as make_typed_line
+from .target import Target
+from .tmux import Tmux
+
+Sink = Callable[[bytes], None]
+Command = bytes | str | Sequence[str]
+
+
+def run_command(
+    target: Target,
+    command: Command,
+    options: RunOptions,
+    sinks: tuple[Sink, Sink],
+    notice: Notice,
+    cancel: Cancel | None,
+) -> CallRecord:
+    """Run ``command`` in the target pane's shell; stream its output into ``sinks``.
+
+    ``command`` is shell code (``bytes`` or ``str``), or a list of words run as one
+    command with exactly these arguments (quoted for the pane's shell; one word is
+    shell code). Returns when the command has finished and the shell is back at its
+    prompt, a timeout ran its course, or the call was cancelled (the command is then
+    interrupted as Ctrl-C would).
+
+    Raises before anything is typed: :class:`NoBridgeSession`, :class:`PaneNotReady`
+    and its kin, :class:`ReplMismatch` (a REPL tmux-send started is open),
+    :class:`RuntimeDirError`, :class:`LockTimeout`, :class:`Cancelled`; and
+    :class:`SessionClosed` when the session vanished mid-command.
+    """
+    with pane_call(target, options, cancel, notice) as frame:
+        pane = frame.view.pane
+        check_no_repl(frame.records, pane)
+        kind = readiness.check_ready(pane, procfs.shell_kind(pane.pid))
+        readiness.check_not_typing(pane, kind, frame.view.screen, frame.records)
+        text = command_bytes(kind, command)
+        record = CallRecord(
+            "command", text.decode("utf-8", "surrogateescape"), pane.pane_id, options
+        )
+        record.shell = kind
+        call = CommandCall(
+            target.tmux, pane, kind, frame.records, text, record, sinks, notice, cancel
+        )
+        try:
+            call.start()
+            call.wait(frame.deadline)
+        finally:
+            call.close()
+        record.duration = time.monotonic() - frame.started
+        return record
+
+
+def command_bytes(kind: ShellKind, command: Command) -> bytes:
+    """The shell code for ``command`` in a ``kind`` shell."""
+    if isinstance(command, bytes):
+        return command
+    if isinstance(command, str):
+        return command.encode("utf-8", "surrogateescape")
+    return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
+
+
+def check_no_repl(records: PaneDir, pane: PaneInfo) -> None:
+    """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
+    from .repl import repl_in_front
+
+    state = records.read_repl()
+    if state is None:
+        return
+    if repl_in_front(state, pane):
+        raise ReplMismatch(
+            f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
+            "evaluate code in it, or close it first.",
+            repl=state.name,
+        )
+    records.clear_repl()
+
+
+class CommandCall:
+    """The state of one call between typing the line and the end sentinel."""
+
+    def __init__(
+        self,
+        tmux: Tmux,
+        pane: PaneInfo,
+        kind: ShellKind,
+        records: PaneDir,
+        command: bytes,
+        record: CallRecord,
+        sinks: tuple[Sink, Sink],
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = tmux
+        self.pane = pane
+        self.kind = kind
+        self.records = records
+        self.command = command
+        self.record = record
+        self.sinks = sinks
+        self.notice = notice
+        self.cancel = cancel
+        self.runner_path = records.file(record.call_id + ".run")
+        self.command_path = records.file(record.call_id + ".cmd")
+        self.relays: list[Relay] = []
+        self.scanners: list[SentinelScanner] = []
+        self.cleaners = [TerminalText(), TerminalText()]
+        self.mirror: PaneMirror | None = None
+        self.pidfd = -1
+        self.set_remain_on_exit = pane.remain_on_exit != "on"
+        self.typed = False
+        self.reading = True
+        self.posix = _PosixRunnerWatch(pane.pid, self.runner_path) if kind == "posix" else None
+
+    # --- setting up ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Write the files, open the relays, and type the line."""
+        pane = self.pane
+        self.records.write_inflight(self.record.command)
+        self.relays = [Relay(pane.width, pane.height), Relay(pane.width, pane.height)]
+        prefix = sentinel_prefix(self.record.call_id)
+        self.scanners = [SentinelScanner(prefix, SENTINEL_END) for _ in self.relays]
+        write_private_file(self.command_path, self.command)
+        spec = RunnerSpec(
+            call_id=self.record.call_id,
+            command_path=self.command_path,
+            stdout_tty=self.relays[0].path,
+            stderr_tty=self.relays[1].path,
+            banner=display_command(self.record.command),
+            shell_binary=procfs.shell_executable(pane.pid),
+        )
+        write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
+        self.pidfd = open_pidfd(pane.pid)
+        self.mirror = PaneMirror(pane.tty)
+        check_not_cancelled(self.cancel)
+        self.tmux.run_all(*self._typing())
+        self.typed = True
+
+    def _typing(self) -> list[list[str]]:
+        """The tmux commands that type the line: copy mode left, the pane kept alive if
+        the command ends the shell, the line cleared, the runner line, Enter."""
+        pane_id = self.pane.pane_id
+        commands: list[list[str]] = []
+        if self.pane.in_mode:
+            commands.append(["copy-mode", "-q", "-t", pane_id])
+        if self.set_remain_on_exit:
+            commands.append(["set-option", "-p", "-t", pane_id, "remain-on-exit", "on"])
+        line = make_typed_line(self.kind, self.runner_path)
+        commands += [
+            ["send-keys", "-t", pane_id, "C-e", "C-u"],
+            ["send-keys", "-t", pane_id, "-l", "--", line],
+            ["send-keys", "-t", pane_id, "Enter"],
+        ]
+        return commands
+
+    # --- waiting ---------------------------------------------------------------------
+
+    def wait(self, deadline: float) -> None:
+        """Read both relays until both sentinels are in, interrupting on a timeout or a
+        cancellation; then hand the rest over (or restart a shell the command ended)."""
+        clock = CallClock(self.record.options, deadline, time.monotonic())
+        while not all(s.seen for s in self.scanners):
+            now = time.monotonic()
+            self._look_for_input(clock, now)
+            step = clock.next_step(now, self._cancelled(), self.record)
+            if step is not None and self._take(step, clock, now):
+                break
+            events = self._poll(clock)
+            if self._handle(events, clock):
+                respawn_after_exit(self.tmux, self.pane, self.record, self._drain_all)
+                return
+            if self.posix is not None and self.posix.cut_short():
+                self._posix_interrupted(clock)
+                break
+        self._finish()
+
+    def _look_for_input(self, clock: CallClock, now: float) -> None:
+        if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
+            clock.hold_idle(now)
+            announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the command")
+
+    def _cancelled(self) -> bool:
+        if self.cancel is not None and self.cancel.signum is not None:
+            self.record.cancelled = self.cancel.signum
+        return self.record.cancelled is not None
+
+    def _take(self, step: Step, clock: CallClock, now: float) -> bool:
+        """Do what the clock says; True when the call gives up waiting."""
+        if step == "give-up":
+            self.record.prompt_back = False
+            return True
+        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
+        self._interrupt(which)
+        clock.interrupted(which, now)
+        return False
+
+    def _poll(self, clock: CallClock) -> list[tuple[int, int]]:
+        """Wait for relay data, the shell's exit, a cancellation or the next deadline."""
+        assert self.mirror is not None
+        poller = select.poll()
+        if self.reading and self.mirror.full:
+            self.reading = False
+        elif not self.reading and self.mirror.drained:
+            self.reading = True
+        for relay, scanner in zip(self.relays, self.scanners, strict=True):
+            if self.reading and not scanner.seen:
+                poller.register(relay.master, select.POLLIN)
+        if self.pidfd >= 0:
+            poller.register(self.pidfd, select.POLLIN)
+        if self.cancel is not None and self.record.cancelled is None:
+            poller.register(self.cancel.fd, select.POLLIN)
+        if self.mirror.wants_to_write:
+            poller.register(self.mirror.fd, select.POLLOUT)
+        polled = self.pidfd < 0 or self.posix is not None  # the shell's state is polled
+        return poller.poll(clock.poll_ms(time.monotonic(), 0.05 if polled else float("inf")))
+
+    def _handle(self, events: list[tuple[int, int]], clock: CallClock) -> bool:
+        """Act on what ``poll`` reported; True when the pane's shell went away."""
+        assert self.mirror is not None
+        shell_gone = False
+        for fd, _mask in events:
+            if fd == self.pidfd:
+                shell_gone = True
+            elif fd == self.mirror.fd:
+                self.mirror.flush(block=False)
+            elif fd in (self.relays[0].master, self.relays[1].master):
+                index = 0 if fd == self.relays[0].master else 1
+                if self._read_relay(index):
+                    clock.saw_output(time.monotonic())
+        return shell_gone or (self.pidfd < 0 and procfs.proc_stat(self.pane.pid) is None)
+
+    def _read_relay(self, index: int) -> bool:
+        data = self.relays[index].read()
+        if data is None:
+            return False
+        output = self.scanners[index].feed(data)
+        if output:
+            self._deliver(index, output)
+        return True
+
+    def _deliver(self, index: int, output: bytes) -> None:
+        if index == 0:
+            self.record.stdout_bytes += len(output)
+        else:
+            self.record.stderr_bytes += len(output)
+        assert self.mirror is not None
+        self.mirror.put(output)
+        agent = output if self.record.options.raw else self.cleaners[index].feed(output)
+        if agent:
+            self.sinks[index](agent)
+
+    def _interrupt(self, which: Literal["INT", "QUIT"]) -> None:
+        """Send SIGINT or SIGQUIT to the pane's foreground, as Ctrl-C / Ctrl-\\ would."""
+        assert self.mirror is not None
+        self.record.signals_sent.append(f"SIG{which}")
+        self.mirror.say(f"{interrupt_reason(self.record)}: sending SIG{which}")
+        signum = signal.SIGINT if which == "INT" else signal.SIGQUIT
+        if not procfs.signal_foreground(self.pane.pid, signum):
+            key = "C-c" if which == "INT" else "C-\\"
+            send_interrupt_key(self.tmux, self.pane.pane_id, key)
+
+    def _posix_interrupted(self, clock: CallClock) -> None:
+        signum = signal.SIGQUIT if clock.phase == "sent-quit" else signal.SIGINT
+        self.record.status = 128 + signum
+        self.record.notes.append(
+            "POSIX sh has no prompt hook: the command was interrupted and its exact "
+            f"status is unknown; {self.record.status} is assumed."
+        )
+
+    # --- ending ----------------------------------------------------------------------
+
+    def _finish(self) -> None:
+        """Both sentinels are in (or we gave up): hand the rest over and let the shell go."""
+        record = self.record
+        for index, scanner in enumerate(self.scanners):
+            if scanner.seen:
+                kind, _, status = (scanner.body or "").partition(":")
+                if status.isdigit():
+                    record.status = int(status)
+                if kind == SENTINEL_EXIT:
+                    record.shell_exited = True
+            else:
+                self._drain_relay(index)
+        self._flush_cleaners()
+        assert self.mirror is not None
+        self.mirror.end_line()
+        self.mirror.flush(block=True)
+        if record.shell_exited:
+            if self.pidfd >= 0:
+                select.select([self.pidfd], [], [], 2.0)
+            respawn_after_exit(self.tmux, self.pane, record, self._drain_all)
+            return
+        with contextlib.suppress(OSError):
+            os.write(self.relays[0].master, ACK)
+        if not record.prompt_back or record.timed_out or self._cancelled():
+            record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    def _drain_relay(self, index: int) -> None:
+        while self._read_relay(index):
+            pass
+        leftover = self.scanners[index].leftover()
+        if leftover:
+            self._deliver(index, leftover)
+
+    def _drain_all(self) -> list[SentinelScanner]:
+        """Everything still in the relays, handed over; the scanners, for their sentinels."""
+        for index in (0, 1):
+            if not self.scanners[index].seen:
+                self._drain_relay(index)
+        self._flush_cleaners()
+        return self.scanners
+
+    def _flush_cleaners(self) -> None:
+        if self.record.options.raw:
+            return
+        for index, cleaner in enumerate(self.cleaners):
+            rest = cleaner.finish()
+            if rest:
+                self.sinks[index](rest)
+
+    def close(self) -> None:
+        """Put the pane's option back, close everything, remove the call's files."""
+        if self.typed and self.set_remain_on_exit:
+            self.tmux.run(
+                "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
+            )
+        self._cancelled()  # a signal that came after the command ended still counts
+        self.pidfd = close_fd(self.pidfd)
+        if self.mirror is not None:
+            self.mirror.close()
+        for relay in self.relays:
+            relay.close()
+        for path in (self.runner_path, self.command_path):
+            remove_quietly(path)
+        self.records.clear_inflight()
+
+
+def send_interrupt_key(tmux: Tmux, pane_id: str, key: str) -> None:
+    """Ctrl-C (or Ctrl-\\) through tmux, for a foreground we may not signal (``sudo``
+    runs as root): copy mode is left first, so the key reaches the program."""
+    tmux.run_all(["copy-mode", "-q", "-t", pane_id], ["send-keys", "-t", pane_id, key], check=False)
+
+
+class _PosixRunnerWatch:
+    """dash keeps a sourced file open while it runs it and has no prompt hook: the
+    runner closed without a sentinel, with the shell holding the terminal, means an
+    interrupt cut the line short. Checked every 50 ms."""
+
+    def __init__(self, shell_pid: int, runner_path: str) -> None:
+        self.shell_pid = shell_pid
+        self.runner_path = runner_path
+        self.seen_open = False
+        self.closed_at: float | None = None
+
+    def cut_short(self) -> bool:
+        if procfs.has_open(self.shell_pid, self.runner_path):
+            self.seen_open = True
+            self.closed_at = None
+            return False
+        if not self.seen_open:
+            return False
+        stat = procfs.proc_stat(self.shell_pid)
+        if stat is None or stat.tpgid != stat.pgrp:
+            return False
+        now = time.monotonic()
+        if self.closed_at is None:
+            self.closed_at = now
+        return now - self.closed_at > 0.15

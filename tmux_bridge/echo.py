@@ -1,0 +1,60 @@
+"""Pure text: cutting a REPL's echo and prompts out of what it printed, for REPLs that
+are given their input as typed lines (nix, and a REPL without a preset)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .output import clean
+
+
+def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: str) -> bytes:
+    """For REPLs given their input as typed lines (nix): drop the prompt-and-echo lines
+    and the blank lines the REPL puts around each value."""
+    prompt_re = re.compile(prompt.rstrip("$").rstrip(" ?"))
+    lines = clean(raw).decode("utf-8", "surrogateescape").split("\n")
+    expected = [line.strip() for line in echo_lines if line.strip()]
+    kept = []
+    for line in lines:
+        stripped = line.strip()
+        match = prompt_re.match(line)
+        if match and line[match.end() :].strip() in ("", *expected[:1]):
+            if expected and line[match.end() :].strip() == expected[0]:
+                expected.pop(0)
+            continue
+        if expected and stripped == expected[0] and line.startswith(" "):
+            expected.pop(0)
+            continue
+        kept.append(line)
+    if kept and kept[-1] == '"':
+        kept.pop()  # the opening quote of the end marker, printed as a string value
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return ("\n".join(kept) + "\n").encode("utf-8", "surrogateescape") if kept else b""
+
+
+def prompt_after_echo(
+    collected: list[bytes], typed: tuple[str, ...], prompt: re.Pattern[str]
+) -> Callable[[], bool]:
+    """For a REPL without a preset: done once the echo of the last typed line has come,
+    followed by output and a line that matches the REPL's prompt."""
+    last = next((line.strip() for line in reversed(typed) if line.strip()), "")
+
+    def done() -> bool:
+        lines = clean(b"".join(collected)).decode("utf-8", "replace").split("\n")
+        echoed = [i for i, line in enumerate(lines) if last and last in line]
+        return bool(echoed) and echoed[-1] < len(lines) - 1 and bool(prompt.search(lines[-1]))
+
+    return done
+
+
+def after_echo(raw: bytes, typed: tuple[str, ...]) -> bytes:
+    """The lines after the echo of the last typed line, without the final prompt line."""
+    last = next((line.strip() for line in reversed(typed) if line.strip()), "")
+    lines = clean(raw).decode("utf-8", "surrogateescape").split("\n")
+    echoed = max((i for i, line in enumerate(lines) if last in line), default=-1)
+    body = lines[echoed + 1 : -1]
+    return ("\n".join(body) + "\n").encode("utf-8", "surrogateescape") if body else b""

@@ -1,0 +1,132 @@
+"""One account of every result: the JSON document all faces give, and the sentences a
+person or an agent reads about anything unusual (a timeout, a restarted shell).
+
+Nothing here names a command-line flag; a face adds its own hints.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from .errors import BridgeError
+from .results import CallResult
+
+
+def describe(result: CallResult) -> str:
+    """tmux-send's own account of anything unusual about a call, for stderr: why the
+    command was interrupted and how it ended, notes, the last lines of the pane."""
+    lines: list[str] = []
+    if result.timed_out or result.cancelled is not None:
+        lines += _interruption(result)
+    lines += [f"tmux-send: {note}" for note in result.notes]
+    if result.pane_tail:
+        lines.append("Last lines of the bridge terminal:")
+        lines.extend("  " + line for line in result.pane_tail)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _interruption(result: CallResult) -> list[str]:
+    options = result.options
+    if result.cancelled is not None:
+        cause = f"tmux-send was interrupted ({signal.Signals(result.cancelled).name})"
+    elif result.timed_out == "idle":
+        cause = f"idle timeout: no output for {options.idle_timeout:g} s"
+    else:
+        cause = f"overall timeout: the command ran for {options.max_time:g} s"
+    sent = " then ".join(result.signals_sent) or "nothing"
+    in_repl = result.mode == "repl_eval"
+    lines = [f"tmux-send: {cause}. Sent {sent} to {'the REPL' if in_repl else 'the command'}."]
+    if in_repl:
+        lines.append(
+            "The REPL stopped the evaluation and is back at its prompt; it stays open."
+            if result.prompt_back
+            else "The REPL did not come back to its prompt within 3 s of SIGINT; it may "
+            "still be evaluating. Ask the person, or close the REPL."
+        )
+    elif result.prompt_back:
+        status = "" if result.status is None else f" (its status: {result.status})"
+        lines.append(f"The command stopped and the shell prompt came back{status}.")
+    else:
+        lines.append(
+            "The command survived SIGINT and SIGQUIT and is still running in the bridge "
+            "terminal. Ask the person to stop it; tmux-send refuses to run anything "
+            "else there until it ends."
+        )
+    return lines
+
+
+def to_document(
+    result: CallResult,
+    stdout: bytes | None = None,
+    stderr: bytes | None = None,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """The JSON document of a result (``tmux-send --json``, the HTTP API, MCP).
+
+    ``stdout``/``stderr`` default to what the result collected. Output that is not
+    valid UTF-8 is carried losslessly in base64 beside its text form (undecodable bytes
+    shown as U+FFFD). ``notes`` are remarks made during the call (a wait for the lock,
+    a command waiting for input); the account of :func:`describe` is added to them.
+    """
+    document: dict[str, Any] = {
+        "id": result.call_id,
+        "mode": result.mode,
+        "pane": result.pane,
+        "command": result.command,
+        "exit_status": result.exit_status,
+        "status": result.status,
+        "timed_out": result.timed_out,
+        "signals_sent": list(result.signals_sent),
+        "duration_s": round(result.duration, 3),
+        "shell": result.repl if result.mode == "repl_eval" else (result.shell or result.repl),
+        "repl": result.repl,
+        "waited_for_input": result.waited_for_input,
+        "shell_restarted": result.shell_restarted,
+        "error": None,
+        "error_code": None,
+    }
+    if result.screen is not None:
+        document["screen"] = result.screen
+    _add_output(document, "stdout", result.stdout if stdout is None else stdout)
+    _add_output(document, "stderr", result.stderr if stderr is None else stderr)
+    report = describe(result)
+    document["notes"] = [*(notes or []), *([report.rstrip("\n")] if report else [])]
+    return document
+
+
+def error_document(
+    error: BridgeError, command: str, mode: str, notes: list[str] | None = None
+) -> dict[str, Any]:
+    """The JSON document of a call that could not be made (nothing was typed)."""
+    return {
+        "id": None,
+        "mode": mode,
+        "pane": None,
+        "command": command,
+        "exit_status": error.exit_code,
+        "status": None,
+        "timed_out": None,
+        "signals_sent": [],
+        "duration_s": 0.0,
+        "shell": None,
+        "repl": None,
+        "waited_for_input": False,
+        "shell_restarted": False,
+        "error": error.render(),
+        "error_code": error.code,
+        "stdout": "",
+        "stderr": "",
+        "notes": list(notes or []),
+    }
+
+
+def _add_output(document: dict[str, Any], name: str, data: bytes | None) -> None:
+    raw = data or b""
+    try:
+        document[name] = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        import base64
+
+        document[name] = raw.decode("utf-8", "replace")
+        document[name + "_b64"] = base64.b64encode(raw).decode("ascii")

@@ -1,0 +1,125 @@
+"""Typed results: what every call of the core returns, whatever the face.
+
+A call builds a :class:`CallRecord` while it runs (the engines fill it in) and returns
+the frozen :class:`CallResult`; :func:`tmux_bridge.report.to_document` turns a result
+into the one JSON document that ``--json``, the HTTP API and the MCP server all give.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, NamedTuple
+
+from .errors import exit_status
+
+Mode = Literal["command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen"]
+TimeoutKind = Literal["idle", "overall"]
+
+
+class RunOptions(NamedTuple):
+    """How to run one command or evaluation. Times are in seconds."""
+
+    idle_timeout: float = 10.0  # without output before the command is interrupted
+    max_time: float = 120.0  # in all, counting any wait for the pane's lock
+    raw: bool = False  # output byte for byte, terminal control sequences kept
+
+
+class CallResult(NamedTuple):
+    """What happened to one call.
+
+    ``status`` is the command's own status (``None`` when unknown); ``exit_status`` is
+    the one a command-line face exits with (see :func:`tmux_bridge.errors.exit_status`).
+    ``stdout``/``stderr`` hold the output when the caller gave no sink to stream it to
+    (``None`` when it was streamed). ``cancelled`` is the signal the caller's
+    cancellation stood for. ``screen`` is what keys, typed text or a screen request left
+    on the screen.
+    """
+
+    mode: Mode
+    call_id: str
+    command: str
+    pane: str
+    shell: str | None  # the pane's shell kind (bash, zsh, fish, posix)
+    repl: str | None  # the REPL's name, in REPL modes
+    status: int | None
+    exit_status: int
+    timed_out: TimeoutKind | None
+    cancelled: int | None
+    signals_sent: tuple[str, ...]
+    prompt_back: bool
+    shell_exited: bool
+    shell_restarted: bool
+    waited_for_input: bool
+    stdout: bytes | None
+    stderr: bytes | None
+    stdout_bytes: int
+    stderr_bytes: int
+    duration: float
+    options: RunOptions
+    pane_tail: tuple[str, ...]
+    notes: tuple[str, ...]
+    screen: str | None
+
+
+def new_call_id() -> str:
+    """Ten hex digits: unique enough that no marker is ever matched by chance."""
+    return os.urandom(5).hex()
+
+
+class CallRecord:
+    """A call's result while it is being made; :meth:`freeze` gives the typed result."""
+
+    def __init__(
+        self, mode: Mode, command: str, pane: str, options: RunOptions, call_id: str = ""
+    ) -> None:
+        self.mode: Mode = mode
+        self.call_id = call_id or new_call_id()
+        self.command = command
+        self.pane = pane
+        self.options = options
+        self.shell: str | None = None
+        self.repl: str | None = None
+        self.status: int | None = None
+        self.timed_out: TimeoutKind | None = None
+        self.cancelled: int | None = None
+        self.signals_sent: list[str] = []
+        self.prompt_back = True
+        self.shell_exited = False
+        self.shell_restarted = False
+        self.waited_for_input = False
+        self.stdout: bytes | None = None
+        self.stderr: bytes | None = None
+        self.stdout_bytes = 0
+        self.stderr_bytes = 0
+        self.duration = 0.0
+        self.pane_tail: list[str] = []
+        self.notes: list[str] = []
+        self.screen: str | None = None
+
+    def freeze(self) -> CallResult:
+        return CallResult(
+            mode=self.mode,
+            call_id=self.call_id,
+            command=self.command,
+            pane=self.pane,
+            shell=self.shell,
+            repl=self.repl,
+            status=self.status,
+            exit_status=exit_status(self.status, self.timed_out, self.cancelled),
+            timed_out=self.timed_out,
+            cancelled=self.cancelled,
+            signals_sent=tuple(self.signals_sent),
+            prompt_back=self.prompt_back,
+            shell_exited=self.shell_exited,
+            shell_restarted=self.shell_restarted,
+            waited_for_input=self.waited_for_input,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            stdout_bytes=self.stdout_bytes,
+            stderr_bytes=self.stderr_bytes,
+            duration=self.duration,
+            options=self.options,
+            pane_tail=tuple(self.pane_tail),
+            notes=tuple(self.notes),
+            screen=self.screen,
+        )
