@@ -98,11 +98,11 @@ def command_bytes(kind: ShellKind, command: Command) -> bytes:
 
 def check_no_repl(records: PaneDir, pane: PaneInfo) -> None:
     """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
-    from .repl import repl_in_front
-
     state = records.read_repl()
     if state is None:
         return
+    from .repl import repl_in_front  # only when a REPL record exists: keeps start-up short
+
     if repl_in_front(state, pane):
         raise ReplMismatch(
             f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
