@@ -4,6 +4,7 @@ server, and nix repl where it runs."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import signal
@@ -499,3 +500,62 @@ def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: Bridge) -> N
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert out.endswith(b"hi Ada\n")
+
+
+# --- defects of 0.1, each shown by a test that failed there --------------------------------
+
+
+def test_a_trailing_semicolon_reaches_a_prompt_repl(make_bridge: Callable[[str], Bridge]) -> None:
+    """tmux took a last argument ending in ';' for its own command separator."""
+    b = make_bridge("bash")
+    b.start()
+    _needs("sqlite")
+    prompt = ("--prompt", r"^sqlite> ?$", "--max-time", "30")
+    assert b.send_text("--repl", "sq", *prompt, "--", "sqlite3")[0] == 0
+    assert b.send_text("--repl", "sq", *prompt, "--", "select 6 * 7;") == (0, "42\n", "")
+
+
+def test_starting_a_repl_keeps_a_half_typed_line(make_bridge: Callable[[str], Bridge]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    for _ in range(2):  # two calls let tmux-send learn the bare prompt
+        assert b.send_text("--", "true")[0] == 0
+        b.wait_for_prompt()
+    b.tmux("send-keys", "-t", b.target, "-l", "git sta")
+    b.wait_for(lambda: "$ git sta" in b.screen(), "the typing to show")
+    code, _, err = b.send_text("--repl", "python", "--", "python3 -q")
+    assert code == 125
+    assert "typed `git sta`" in err
+    assert b.screen().rstrip().endswith("$ git sta")  # the person's line is untouched
+
+
+@pytest.mark.parametrize("name", ["\xff", "two\nlines", "a" * 33, "", "sp ace", "semi;"], ids=repr)
+def test_repl_names_are_validated(make_bridge: Callable[[str], Bridge], name: str) -> None:
+    b = make_bridge("bash")
+    b.start()
+    code, _, err = b.send_text("--repl", name, "--", "python3")
+    assert code == 2, err
+    assert "is not a REPL name" in err
+    assert "Traceback" not in err
+    assert [p for p in b.runtime.rglob("repl")] == []
+
+
+def test_a_repl_at_its_own_prompt_is_not_waiting_for_input(
+    make_bridge: Callable[[str], Bridge],
+) -> None:
+    """sqlite's .bail on ends a loaded file at the first error, before the end marker:
+    the REPL sits at its prompt, which must let the idle timeout fire (not --max-time),
+    and the report must say the REPL is back at its prompt."""
+    b = make_bridge("bash")
+    b.start()
+    _needs("sqlite")
+    assert b.send_text("--repl", "sqlite", "--", "sqlite3")[0] == 0
+    assert b.send_text("--repl", "sqlite", "--", ".bail on")[0] == 0
+    result = b.send("--json", "--timeout", "2", "--max-time", "60", "--repl", "sqlite", "--",
+                    "select nosuchcolumn;")  # fmt: skip
+    document = json.loads(result.stdout)
+    assert result.returncode == 124
+    assert document["timed_out"] == "idle"
+    notes = "\n".join(document["notes"])
+    assert "back at its prompt" in notes, f"{notes}\n--- pane:\n{b.screen()}"
+    assert "did not come back" not in notes

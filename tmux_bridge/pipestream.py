@@ -114,6 +114,10 @@ class PaneStream:
             if scanner.started:
                 self._look_for_input(clock, now)
             step = clock.next_step(now, self._cancelled(), self.record)
+            if step == "interrupt" and self.at_prompt():
+                self.record.prompt_back = True  # nothing runs: the code stopped short
+                self._flush_text()
+                return "timeout"
             if step == "interrupt":
                 self._interrupt()
                 clock.interrupted("INT", now)

@@ -37,7 +37,12 @@ def _interruption(result: CallResult) -> list[str]:
     sent = " then ".join(result.signals_sent) or "nothing"
     in_repl = result.mode == "repl_eval"
     lines = [f"tmux-send: {cause}. Sent {sent} to {'the REPL' if in_repl else 'the command'}."]
-    if in_repl:
+    if in_repl and result.prompt_back and not result.signals_sent:
+        lines.append(
+            "The REPL is back at its prompt without finishing the code (it stopped early, "
+            "at an error say), so nothing was interrupted; it stays open."
+        )
+    elif in_repl:
         lines.append(
             "The REPL stopped the evaluation and is back at its prompt; it stays open."
             if result.prompt_back
