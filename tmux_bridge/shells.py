@@ -11,7 +11,9 @@ into the person's shell. That runner file, written here, does the rest inside th
 3. finishes: writes an in-band sentinel carrying the status to both relays (it arrives
    after every byte the command wrote), waits until tmux-send acknowledges or goes away
    (so the end marker lands after the last output in the pane), prints the end marker
-   and returns the command's status, so ``$?`` stays right for the person.
+   and returns the command's status, so ``$?`` stays right for the person. The stdout
+   relay is opened for this before the sentinels are written (see the note above the
+   templates).
 
 Step 3 also runs from a one-shot prompt hook, because an interrupted command (Ctrl-C)
 makes the shell drop the rest of the runner; the hook fires at the next prompt either
@@ -156,6 +158,16 @@ def _fill(template: str, values: dict[str, str], relays: bool) -> str:
     return template
 
 
+# The sentinels and the wait for the acknowledgement are one block that holds
+# the stdout relay open on its stdin, opened before anything in it runs. tmux-send closes
+# the relays (their /dev/pts paths vanish) as soon as it has both sentinels and has sent
+# the acknowledgement, so a path opened after the sentinel may no longer exist: every
+# shell then printed a warning into the pane (fish about 1 call in 3 with remain-on-exit
+# on). The held descriptor reads the acknowledgement, or end-of-file once tmux-send has
+# closed the relay; either comes after tmux-send put the last output in the pane.
+# `2>/dev/null` comes first so a relay gone before the block (tmux-send gave up) stays
+# quiet in bash, zsh and dash; fish warns about a failed redirection whatever the order.
+
 # bash: the hook is the first entry of PROMPT_COMMAND (string or array element 0), the
 # exit hook an EXIT trap; the person's own EXIT trap is saved and put back.
 _BASH = r"""__tmux_send_finish() {
@@ -163,9 +175,11 @@ _BASH = r"""__tmux_send_finish() {
     PROMPT_COMMAND=${PROMPT_COMMAND/__tmux_send_finish;/}
     builtin trap - EXIT
     builtin eval "${__tmux_send_exit_trap-}"
-    builtin printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
-    builtin printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
-    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
+    {  # relay
+        builtin printf @DONE@ "$__tmux_send_status" >@PE@  # relay
+        builtin printf @DONE@ "$__tmux_send_status" >@PO@  # relay
+        builtin read -r __tmux_send_ack  # relay
+    } 2>/dev/null <@PO@ || :  # relay
     builtin unset __tmux_send_ack
     builtin printf @END@'\n' "$__tmux_send_status"
     for __tmux_send_v in ${__tmux_send_pagers-}; do  # unless the command changed it
@@ -202,10 +216,12 @@ _ZSH = r"""__tmux_send_finish() {
     emulate -L zsh
     precmd_functions=(${precmd_functions:#__tmux_send_finish})
     zshexit_functions=(${zshexit_functions:#__tmux_send_exit})
-    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null || :  # relay
-    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null || :  # relay
     local __tmux_send_ack
-    builtin read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
+    {  # relay
+        builtin printf @DONE@ $__tmux_send_status >@PE@  # relay
+        builtin printf @DONE@ $__tmux_send_status >@PO@  # relay
+        builtin read -r __tmux_send_ack  # relay
+    } 2>/dev/null <@PO@ || :  # relay
     builtin printf @END@'\n' $__tmux_send_status
     local __tmux_send_v
     for __tmux_send_v in $__tmux_send_pagers; do  # unless the command changed it
@@ -247,9 +263,11 @@ __tmux_send_finish
 _FISH = r"""function __tmux_send_finish
     set -l __tmux_send_status $argv[1]
     functions -e __tmux_send_hook __tmux_send_exit
-    builtin printf @DONE@ $__tmux_send_status >@PE@ 2>/dev/null  # relay
-    builtin printf @DONE@ $__tmux_send_status >@PO@ 2>/dev/null  # relay
-    command head -n 1 <@PO@ >/dev/null 2>/dev/null  # relay
+    begin  # relay
+        builtin printf @DONE@ $__tmux_send_status >@PE@  # relay
+        builtin printf @DONE@ $__tmux_send_status >@PO@  # relay
+        command head -n 1 >/dev/null  # relay
+    end <@PO@ 2>/dev/null  # relay
     builtin printf @END@'\n' $__tmux_send_status
     for __tmux_send_v in $__tmux_send_pagers  # unless the command changed it
         test "$$__tmux_send_v" = cat; and set -e $__tmux_send_v
@@ -286,9 +304,11 @@ __tmux_send_finish $status
 _POSIX = r"""__tmux_send_finish() {
     __tmux_send_status=$?
     trap - EXIT
-    printf @DONE@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
-    printf @DONE@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
-    read -r __tmux_send_ack <@PO@ 2>/dev/null || :  # relay
+    {  # relay
+        printf @DONE@ "$__tmux_send_status" >@PE@  # relay
+        printf @DONE@ "$__tmux_send_status" >@PO@  # relay
+        read -r __tmux_send_ack  # relay
+    } 2>/dev/null <@PO@ || :  # relay
     printf @END@'\n' "$__tmux_send_status"
     for __tmux_send_v in $__tmux_send_pagers; do  # unless the command changed it
         eval "[ \"\${$__tmux_send_v-}\" != cat ]" || unset "$__tmux_send_v"
