@@ -11,6 +11,11 @@ import pytest
 
 from .conftest import Bridge
 
+# "started" comes from the program itself, already in the foreground: with a shell
+# builtin `echo`, a Ctrl-C sent right after it can reach the shell while it forks
+# `sleep`, which the shell then starts anyway (the person's Ctrl-C is lost the same way).
+_STARTED_THEN_SLEEP = "sh -c 'echo started; exec sleep 30'"
+
 
 def test_idle_timeout_interrupts_with_sigint(bridge: Bridge) -> None:
     code, out, err = bridge.send_text("--timeout", "0.5", "--", "echo started; sleep 30")
@@ -71,7 +76,7 @@ def test_a_command_surviving_both_signals_is_reported(bridge: Bridge, tmp_path: 
 
 
 def test_person_pressing_ctrl_c_ends_the_call_with_130(bridge: Bridge) -> None:
-    proc = bridge.start_send("--", "echo started; sleep 30")
+    proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     bridge.tmux("send-keys", "-t", bridge.target, "C-c")
     out, err = proc.communicate(timeout=10)
@@ -88,7 +93,7 @@ def test_person_pressing_ctrl_c_ends_the_call_with_130(bridge: Bridge) -> None:
 def test_signals_to_tmux_send_interrupt_the_command(
     bridge: Bridge, signum: signal.Signals, code: int
 ) -> None:
-    proc = bridge.start_send("--", "echo started; sleep 30")
+    proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     proc.send_signal(signum)
     _out, err = proc.communicate(timeout=10)
@@ -114,7 +119,7 @@ def test_a_killed_tmux_send_blocks_nothing(bridge: Bridge, tmp_path: Path) -> No
 
 
 def test_session_killed_mid_command(bridge: Bridge) -> None:
-    proc = bridge.start_send("--", "echo started; sleep 30")
+    proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     bridge.tmux("kill-session", "-t", f"={bridge.session}")
     _out, err = proc.communicate(timeout=10)
@@ -124,7 +129,7 @@ def test_session_killed_mid_command(bridge: Bridge) -> None:
 
 
 def test_server_killed_mid_command(bridge: Bridge) -> None:
-    proc = bridge.start_send("--", "echo started; sleep 30")
+    proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     bridge.tmux("kill-server")
     _out, err = proc.communicate(timeout=10)

@@ -9,6 +9,11 @@ import pytest
 
 from .conftest import Bridge, shell_path
 
+# "started" comes from the program itself, already in the foreground: with a shell
+# builtin `echo`, a Ctrl-C sent right after it can reach the shell while it forks
+# `sleep`, which the shell then starts anyway (the person's Ctrl-C is lost the same way).
+_STARTED_THEN_SLEEP = "sh -c 'echo started; exec sleep 30'"
+
 
 @pytest.fixture
 def dash(make_bridge: Callable[[str], Bridge]) -> Iterator[Bridge]:
@@ -38,7 +43,7 @@ def test_syntax_error_leaves_a_clean_prompt(dash: Bridge) -> None:
 
 
 def test_person_pressing_ctrl_c(dash: Bridge) -> None:
-    proc = dash.start_send("--", "echo started; sleep 30")
+    proc = dash.start_send("--", _STARTED_THEN_SLEEP)
     dash.wait_for_call_start(proc)
     dash.tmux("send-keys", "-t", dash.target, "C-c")
     out, err = proc.communicate(timeout=10)

@@ -176,6 +176,7 @@ def test_typed_line_sources_a_path_that_needs_quoting(shell: Shell, tmp_path: Pa
 
 NASTY_SPEC = RunnerSpec(
     call_id="0123456789",
+    runner_path='/tmp/tmux bridge/it\'s "a" $dir/0123456789.run',
     command_path='/tmp/tmux bridge/it\'s "a" $dir/0123456789.cmd',
     stdout_tty="/dev/pts/3",
     stderr_tty="/tmp/tmux bridge/'err' tty",

@@ -35,7 +35,16 @@ from .respawn import respawn_after_exit
 from .results import CallRecord, RunOptions
 from .rundir import PaneDir
 from .runtime import remove_quietly, write_private_file
-from .shells import ACK, RunnerSpec, ShellKind, display_command, join_words, runner_script
+from .shells import (
+    ACK,
+    LINE_EDITOR_RESET,
+    RunnerSpec,
+    ShellKind,
+    display_command,
+    join_words,
+    runner_script,
+    scratch_path,
+)
 from .shells import typed_line as make_typed_line
 from .target import Target
 from .tmux import Tmux
@@ -160,6 +169,7 @@ class CommandCall:
         write_private_file(self.command_path, self.command)
         spec = RunnerSpec(
             call_id=self.record.call_id,
+            runner_path=self.runner_path,
             command_path=self.command_path,
             stdout_tty=self.relays[0].path,
             stderr_tty=self.relays[1].path,
@@ -184,7 +194,7 @@ class CommandCall:
             commands.append(["set-option", "-p", "-t", pane_id, "remain-on-exit", "on"])
         line = make_typed_line(self.kind, self.runner_path)
         commands += [
-            ["send-keys", "-t", pane_id, "C-e", "C-u"],
+            ["send-keys", "-t", pane_id, *LINE_EDITOR_RESET],
             ["send-keys", "-t", pane_id, "-l", "--", line],
             ["send-keys", "-t", pane_id, "Enter"],
         ]
@@ -367,7 +377,7 @@ class CommandCall:
             self.mirror.close()
         for relay in self.relays:
             relay.close()
-        for path in (self.runner_path, self.command_path):
+        for path in (self.runner_path, self.command_path, scratch_path(self.runner_path)):
             remove_quietly(path)
         self.records.clear_inflight()
 

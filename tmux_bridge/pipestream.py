@@ -72,10 +72,12 @@ class PaneStream:
         done: Callable[[], bool] | None = None,
         paste: bytes | None = None,
         collect: list[bytes] | None = None,
+        clear: tuple[str, ...] = ("C-e", "C-u"),
     ) -> Outcome:
-        """Open the stream, type ``keys`` (after clearing the line) and Enter, and read
-        until the end marker ("ended"), ``done`` ("ready"), the death of ``watch_pid``
-        ("gone") or a timeout or cancellation that the REPL survived ("timeout")."""
+        """Open the stream, type ``keys`` (after ``clear``, the keys that clear the line)
+        and Enter, and read until the end marker ("ended"), ``done`` ("ready"), the death
+        of ``watch_pid`` ("gone") or a timeout or cancellation that the REPL survived
+        ("timeout")."""
         pane_id = self.pane.pane_id
         relay = Relay(self.pane.width, self.pane.height)
         pidfd = open_pidfd(watch_pid)
@@ -87,7 +89,7 @@ class PaneStream:
             self.tmux.run_all(
                 ["copy-mode", "-q", "-t", pane_id],
                 ["pipe-pane", "-O", "-t", pane_id, f"cat > {relay.path}"],
-                ["send-keys", "-t", pane_id, "C-e", "C-u"],
+                ["send-keys", "-t", pane_id, *clear],
                 *keys,
                 ["send-keys", "-t", pane_id, "Enter"],
             )

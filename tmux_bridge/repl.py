@@ -36,7 +36,15 @@ from .relay import close_fd, open_pidfd
 from .results import CallRecord, RunOptions
 from .rundir import PaneDir, ReplRecord
 from .runtime import remove_quietly, write_private_file
-from .shells import RunnerSpec, ShellKind, display_command, runner_script, typed_line
+from .shells import (
+    LINE_EDITOR_RESET,
+    RunnerSpec,
+    ShellKind,
+    display_command,
+    runner_script,
+    scratch_path,
+    typed_line,
+)
 from .target import Target
 
 Sink = Callable[[bytes], None]
@@ -270,6 +278,7 @@ class _ReplCall:
                 self.frame.deadline,
                 watch_pid=pane.pid,
                 done=lambda: self._started(stream, preset),
+                clear=LINE_EDITOR_RESET,
             )
             self._started_outcome(outcome, stream, scanner, preset, record)
         finally:
@@ -279,8 +288,10 @@ class _ReplCall:
     def _runner(self, kind: ShellKind, record: CallRecord, command: bytes) -> str:
         base = self.records.file(record.call_id)
         command_path = self._write(base + ".cmd", command)
+        self.files.append(scratch_path(base + ".run"))  # the runner writes it
         spec = RunnerSpec(
             call_id=record.call_id,
+            runner_path=base + ".run",
             command_path=command_path,
             stdout_tty="",
             stderr_tty="",

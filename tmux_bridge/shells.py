@@ -55,11 +55,18 @@ class RunnerSpec(NamedTuple):
     """
 
     call_id: str
+    runner_path: str  # the file itself: zsh and fish take the line sourcing it out of history
     command_path: str
     stdout_tty: str
     stderr_tty: str
     banner: str
     shell_binary: str  # used by fish and POSIX sh to syntax-check before sourcing
+
+
+def scratch_path(runner_path: str) -> str:
+    """A call file the runner itself writes: bash saves the person's EXIT trap there,
+    zsh the history line it puts back."""
+    return runner_path.rsplit(".", 1)[0] + ".tmp"
 
 
 def quote(kind: ShellKind, text: str) -> str:
@@ -79,6 +86,16 @@ def join_words(kind: ShellKind, words: Sequence[str]) -> str:
     if len(words) == 1:
         return words[0]
     return " ".join(quote(kind, word) for word in words)
+
+
+# Sent before the typed line. Whatever mode the shell's line editor is in, `i` and
+# BackSpace leave it in insert (vi) or emacs mode with the line as it was: in vi normal
+# mode (the person pressed Escape) `i` enters insert mode and BackSpace at the start of
+# the insertion deletes nothing; in insert or emacs mode `i` is typed and deleted again.
+# Without them, vi normal mode would read the typed line as commands (`.` repeats the
+# last change, `/` searches history). Then C-e C-u clear the line, which the caller has
+# checked holds nothing of the person's.
+LINE_EDITOR_RESET = ("i", "BSpace", "C-e", "C-u")
 
 
 def typed_line(kind: ShellKind, runner_path: str) -> str:
@@ -129,6 +146,8 @@ def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
         "PO": q(spec.stdout_tty),
         "PE": q(spec.stderr_tty),
         "CMD": q(spec.command_path),
+        "TMP": q(scratch_path(spec.runner_path)),
+        "TYPED": q(typed_line(kind, spec.runner_path)),
         "DONE": q(sentinel_format(spec.call_id, SENTINEL_DONE)),
         "EXIT": q(sentinel_format(spec.call_id, SENTINEL_EXIT)),
         "BANNER": q(spec.banner),
@@ -169,7 +188,10 @@ def _fill(template: str, values: dict[str, str], relays: bool) -> str:
 # quiet in bash, zsh and dash; fish warns about a failed redirection whatever the order.
 
 # bash: the hook is the first entry of PROMPT_COMMAND (string or array element 0), the
-# exit hook an EXIT trap; the person's own EXIT trap is saved and put back.
+# exit hook an EXIT trap; the person's own EXIT trap is saved and put back. It is saved
+# through a file, not `$(trap -p EXIT)`: with `set -o functrace` a command substitution
+# runs the person's DEBUG trap too, and whatever that prints (a title escape, say) would
+# be captured and run as code.
 _BASH = r"""__tmux_send_finish() {
     local __tmux_send_status=$?
     PROMPT_COMMAND=${PROMPT_COMMAND/__tmux_send_finish;/}
@@ -194,7 +216,8 @@ __tmux_send_exit() {
     builtin printf @EXIT@ "$__tmux_send_status" >@PE@ 2>/dev/null || :  # relay
     builtin printf @EXIT@ "$__tmux_send_status" >@PO@ 2>/dev/null || :  # relay
 }
-__tmux_send_exit_trap=$(builtin trap -p EXIT)
+builtin trap -p EXIT >@TMP@
+builtin read -r -d '' __tmux_send_exit_trap <@TMP@ || :
 builtin trap __tmux_send_exit EXIT
 PROMPT_COMMAND="__tmux_send_finish;${PROMPT_COMMAND-}"
 __tmux_send_pagers=
@@ -210,7 +233,11 @@ __tmux_send_finish
 
 # zsh: one-shot entries in precmd_functions and zshexit_functions. Our own code runs
 # under `emulate -L zsh`, so the person's options (ksharrays, nounset, ...) cannot break
-# it; the command itself runs with their options.
+# it; the command itself runs with their options. With hist_ignore_space the typed line
+# stays in the in-memory history until another line is added, so Up would recall it:
+# the person's previous line is added back (`fc -R` marks it as read from the file, so
+# it is not written to the history file twice), which drops the typed line. This is done
+# before the command runs, so tmux-send removes the file it takes.
 _ZSH = r"""__tmux_send_finish() {
     local __tmux_send_status=$?
     emulate -L zsh
@@ -231,9 +258,19 @@ _ZSH = r"""__tmux_send_finish() {
     builtin unfunction __tmux_send_finish __tmux_send_exit 2>/dev/null
     return $__tmux_send_status
 }
+__tmux_send_forget() {  # Up-arrow recalls the person's last command, not the typed line
+    local -i __tmux_send_n=$HISTCMD
+    [[ ${history[$__tmux_send_n]-} == @TYPED@ ]] || __tmux_send_n=$(( HISTCMD - 1 ))
+    [[ ${history[$__tmux_send_n]-} == @TYPED@ ]] || return 0
+    local __tmux_send_line=${history[$(( __tmux_send_n - 1 ))]-}
+    [[ -n $__tmux_send_line && $__tmux_send_line != *$'\n'* ]] || return 0
+    builtin print -r -- $__tmux_send_line >| @TMP@ 2>/dev/null || return 0
+    builtin fc -R @TMP@ 2>/dev/null
+}
 __tmux_send_exit() {
     local __tmux_send_status=$?
     emulate -L zsh
+    (( ZSH_SUBSHELL == 0 )) || return 0  # zsh runs exit hooks in subshells, `(exit 3)`
     builtin printf @EXIT@ $__tmux_send_status >@PE@ 2>/dev/null || :  # relay
     builtin printf @EXIT@ $__tmux_send_status >@PO@ 2>/dev/null || :  # relay
 }
@@ -248,8 +285,9 @@ __tmux_send_setup() {
         export $__tmux_send_v=cat
         __tmux_send_pagers+=($__tmux_send_v)
     done
+    __tmux_send_forget
     builtin printf '%s\n' @BANNER@ @START@
-    builtin unfunction __tmux_send_setup
+    builtin unfunction __tmux_send_setup __tmux_send_forget
 }
 __tmux_send_setup
 { . @CMD@; }@REDIRECT@
@@ -274,6 +312,8 @@ _FISH = r"""function __tmux_send_finish
     end
     set -e __tmux_send_pagers
     functions -e __tmux_send_finish
+    # Up-arrow recalls the person's last command, not the typed line
+    builtin history delete --exact --case-sensitive -- @TYPED@ >/dev/null 2>&1
     return $__tmux_send_status
 end
 function __tmux_send_hook --on-event fish_postexec
