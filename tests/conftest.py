@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
+import pexpect
 import pytest
 
 BIN = Path(sys.executable).parent
@@ -76,6 +77,7 @@ class Bridge:
         )
         env.pop("PROMPT_COMMAND", None)
         self.env = env
+        self.client: pexpect.spawn | None = None  # the person's terminal, once attached
 
     # --- processes -------------------------------------------------------------------
 
@@ -202,9 +204,27 @@ class Bridge:
             if not _KEPT.fullmatch(str(path.relative_to(self.runtime)))
         )
 
+    def person_types(self, text: str) -> None:
+        """Type ``text`` as the person does: through a tmux client attached to the
+        session (started on first use), whose keys tmux counts as the session's activity.
+        ``tmux send-keys`` does not count, and tmux-send trusts a line no key reached
+        since its last call. Control characters are keys (``\x15`` is C-u, ``\r``
+        Enter)."""
+        if self.client is None:
+            self.client = pexpect.spawn(
+                "tmux",
+                ["-L", "default", "attach-session", "-t", f"={self.session}"],
+                env=self.env,
+                dimensions=(24, 80),
+            )
+            self.wait_for(lambda: self.pane("#{session_attached}") == "1", "the client")
+        self.client.send(text)
+
     def kill(self) -> None:
         """Kill the server and everything its panes started (a REPL stuck computing
         would otherwise outlive the hang-up)."""
+        if self.client is not None:
+            self.client.close(force=True)
         sessions = set(self.tmux("list-panes", "-a", "-F", "#{pane_pid}", check=False).split())
         with contextlib.suppress(Exception):
             subprocess.run(

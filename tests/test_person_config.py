@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +169,96 @@ def test_up_arrow_after_a_call_recalls_the_persons_last_command(
         saved = b.home / ".zhistory"
         b.wait_for(lambda: "exit" in (saved.read_text() if saved.exists() else ""), "history")
         assert saved.read_text() == "echo mine\nexit\n"
+
+
+# --- prompts that take their time --------------------------------------------------------
+
+_SLOW = {
+    "bash": "PS1='$(sleep 0.8)$ '\n",
+    "zsh": "precmd() { sleep 0.8 }\n",
+    "fish": "function fish_prompt; sleep 0.8; echo -n '$ '; end\n",
+}
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_a_slow_prompt_is_waited_for_not_taken_for_a_program(
+    make_bridge: Callable[[str], Bridge], shell: str
+) -> None:
+    """The prompt's own programs (a command substitution, a hook running `git`) are the
+    shell drawing its prompt after our call, not the person's program."""
+    b = _configured(make_bridge, shell, _SLOW[shell])
+    assert _run(b, "echo one") == (0, "one\n", "")
+    assert _run(b, "echo two") == (0, "two\n", "")  # typed while the prompt still draws
+    # calls queued behind each other find the prompt being drawn too
+    procs = [b.start_send("--", f"echo queued-{n}") for n in range(2)]
+    results = sorted(proc.communicate(timeout=60)[0] for proc in procs)
+    assert results == [b"queued-0\n", b"queued-1\n"]
+    assert [proc.returncode for proc in procs] == [0, 0]
+    _no_junk(b)
+
+
+def test_a_program_the_person_started_is_still_refused_quickly(
+    make_bridge: Callable[[str], Bridge], tmp_path: Path
+) -> None:
+    """The patience for slow prompts is only for the prompt after our own call."""
+    b = _configured(make_bridge, "bash", _SLOW["bash"])
+    assert _run(b, "echo one") == (0, "one\n", "")
+    b.wait_for(lambda: _cursor_line(b) == "$", "the prompt")
+    go = tmp_path / "go"
+    b.person_types(f"sh -c 'while [ ! -e {go} ]; do sleep 0.05; done'\r")
+    b.wait_for(lambda: b.foreground() == "sh", "the person's program")
+    code, _, err = b.send_text("--", "echo no")
+    assert code == 125 and "`sh`" in err, err
+    go.touch()
+
+
+# --- prompts that show the last status -----------------------------------------------------
+
+_STATUS = {
+    "zsh": "RPROMPT='%(?..%? ↵)'\n",
+    "fish": (
+        'function fish_right_prompt; set -l s $status; test $s -ne 0; and echo -n "[$s]"; end\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_a_right_prompt_showing_the_status_is_not_typed_text(
+    make_bridge: Callable[[str], Bridge], shell: str
+) -> None:
+    b = _configured(make_bridge, shell, _STATUS[shell])
+    assert _run(b, "false") == (1, "", "")
+    assert _run(b, "echo after-failure") == (0, "after-failure\n", "")  # right after ours
+    assert _run(b, "(exit 2)" if shell == "zsh" else "false") == (
+        2 if shell == "zsh" else 1,
+        "",
+        "",
+    )
+    # the person ran a failing command of their own: the line is read afresh
+    b.wait_for(lambda: _cursor_line(b).startswith("$"), "the prompt")
+    b.person_types("false\r")
+    b.wait_for(lambda: _cursor_line(b).startswith("$") and "false" not in _cursor_line(b), "it")
+    assert _run(b, "echo mine-failed") == (0, "mine-failed\n", "")
+    # and what the person types is still seen, without the right prompt
+    b.wait_for(lambda: _cursor_line(b).startswith("$"), "the prompt")
+    b.person_types("false\r")
+    b.wait_for(lambda: "↵" in _cursor_line(b) or "[1]" in _cursor_line(b), "the status")
+    b.person_types("git sta")
+    b.wait_for(lambda: "git sta" in _cursor_line(b), "the typing")
+    code, _, err = b.send_text("--", "echo no")
+    assert code == 125
+    assert "typed `git sta`" in err, err
+
+
+def test_a_left_prompt_showing_the_status_after_our_call(
+    make_bridge: Callable[[str], Bridge],
+) -> None:
+    """Right after our own call nothing can have been typed, so a prompt that grew a
+    status is learnt, not refused."""
+    rc = "PS1='$ $(s=$?; [ $s = 0 ] || printf \"[%s] \" $s)'\n"
+    b = _configured(make_bridge, "bash", rc)
+    assert _run(b, "true") == (0, "", "")
+    assert _run(b, "(exit 3)") == (3, "", "")
+    assert _run(b, "echo next") == (0, "next\n", "")
+    assert _run(b, "(exit 4)") == (4, "", "")
+    assert _run(b, "echo again") == (0, "again\n", "")

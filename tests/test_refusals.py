@@ -98,10 +98,10 @@ def test_refuses_to_overwrite_a_half_typed_line(bridge: Bridge) -> None:
     bridge.wait_for_prompt()
     assert bridge.send_text("--", "true")[0] == 0
     bridge.wait_for_prompt()
-    bridge.tmux("send-keys", "-t", bridge.target, "-l", "git sta")
+    bridge.person_types("git sta")
     bridge.wait_for(lambda: "$ git sta" in bridge.screen(), "the typing to show")
     _refused(bridge, "typed `git sta`")  # and the line is left as it was
-    bridge.tmux("send-keys", "-t", bridge.target, "C-u")
+    bridge.person_types("\x15")  # C-u
     bridge.wait_for_prompt()
     assert bridge.send_text("--", "echo ok") == (0, "ok\n", "")
 

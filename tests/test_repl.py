@@ -521,7 +521,7 @@ def test_starting_a_repl_keeps_a_half_typed_line(make_bridge: Callable[[str], Br
     for _ in range(2):  # two calls let tmux-send learn the bare prompt
         assert b.send_text("--", "true")[0] == 0
         b.wait_for_prompt()
-    b.tmux("send-keys", "-t", b.target, "-l", "git sta")
+    b.person_types("git sta")
     b.wait_for(lambda: "$ git sta" in b.screen(), "the typing to show")
     code, _, err = b.send_text("--repl", "python", "--", "python3 -q")
     assert code == 125

@@ -77,8 +77,9 @@ def run_command(
     with pane_call(target, options, cancel, notice) as frame:
         pane = frame.view.pane
         check_no_repl(frame.records, pane)
-        kind = readiness.check_ready(pane, procfs.shell_kind(pane.pid))
-        readiness.check_not_typing(pane, kind, frame.view.screen, frame.records)
+        kind, pane = readiness.ready_shell(
+            target.tmux, frame.view, frame.records, frame.deadline, cancel
+        )
         text = command_bytes(kind, command)
         record = CallRecord(
             "command", text.decode("utf-8", "surrogateescape"), pane.pane_id, options
@@ -87,11 +88,14 @@ def run_command(
         call = CommandCall(
             target.tmux, pane, kind, frame.records, text, record, sinks, notice, cancel
         )
+        started = time.time()
         try:
             call.start()
             call.wait(frame.deadline)
         finally:
             call.close()
+        if call.back_at_prompt():
+            frame.records.mark_settled(started, record.call_id)
         record.duration = time.monotonic() - frame.started
         return record
 
@@ -177,6 +181,7 @@ class CommandCall:
             shell_binary=procfs.shell_executable(pane.pid),
         )
         write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
+        write_private_file(scratch_path(self.runner_path), b"")  # the shell keeps it 0600
         self.pidfd = open_pidfd(pane.pid)
         self.mirror = PaneMirror(pane.tty)
         check_not_cancelled(self.cancel)
@@ -348,6 +353,11 @@ class CommandCall:
         leftover = self.scanners[index].leftover()
         if leftover:
             self._deliver(index, leftover)
+
+    def back_at_prompt(self) -> bool:
+        """Whether the call ended with the shell back at its prompt, as it always does
+        unless the command survived the interrupts or ended the shell."""
+        return all(s.seen for s in self.scanners) and not self.record.shell_exited
 
     def _drain_all(self) -> list[SentinelScanner]:
         """Everything still in the relays, handed over; the scanners, for their sentinels."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from .errors import InvalidRequest
 from .pane import PaneInfo, capture_screen, find_pane
+from .rundir import PaneDir
 from .target import Target
 
 SETTLE = 0.15  # seconds the screen must stay the same to count as settled
@@ -65,10 +66,17 @@ def send_keys(target: Target, keys: Sequence[str]) -> tuple[PaneInfo, str]:
     check_keys(keys)
     pane = find_pane(target.tmux, target.session, target.pane).pane
     before = capture_screen(target.tmux, pane.pane_id)
+    _mark_typed(target, pane)
     target.tmux.run_all(
         ["copy-mode", "-q", "-t", pane.pane_id], ["send-keys", "-t", pane.pane_id, *keys]
     )
     return pane, settle(target, pane.pane_id, before)
+
+
+def _mark_typed(target: Target, pane: PaneInfo) -> None:
+    """Keys sent by tmux-send do not count as the person's for tmux: remember them, so
+    the next command call checks the line for typed text."""
+    PaneDir(target.runtime_dir, target.tmux, pane.pane_id).mark_typed()
 
 
 def type_text(
@@ -81,6 +89,7 @@ def type_text(
     before = capture_screen(target.tmux, pane.pane_id)
     buffer = f"tmux-send-type-{pane.pid}-{time.monotonic_ns()}"
     tmux = target.tmux
+    _mark_typed(target, pane)
     tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8", "surrogateescape"))
     commands = [
         ["copy-mode", "-q", "-t", pane.pane_id],

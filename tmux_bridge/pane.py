@@ -34,6 +34,8 @@ _FIELDS = (
     "window_active",
     "pane_current_path",
     "pane_pipe",
+    "session_activity",
+    "session_last_attached",
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 
@@ -57,6 +59,9 @@ class PaneInfo(NamedTuple):
     active: bool
     current_path: str
     piped: bool  # a pipe-pane is open (REPL mode needs it)
+    # the last key an attached client sent the session (or its attach), whole seconds;
+    # send-keys does not count; 0 when no client ever attached (so no key was ever sent)
+    keys_at: int
 
 
 class PaneView(NamedTuple):
@@ -85,6 +90,7 @@ def _parse(line: str) -> PaneInfo:
         active=f[13] == "1" and f[14] == "1",
         current_path=f[15],
         piped=f[16] == "1",
+        keys_at=int(f[17]) if f[18] and f[17].isdigit() else 0,
     )
 
 

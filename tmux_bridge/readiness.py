@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import time
 
+from . import procfs
+from .call import check_not_cancelled
+from .cancel import Cancel
 from .errors import HalfTypedLine, PaneBusy, PaneNotAtPrompt
-from .pane import PaneInfo
+from .markers import end_marker
+from .pane import PaneInfo, PaneView, find_pane
 from .procfs import (
     command_name,
     foreground_child,
@@ -15,8 +19,9 @@ from .procfs import (
     process_name,
     waits_for_keys,
 )
-from .rundir import PaneDir
+from .rundir import PaneDir, PromptMemory
 from .shells import ShellKind
+from .tmux import Tmux
 
 _NOT_READY = "The bridge terminal is not ready: "
 _HANDS_OFF = "tmux-send does not type into a terminal the person is using."
@@ -24,10 +29,16 @@ _HANDS_OFF = "tmux-send does not type into a terminal the person is using."
 # How long a shell seen between commands may take to reach its prompt (e.g. the shell of
 # the previous call still drawing it) before we call it busy.
 PROMPT_WAIT = 0.5
+# How long a shell may take to draw its prompt right after a call of ours (no key pressed
+# since): prompts that run git, kubectl or a slow hook take seconds.
+SLOW_PROMPT_WAIT = 10.0
 
 
 def check_ready(
-    pane: PaneInfo, kind: ShellKind | None, prompt_wait: float = PROMPT_WAIT
+    pane: PaneInfo,
+    kind: ShellKind | None,
+    prompt_wait: float = PROMPT_WAIT,
+    cancel: Cancel | None = None,
 ) -> ShellKind:
     """The shell's kind, when it waits at its prompt for a command; else raise
     :class:`PaneBusy` or :class:`PaneNotAtPrompt` naming what is in the way. Copy mode
@@ -35,6 +46,14 @@ def check_ready(
 
     May wait up to ``prompt_wait`` seconds for a shell that is between commands.
     """
+    kind = check_shell(pane, kind)
+    wait_for_prompt(pane, kind, prompt_wait, cancel)
+    return kind
+
+
+def check_shell(pane: PaneInfo, kind: ShellKind | None) -> ShellKind:
+    """The kind of the pane's shell; raise :class:`PaneNotAtPrompt` when the pane is dead
+    or runs no shell tmux-send can drive."""
     if pane.dead:
         raise PaneNotAtPrompt(
             _NOT_READY + "its shell has exited (the pane is dead). "
@@ -46,15 +65,63 @@ def check_ready(
             _NOT_READY + f"it runs `{name}`, not a shell tmux-send can drive "
             "(bash, zsh, fish or a POSIX sh)."
         )
+    return kind
+
+
+def wait_for_prompt(
+    pane: PaneInfo, kind: ShellKind, prompt_wait: float, cancel: Cancel | None = None
+) -> bool:
+    """Wait up to ``prompt_wait`` seconds for the shell to wait at its prompt with
+    nothing in front; whether it had to wait. Raises as :func:`check_ready`."""
     deadline = time.monotonic() + prompt_wait
+    waited = False
     while True:
         problem = _foreground_problem(pane, kind)
         if problem is None:
-            return kind
+            return waited
         if time.monotonic() >= deadline or not problem[1]:
             error = PaneBusy if problem[1] else PaneNotAtPrompt
             raise error(_NOT_READY + problem[0] + " " + _HANDS_OFF)
-        time.sleep(0.002)
+        check_not_cancelled(cancel)
+        waited = True
+        time.sleep(0.002 if time.monotonic() < deadline - prompt_wait + 0.5 else 0.02)
+
+
+def ready_shell(
+    tmux: Tmux, view: PaneView, records: PaneDir, deadline: float, cancel: Cancel | None
+) -> tuple[ShellKind, PaneInfo]:
+    """The shell's kind and the pane, once its shell waits at its prompt with nothing
+    typed; else raise as :func:`check_ready` and :func:`check_not_typing`.
+
+    Right after a call of ours, with no key pressed since, whatever runs in the pane is
+    the shell drawing its prompt (a slow prompt, or hooks that run programs): it is
+    waited for up to :data:`SLOW_PROMPT_WAIT` rather than :data:`PROMPT_WAIT`.
+    """
+    pane = view.pane
+    memory = records.read_prompt()
+    quiet = _quiet(view, memory)
+    kind = check_shell(pane, procfs.shell_kind(pane.pid))
+    wait = min(SLOW_PROMPT_WAIT, deadline - time.monotonic()) if quiet else PROMPT_WAIT
+    if wait_for_prompt(pane, kind, max(wait, 0.0), cancel):
+        view = find_pane(tmux, "", pane.pane_id)  # the prompt was drawn meanwhile
+        pane = view.pane
+        quiet = _quiet(view, memory)
+    check_not_typing(pane, kind, view.screen, records, memory, quiet)
+    return kind, pane
+
+
+# Rows a prompt may take above the cursor line (a blank line, a line of git or host info).
+_PROMPT_ROWS = 3
+
+
+def _quiet(view: PaneView, memory: PromptMemory) -> bool:
+    """Whether the pane is as the last call left it: no key since, nothing run since."""
+    if not memory.quiet_since_last_call(view.pane.keys_at) or view.screen is None:
+        return False
+    marker = end_marker(memory.call_id).rstrip("_") + " "  # then the status
+    row = view.pane.cursor_y
+    above = view.screen[max(row - _PROMPT_ROWS - 1, 0) : row]
+    return any(line.startswith(marker) for line in above)
 
 
 def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | None:
@@ -84,22 +151,29 @@ def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | N
 
 
 def check_not_typing(
-    pane: PaneInfo, kind: ShellKind, screen: list[str] | None, records: PaneDir
+    pane: PaneInfo,
+    kind: ShellKind,
+    screen: list[str] | None,
+    records: PaneDir,
+    memory: PromptMemory | None = None,
+    quiet: bool = False,
 ) -> None:
     """Refuse when the person seems to have typed something at the prompt and not run it.
 
-    tmux cannot tell typed text from the prompt, so the prompt line is learnt: a line
-    seen at the start of two calls in a row is taken as the bare prompt. Later, a prompt
-    line that is that text plus more means the person typed the rest. A changed prompt
-    (a new directory, a status shown in it) is simply learnt again. Seeing a line twice
-    keeps a prompt caught half-drawn from ever being learnt.
+    tmux cannot tell typed text from the prompt, so the prompt is learnt: the text left
+    of the cursor. Right after a call of ours with no key pressed since (``quiet``), the
+    line is the bare prompt. Otherwise a line seen at the start of two calls in a row is
+    taken as a bare prompt (seeing it twice keeps a prompt caught half-drawn from being
+    learnt). A line that is a known prompt plus more means the person typed the rest; a
+    changed prompt (a new directory, a status shown in it) is simply learnt again. Text
+    right of the cursor is typed text unless it is a right prompt: apart from the
+    cursor and ending at the right edge (zsh's RPROMPT, fish's right prompt).
     """
     if screen is None or pane.cursor_y >= len(screen):
         return
-    line = screen[pane.cursor_y].rstrip()
-    if not line:
-        return
-    if kind == "fish" and line.startswith("read>"):
+    left, right = split_at_column(screen[pane.cursor_y], pane.cursor_x)
+    left = left.rstrip()
+    if kind == "fish" and left.startswith("read>"):
         # fish's `read` edits its input with the same line editor as the prompt, so only
         # its prompt tells the two apart
         raise PaneBusy(
@@ -107,17 +181,64 @@ def check_not_typing(
             + "its shell (fish) is busy: `read` waits for the person's input. "
             + _HANDS_OFF
         )
-    known, candidate = records.read_prompt()
-    if known and line != known and line.startswith(known):
-        typed = line[len(known) :].strip()
+    memory = records.read_prompt() if memory is None else memory
+    if quiet:
+        if left and left not in memory.known[:1]:
+            records.write_prompt(memory.learnt(left))
+        return
+    typed = _typed_text(left, right, memory.known, pane.cursor_x, pane.width)
+    if typed:
         raise HalfTypedLine(
             _NOT_READY + f"the person has typed `{typed}` at its prompt and not run it yet. "
             "tmux-send will not overwrite their input; ask them to run or clear it."
         )
-    if line == known:
+    if not left or left in memory.known:
         return
-    if line == candidate:
-        known, candidate = line, ""
+    if left == memory.candidate:
+        records.write_prompt(memory.learnt(left))
     else:
-        candidate = line
-    records.write_prompt(known, candidate)
+        records.write_prompt(memory._replace(candidate=left))
+
+
+def _typed_text(left: str, right: str, known: tuple[str, ...], column: int, width: int) -> str:
+    """What the person seems to have typed: the text after a known prompt left of the
+    cursor, and text right of the cursor that is not a right prompt."""
+    before = ""
+    if left not in known:
+        prefixes = [k for k in known if left.startswith(k)]
+        if prefixes:
+            before = left[len(max(prefixes, key=len)) :]
+    after = right.rstrip()
+    if after and _is_right_prompt(right, column, width):
+        after = ""
+    return (before + after).strip()
+
+
+def _is_right_prompt(right: str, column: int, width: int) -> bool:
+    """Text right of the cursor (at ``column``) that starts apart from it and ends at
+    the right edge."""
+    return right[:1] == " " and column + _cells(right.rstrip()) >= width - 2
+
+
+def split_at_column(line: str, column: int) -> tuple[str, str]:
+    """``line`` split at screen column ``column`` (wide characters take two)."""
+    cells = 0
+    for index, char in enumerate(line):
+        if cells >= column:
+            return line[:index], line[index:]
+        cells += _width(char)
+    return line, ""
+
+
+def _cells(text: str) -> int:
+    return sum(_width(char) for char in text)
+
+
+def _width(char: str) -> int:
+    if char.isascii():
+        return 1
+    import unicodedata  # only for non-ASCII lines
+
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1

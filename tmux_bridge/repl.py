@@ -262,9 +262,10 @@ class _ReplCall:
     def start(self, preset: Preset, command: bytes) -> CallRecord:
         """Type the start command into the shell; done when the REPL's prompt shows.
         The shell must be at its prompt with nothing typed, as for any command."""
-        pane = self.pane
-        kind = readiness.check_ready(pane, procfs.shell_kind(pane.pid))
-        readiness.check_not_typing(pane, kind, self.frame.view.screen, self.records)
+        kind, pane = readiness.ready_shell(
+            self.tmux, self.frame.view, self.records, self.frame.deadline, self.cancel
+        )
+        self.pane = pane
         record = self._record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
         record.shell = kind
         try:
@@ -288,7 +289,7 @@ class _ReplCall:
     def _runner(self, kind: ShellKind, record: CallRecord, command: bytes) -> str:
         base = self.records.file(record.call_id)
         command_path = self._write(base + ".cmd", command)
-        self.files.append(scratch_path(base + ".run"))  # the runner writes it
+        self._write(scratch_path(base + ".run"), b"")  # the runner writes it, kept 0600
         spec = RunnerSpec(
             call_id=record.call_id,
             runner_path=base + ".run",

@@ -7,7 +7,8 @@ with the server's socket name when that is not ``default``), mode 0700, holding:
   and calls to different panes run in parallel;
 * ``inflight``: the call running now (pid, start time, command), for the next caller's
   wait notice and for ``tmux-bridge status``;
-* ``prompt``: the prompt line learnt by the half-typed-line check;
+* ``prompt``: what the half-typed-line check knows of the shell's prompt (see
+  :class:`PromptMemory`);
 * ``repl``: the REPL tmux-send started in the pane;
 * the per-call files a call's shell sources, removed after the call (and swept up under
   the lock when a killed call left them).
@@ -43,6 +44,37 @@ class InFlight(NamedTuple):
     pid: int
     since: float  # time.time()
     command: str
+
+
+MAX_KNOWN_PROMPTS = 8
+
+
+class PromptMemory(NamedTuple):
+    """What is known of a pane's prompt line (the text left of the cursor at the prompt).
+
+    ``settled`` is when (``time.time()``) the last command call that ended back at the
+    prompt started, ``call_id`` that call's id; ``typed_at`` when tmux-send last sent
+    keys or text to the pane. When no key reached the session since that call started
+    (tmux's ``session_activity``, whole seconds, is older), tmux-send typed nothing
+    since, and that call's end marker is just above the cursor (nothing ran since), the
+    line at the cursor is the bare prompt the shell drew after that call.
+    """
+
+    known: tuple[str, ...] = ()  # bare prompt lines, newest first
+    candidate: str = ""  # a line seen once, learnt when seen again
+    settled: float = 0.0
+    typed_at: float = 0.0
+    call_id: str = ""
+
+    def quiet_since_last_call(self, keys_at: int) -> bool:
+        """Whether nothing can have been typed since the last call (``keys_at``: the
+        session's last key press, whole seconds; 0 for none ever)."""
+        return self.settled > self.typed_at and keys_at < int(self.settled)
+
+    def learnt(self, line: str) -> PromptMemory:
+        """This memory with ``line`` known as a bare prompt."""
+        known = (line, *[k for k in self.known if k != line])[:MAX_KNOWN_PROMPTS]
+        return self._replace(known=known, candidate="")
 
 
 class ReplRecord(NamedTuple):
@@ -116,19 +148,31 @@ class PaneDir:
 
     # --- the learnt prompt --------------------------------------------------------------
 
-    def read_prompt(self) -> tuple[str, str]:
-        """The known prompt line and the candidate seen once (both empty at first)."""
+    def read_prompt(self) -> PromptMemory:
+        """The prompt memory (empty at first, or when the file is unreadable)."""
         try:
             with open(self.file(PROMPT_FILE), encoding="utf-8", errors="surrogateescape") as f:
-                known, _, candidate = f.read().partition("\n")
-        except OSError:
-            return "", ""
-        return known, candidate
+                head, candidate, *known = f.read().split("\n")
+            settled, typed_at, call_id = head.split(" ")
+            times = float(settled), float(typed_at)
+        except (OSError, ValueError):
+            return PromptMemory()
+        return PromptMemory(tuple(k for k in known if k), candidate, *times, call_id)
 
-    def write_prompt(self, known: str, candidate: str) -> None:
-        atomic_write(
-            self.file(PROMPT_FILE), f"{known}\n{candidate}".encode("utf-8", "surrogateescape")
-        )
+    def write_prompt(self, memory: PromptMemory) -> None:
+        head = f"{memory.settled} {memory.typed_at} {memory.call_id}"
+        lines = [head, memory.candidate, *memory.known]
+        atomic_write(self.file(PROMPT_FILE), "\n".join(lines).encode("utf-8", "surrogateescape"))
+
+    def mark_settled(self, started: float, call_id: str) -> None:
+        """A command call that started at ``started`` ended back at the prompt."""
+        memory = self.read_prompt()  # read again: keys may have been sent meanwhile
+        self.write_prompt(memory._replace(settled=started, call_id=call_id))
+
+    def mark_typed(self) -> None:
+        """tmux-send sent keys or text to the pane: the line may hold anything now."""
+        if os.path.isdir(self.path):
+            self.write_prompt(self.read_prompt()._replace(typed_at=time.time()))
 
     # --- the REPL tmux-send started -----------------------------------------------------
 

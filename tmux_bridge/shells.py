@@ -66,7 +66,7 @@ class RunnerSpec(NamedTuple):
 def scratch_path(runner_path: str) -> str:
     """A call file the runner itself writes: bash saves the person's EXIT trap there,
     zsh the history line it puts back."""
-    return runner_path.rsplit(".", 1)[0] + ".tmp"
+    return runner_path.rsplit(".", 1)[0] + ".scratch"
 
 
 def quote(kind: ShellKind, text: str) -> str:
@@ -170,11 +170,14 @@ def _fill(template: str, values: dict[str, str], relays: bool) -> str:
         template = "".join(
             line for line in template.splitlines(keepends=True) if _RELAY_TAG not in line
         )
-    for key in ("REDIRECT", "CHECKERR"):
+    for key in ("REDIRECT", "CHECKERR"):  # template text holding placeholders itself
         template = template.replace("@" + key + "@", values.pop(key))
-    for key, value in values.items():
-        template = template.replace("@" + key + "@", value)
-    return template
+    # one pass: a value (the banner shows the agent's command) is never scanned again,
+    # so a command holding "@START@" stays as it is
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+_PLACEHOLDER = re.compile(r"@([A-Z]+)@")
 
 
 # The sentinels and the wait for the acknowledgement are one block that holds
