@@ -30,6 +30,8 @@ BIN = Path(sys.executable).parent
 _KEPT = re.compile(r"log\.jsonl(\.1)?|(\w+-)?pane-\d+(/prompt|/repl)?")
 SHELLS = ["bash", "zsh", "fish"]
 WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
+# seconds for one tmux command or `tmux-bridge --detach`: a hung tmux fails the test
+TMUX_TIMEOUT = 30.0
 
 _RC_FILES = {
     ".bashrc": "PS1='$ '\nunset PROMPT_COMMAND\nulimit -c 0\n",
@@ -80,9 +82,18 @@ class Bridge:
     # --- processes -------------------------------------------------------------------
 
     def tmux(self, *args: str, check: bool = True) -> str:
-        result = subprocess.run(
-            ["tmux", "-L", "default", *args], env=self.env, capture_output=True, text=True
-        )
+        """Run one tmux command on this server; fail the test if it takes longer than
+        ``TMUX_TIMEOUT`` seconds (or, with ``check``, if it fails)."""
+        try:
+            result = subprocess.run(
+                ["tmux", "-L", "default", *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=TMUX_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"tmux {' '.join(args)} did not finish within {TMUX_TIMEOUT} s")
         if check and result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
@@ -120,7 +131,11 @@ class Bridge:
     def start(self) -> None:
         """``tmux-bridge --detach``, then wait for the shell's prompt."""
         result = subprocess.run(
-            [str(BIN / "tmux-bridge"), "--detach"], env=self.env, capture_output=True, text=True
+            [str(BIN / "tmux-bridge"), "--detach"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TMUX_TIMEOUT,
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == self.session
@@ -205,17 +220,24 @@ class Bridge:
     def kill(self) -> None:
         """Kill the server and everything its panes started (a REPL stuck computing
         would otherwise outlive the hang-up)."""
-        sessions = set(self.tmux("list-panes", "-a", "-F", "#{pane_pid}", check=False).split())
-        with contextlib.suppress(Exception):
-            subprocess.run(
-                ["tmux", "-L", "default", "kill-server"],
-                env=self.env,
-                capture_output=True,
-                timeout=10,
-            )
+        sessions = self._tmux_quietly("list-panes", "-a", "-F", "#{pane_pid}").split()
+        self._tmux_quietly("kill-server")
         for pid in _session_members({int(p) for p in sessions if p.isdigit()}):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+    def _tmux_quietly(self, *args: str) -> str:
+        """For teardown: tmux's stdout, or "" when it fails or hangs."""
+        try:
+            return subprocess.run(
+                ["tmux", "-L", "default", *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
 
 
 def _session_members(leaders: set[int]) -> list[int]:
