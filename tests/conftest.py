@@ -181,22 +181,7 @@ class Bridge:
 
     def read_line_from(self, stream: IO[bytes], timeout: float = WAIT) -> bytes:
         """The next line from a pipe of a background tmux-send, waiting at most ``timeout``."""
-        fd = stream.fileno()
-        line = b""
-        deadline = time.monotonic() + timeout
-        while not line.endswith(b"\n"):
-            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
-            if not ready:
-                pytest.fail(
-                    f"no line from tmux-send; got {line!r}; the pane shows:\n{self.screen()}"
-                )
-            byte = os.read(fd, 1)
-            if not byte:
-                pytest.fail(
-                    f"tmux-send closed the pipe after {line!r}; the pane shows:\n{self.screen()}"
-                )
-            line += byte
-        return line
+        return read_line(stream, timeout, lambda: f"the pane shows:\n{self.screen()}")
 
     def wait_for_call_start(self, proc: subprocess.Popen[bytes]) -> None:
         """Wait until a background ``tmux-send -- 'echo started; ...'`` runs its command."""
@@ -238,6 +223,23 @@ class Bridge:
             ).stdout
         except (OSError, subprocess.SubprocessError):
             return ""
+
+
+def read_line(stream: IO[bytes], timeout: float, context: Callable[[], str]) -> bytes:
+    """The next line from ``stream`` (a pipe), waiting at most ``timeout`` seconds; on
+    timeout or end of file, fail the test with what was read and ``context()``."""
+    fd = stream.fileno()
+    line = b""
+    deadline = time.monotonic() + timeout
+    while not line.endswith(b"\n"):
+        ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+        if not ready:
+            pytest.fail(f"no line within {timeout} s; got {line!r}; {context()}")
+        byte = os.read(fd, 1)
+        if not byte:
+            pytest.fail(f"the pipe was closed after {line!r}; {context()}")
+        line += byte
+    return line
 
 
 def _session_members(leaders: set[int]) -> list[int]:

@@ -99,10 +99,10 @@ def test_output_streams_while_the_command_runs(bridge: Bridge, tmp_path: Path) -
         f"echo first; echo first-err >&2; while [ ! -e {go} ]; do sleep 0.02; done; echo second"
     )
     proc = bridge.start_send("--", f"sh -c '{script}'")
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stderr is not None
     # the first lines reach us before the command can finish (it waits for `go`)
-    assert proc.stdout.readline() == b"first\n"
-    assert proc.stderr.readline() == b"first-err\n"
+    assert bridge.read_line(proc) == b"first\n"
+    assert bridge.read_line_from(proc.stderr) == b"first-err\n"
     assert proc.poll() is None
     go.touch()
     out, _err = proc.communicate(timeout=30)
