@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -25,9 +24,6 @@ from typing import IO
 import pytest
 
 BIN = Path(sys.executable).parent
-# What may stay in a runtime directory between calls (see tmux_bridge/rundir.py), written
-# out here rather than taken from the code.
-_KEPT = re.compile(r"log\.jsonl(\.1)?|(\w+-)?pane-\d+(/prompt|/repl)?")
 SHELLS = ["bash", "zsh", "fish"]
 WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
 # seconds for one tmux command or `tmux-bridge --detach`: a hung tmux fails the test
@@ -190,17 +186,23 @@ class Bridge:
     def foreground(self) -> str:
         return self.pane("#{pane_current_command}")
 
-    def call_files(self) -> list[str]:
-        """Every file in the runtime directory (paths relative to it) except the ones
-        that are meant to stay between calls: the audit log and, per pane, the learnt
-        prompt and the REPL record. What a call leaves behind shows up here."""
-        if not self.runtime.exists():
-            return []
-        return sorted(
-            str(path.relative_to(self.runtime))
-            for path in self.runtime.rglob("*")
-            if not _KEPT.fullmatch(str(path.relative_to(self.runtime)))
-        )
+    def runtime_files(self) -> set[str]:
+        """Every path in the runtime directory, relative to it (directories too)."""
+        return {str(path.relative_to(self.runtime)) for path in self.runtime.rglob("*")}
+
+    def pane_dir(self) -> str:
+        """The bridge pane's directory in the runtime directory: ``pane-N`` for pane
+        ``%N`` of this (default-named) server, as tmux_bridge/rundir.py documents."""
+        pane_id = self.pane("#{pane_id}")
+        assert pane_id.startswith("%"), pane_id
+        return "pane-" + pane_id[1:]
+
+    def between_calls(self, pane_dir: str | None = None) -> set[str]:
+        """What the runtime directory holds once calls to the one pane have ended: the
+        audit log, and the pane's directory with the prompt line learnt there. A call's
+        own files (the runner, the command, the in-flight record) are gone."""
+        pane = pane_dir or self.pane_dir()
+        return {"log.jsonl", pane, f"{pane}/prompt"}
 
     def kill(self) -> None:
         """Kill the server and everything its panes started (a REPL stuck computing

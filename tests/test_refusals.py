@@ -5,6 +5,8 @@ documented code, and leaves the pane exactly as it was."""
 from __future__ import annotations
 
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -148,12 +150,19 @@ def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Pa
         "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
     )
     bridge.wait_for_call_start(proc)
-    files = [bridge.runtime / name for name in bridge.call_files()]
-    assert {p.suffix for p in files} >= {".run", ".cmd"}
-    assert all(p.stat().st_mode & 0o777 == 0o600 for p in files), files
+    # the call's id, from its start marker in the pane
+    found = re.search(r"___TMUXSEND_START_(\w+)___", bridge.history())
+    assert found, bridge.history()
+    pane = bridge.pane_dir()
+    ours = {f"{pane}/inflight", f"{pane}/{found[1]}.run", f"{pane}/{found[1]}.cmd"}
+    assert bridge.runtime_files() == {pane, f"{pane}/prompt"} | ours
+    for name in ours | {pane}:
+        info = (bridge.runtime / name).lstat()
+        assert stat.S_IMODE(info.st_mode) == (0o700 if name == pane else 0o600), name
+        assert info.st_uid == os.geteuid()
     go.touch()
     proc.communicate(timeout=30)
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls()
 
 
 def _attack(bridge: Bridge, setup: Callable[[Path], None], expected: str) -> None:

@@ -169,7 +169,7 @@ def test_exec_and_errexit_do_not_take_the_terminal_away(bridge: Bridge, command:
 
 def test_files_are_removed_after_each_call(bridge: Bridge) -> None:
     assert bridge.send_text("--", "echo x")[0] == 0
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls()
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
