@@ -4,6 +4,7 @@ documented code, and leaves the pane exactly as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -126,13 +127,22 @@ def test_refuses_a_pane_that_runs_no_shell(make_bridge: Callable[[str], Bridge])
 
 def test_refuses_a_dead_pane(make_bridge: Callable[[str], Bridge]) -> None:
     b = make_bridge("bash")
-    b.tmux("new-session", "-d", "-s", b.session, "--", "sh", "-c", "exit 0")
-    b.tmux("set-option", "-p", "-t", b.target, "remain-on-exit", "on", check=False)
-    # the pane may die before remain-on-exit is set; then there is no session at all
-    result = b.send("--", "echo no")
+    # the pane's program waits for a line, so remain-on-exit is on before it can end
+    b.tmux("new-session", "-d", "-s", b.session, "--", "sh", "-c", "read line")
+    b.tmux("set-option", "-p", "-t", b.target, "remain-on-exit", "on")
+    b.tmux("send-keys", "-t", b.target, "Enter")
+    b.wait_for(lambda: b.pane("#{pane_dead}") == "1", "the pane's program to end")
+    result = b.send("--json", "--", "echo no")
     assert result.returncode == 125
-    err = result.stderr.decode()
-    assert "its shell has exited" in err or err == NO_BRIDGE
+    document = json.loads(result.stdout)
+    assert document["error_code"] == "pane_not_at_prompt"
+    assert document["error"].startswith("Error: The bridge terminal is not ready: ")
+    assert "its shell has exited (the pane is dead)" in document["error"]
+    assert "`tmux-bridge`" in document["error"]  # what the person can do about it
+    code, out, err = b.send_text("--", "echo no")
+    assert (code, out) == (125, "")
+    assert err == document["error"] + "\n"
+    assert b.pane("#{pane_dead}") == "1"  # left as it was
 
 
 # --- the runtime directory --------------------------------------------------------------
