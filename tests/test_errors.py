@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import signal
-from typing import NamedTuple
+from typing import NamedTuple, get_args
 
 import pytest
 
@@ -31,12 +31,13 @@ from tmux_bridge.errors import (
     TmuxNotFound,
     exit_status,
 )
+from tmux_bridge.results import TimeoutKind
 
 
 class ExitCase(NamedTuple):
     test_id: str
     status: int | None
-    timed_out: str | None
+    timed_out: TimeoutKind | None  # so mypy rejects a kind the code never produces
     own_signal: int | None
     expected: int
 
@@ -71,6 +72,12 @@ EXIT_CASES = [
 @pytest.mark.parametrize("case", EXIT_CASES, ids=[c.test_id for c in EXIT_CASES])
 def test_exit_status(case: ExitCase) -> None:
     assert exit_status(case.status, case.timed_out, case.own_signal) == case.expected
+
+
+def test_the_timeout_kinds_are_the_documented_ones_and_all_tested() -> None:
+    # README: `timed_out` is `null`, `"idle"` or `"overall"`
+    assert set(get_args(TimeoutKind)) == {"idle", "overall"}
+    assert {case.timed_out for case in EXIT_CASES} == {None, *get_args(TimeoutKind)}
 
 
 class TmuxErrorCase(NamedTuple):
