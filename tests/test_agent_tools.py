@@ -55,7 +55,7 @@ def test_json_for_a_command(bridge: Bridge) -> None:
 
 
 def test_json_for_a_timeout(bridge: Bridge) -> None:
-    code, doc, _ = _json(bridge, "--timeout", "0.3", "--", "echo partial; sleep 30")
+    code, doc, _ = _json(bridge, "--timeout", "1.5", "--", "echo partial; sleep 30")
     assert code == doc["exit_status"] == 124
     assert doc["timed_out"] == "idle"
     assert doc["signals_sent"] == ["SIGINT"]
@@ -120,7 +120,7 @@ def test_answering_a_prompt_of_a_running_call(bridge: Bridge) -> None:
         ask = "read -P 'Continue? ' answer"
     else:
         ask = "printf 'Continue? ' >&2; read answer"
-    proc = bridge.start_send("--timeout", "1", "--", f'{ask}; echo "answer=$answer"')
+    proc = bridge.start_send("--timeout", "1.5", "--", f'{ask}; echo "answer=$answer"')
     assert proc.stderr is not None
     # the first call says it waits; a second call answers the question
     assert b"waiting for input" in bridge.read_line_from(proc.stderr)
@@ -176,11 +176,14 @@ def test_screen_lines_reaches_into_history(bridge: Bridge) -> None:
 def test_waiting_for_input_pauses_the_idle_timeout(bridge: Bridge, command: str) -> None:
     if bridge.shell == "fish" and command.startswith("printf"):
         command = "read -P 'Name? ' name; echo \"hi $name\""
-    proc = bridge.start_send("--timeout", "0.5", "--", command)
+    proc = bridge.start_send("--timeout", "1.5", "--", command)
     assert proc.stderr is not None
     notice = bridge.read_line_from(proc.stderr)
     assert b"waiting for input in the bridge terminal" in notice, notice
     assert b"Name?" in notice
+    # longer than the idle timeout: the call goes on waiting for the answer
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)
     bridge.tmux("send-keys", "-t", bridge.target, "-l", "Ada")
     bridge.tmux("send-keys", "-t", bridge.target, "Enter")
     out, err = proc.communicate(timeout=30)
@@ -189,13 +192,16 @@ def test_waiting_for_input_pauses_the_idle_timeout(bridge: Bridge, command: str)
 
 
 def test_the_overall_timeout_still_ends_a_wait(bridge: Bridge) -> None:
-    code, _, err = bridge.send_text("--timeout", "0.3", "--max-time", "1.5", "--", "read x")
-    assert code == 124
-    assert "waiting for input" in err and "overall timeout" in err
+    code, doc, _ = _json(bridge, "--timeout", "1.5", "--max-time", "3", "--", "read x")
+    assert code == doc["exit_status"] == 124
+    assert (doc["timed_out"], doc["waited_for_input"]) == ("overall", True)
+    assert doc["duration_s"] >= 3
+    notes = "\n".join(doc["notes"])
+    assert "waiting for input" in notes and "overall timeout" in notes
 
 
 def test_a_quiet_command_is_not_taken_for_a_wait(bridge: Bridge) -> None:
-    code, _, err = bridge.send_text("--timeout", "1", "--", "sleep 30")
+    code, _, err = bridge.send_text("--timeout", "1.5", "--", "sleep 30")
     assert code == 124
     assert "waiting for input" not in err
 

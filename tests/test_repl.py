@@ -477,7 +477,7 @@ def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None
     if case.name != "psql":
         pytest.skip("psql's \\prompt; python's input() is tested on its own below")
     proc = b.start_send(
-        "--timeout", "1", "--repl", "psql", "--", "\\prompt 'Who? ' who\nselect :'who';"
+        "--timeout", "1.5", "--repl", "psql", "--", "\\prompt 'Who? ' who\nselect :'who';"
     )
     assert proc.stderr is not None
     assert b"waiting for input" in b.read_line_from(proc.stderr)
@@ -490,11 +490,14 @@ def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None
 
 def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: Bridge) -> None:
     proc = python.start_send(
-        "--timeout", "0.5", "--repl", "python", "--", "print('hi', input('Name? '))"
+        "--timeout", "1.5", "--repl", "python", "--", "print('hi', input('Name? '))"
     )
     assert proc.stderr is not None
     notice = python.read_line_from(proc.stderr)
     assert b"REPL is waiting for input" in notice and b"Name?" in notice
+    # longer than the idle timeout: the evaluation goes on waiting for the answer
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)
     python.tmux("send-keys", "-t", python.target, "-l", "Ada")
     python.tmux("send-keys", "-t", python.target, "Enter")
     out, err = proc.communicate(timeout=30)
