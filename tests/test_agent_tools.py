@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Callable
@@ -285,11 +286,61 @@ def test_status_in_each_state(make_bridge: Callable[[str], Bridge], tmp_path: Pa
 # --- the guide and pagers --------------------------------------------------------------
 
 
+def _guide() -> str:
+    result = subprocess.run(
+        [str(BIN / "tmux-send"), "--guide"], capture_output=True, text=True, timeout=30
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    return result.stdout
+
+
 def test_guide() -> None:
-    result = subprocess.run([str(BIN / "tmux-send"), "--guide"], capture_output=True, text=True)
-    assert result.returncode == 0
+    guide = _guide()
     for words in ("tmux-bridge", "--timeout", "--keys", "--type", "--screen", "--repl", "125"):
-        assert words in result.stdout
+        assert words in guide
+
+
+def _guide_pagers() -> list[str]:
+    """The pager variables the guide promises are `cat` unless the person set them."""
+    text = " ".join(_guide().split())  # its lines joined
+    found = re.search(
+        r"Pagers do not wait for keys: ([A-Z_, ]+ and [A-Z_]+) are `cat` for the command "
+        r"unless the person set them\.",
+        text,
+    )
+    assert found, text
+    return re.findall(r"[A-Z_]+", found[1])
+
+
+def _command_env(bridge: Bridge) -> dict[str, str]:
+    """The environment a command of tmux-send's sees."""
+    code, out, err = bridge.send_text("--", "env")
+    assert code == 0, err
+    return dict(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", out, re.MULTILINE))
+
+
+def _as_the_person(bridge: Bridge, line: str) -> None:
+    bridge.tmux("send-keys", "-t", bridge.target, "-l", line)
+    bridge.tmux("send-keys", "-t", bridge.target, "Enter")
+    bridge.wait_for(lambda: f"$ {line}\n$" in bridge.screen(), f"the person's {line!r}")
+
+
+def test_the_guide_tells_how_pagers_are_set(bridge: Bridge) -> None:
+    pagers = _guide_pagers()
+    assert "PAGER" in pagers and len(pagers) > 1
+    fish = bridge.shell == "fish"
+    _as_the_person(bridge, ("set -e " if fish else "unset ") + " ".join(pagers))
+    # every pager variable the person has not set is `cat`, and only those are
+    env = _command_env(bridge)
+    assert {name for name, value in env.items() if value == "cat"} == set(pagers), env
+    # the ones the person set are left as they are
+    kept = pagers[::2]
+    for name in kept:
+        _as_the_person(bridge, f"set -gx {name} less" if fish else f"export {name}=less")
+    env = _command_env(bridge)
+    assert {name: env.get(name) for name in pagers} == {
+        name: "less" if name in kept else "cat" for name in pagers
+    }
 
 
 def test_pagers_are_off_for_the_command_and_left_alone_for_the_person(bridge: Bridge) -> None:
