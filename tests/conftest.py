@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -26,11 +25,10 @@ import pexpect
 import pytest
 
 BIN = Path(sys.executable).parent
-# What may stay in a runtime directory between calls (see tmux_bridge/rundir.py), written
-# out here rather than taken from the code.
-_KEPT = re.compile(r"log\.jsonl(\.1)?|(\w+-)?pane-\d+(/prompt|/repl)?")
 SHELLS = ["bash", "zsh", "fish"]
 WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
+# seconds for one tmux command or `tmux-bridge --detach`: a hung tmux fails the test
+TMUX_TIMEOUT = 30.0
 
 _RC_FILES = {
     ".bashrc": "PS1='$ '\nunset PROMPT_COMMAND\nulimit -c 0\n",
@@ -82,9 +80,18 @@ class Bridge:
     # --- processes -------------------------------------------------------------------
 
     def tmux(self, *args: str, check: bool = True) -> str:
-        result = subprocess.run(
-            ["tmux", "-L", "default", *args], env=self.env, capture_output=True, text=True
-        )
+        """Run one tmux command on this server; fail the test if it takes longer than
+        ``TMUX_TIMEOUT`` seconds (or, with ``check``, if it fails)."""
+        try:
+            result = subprocess.run(
+                ["tmux", "-L", "default", *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=TMUX_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"tmux {' '.join(args)} did not finish within {TMUX_TIMEOUT} s")
         if check and result.returncode != 0:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result.stdout
@@ -122,7 +129,11 @@ class Bridge:
     def start(self) -> None:
         """``tmux-bridge --detach``, then wait for the shell's prompt."""
         result = subprocess.run(
-            [str(BIN / "tmux-bridge"), "--detach"], env=self.env, capture_output=True, text=True
+            [str(BIN / "tmux-bridge"), "--detach"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TMUX_TIMEOUT,
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == self.session
@@ -168,22 +179,7 @@ class Bridge:
 
     def read_line_from(self, stream: IO[bytes], timeout: float = WAIT) -> bytes:
         """The next line from a pipe of a background tmux-send, waiting at most ``timeout``."""
-        fd = stream.fileno()
-        line = b""
-        deadline = time.monotonic() + timeout
-        while not line.endswith(b"\n"):
-            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
-            if not ready:
-                pytest.fail(
-                    f"no line from tmux-send; got {line!r}; the pane shows:\n{self.screen()}"
-                )
-            byte = os.read(fd, 1)
-            if not byte:
-                pytest.fail(
-                    f"tmux-send closed the pipe after {line!r}; the pane shows:\n{self.screen()}"
-                )
-            line += byte
-        return line
+        return read_line(stream, timeout, lambda: f"the pane shows:\n{self.screen()}")
 
     def wait_for_call_start(self, proc: subprocess.Popen[bytes]) -> None:
         """Wait until a background ``tmux-send -- 'echo started; ...'`` runs its command."""
@@ -192,17 +188,23 @@ class Bridge:
     def foreground(self) -> str:
         return self.pane("#{pane_current_command}")
 
-    def call_files(self) -> list[str]:
-        """Every file in the runtime directory (paths relative to it) except the ones
-        that are meant to stay between calls: the audit log and, per pane, the learnt
-        prompt and the REPL record. What a call leaves behind shows up here."""
-        if not self.runtime.exists():
-            return []
-        return sorted(
-            str(path.relative_to(self.runtime))
-            for path in self.runtime.rglob("*")
-            if not _KEPT.fullmatch(str(path.relative_to(self.runtime)))
-        )
+    def runtime_files(self) -> set[str]:
+        """Every path in the runtime directory, relative to it (directories too)."""
+        return {str(path.relative_to(self.runtime)) for path in self.runtime.rglob("*")}
+
+    def pane_dir(self) -> str:
+        """The bridge pane's directory in the runtime directory: ``pane-N`` for pane
+        ``%N`` of this (default-named) server, as tmux_bridge/rundir.py documents."""
+        pane_id = self.pane("#{pane_id}")
+        assert pane_id.startswith("%"), pane_id
+        return "pane-" + pane_id[1:]
+
+    def between_calls(self, pane_dir: str | None = None) -> set[str]:
+        """What the runtime directory holds once calls to the one pane have ended: the
+        audit log, and the pane's directory with the prompt line learnt there. A call's
+        own files (the runner, the command, the in-flight record) are gone."""
+        pane = pane_dir or self.pane_dir()
+        return {"log.jsonl", pane, f"{pane}/prompt"}
 
     def person_types(self, text: str) -> None:
         """Type ``text`` as the person does: through a tmux client attached to the
@@ -225,17 +227,41 @@ class Bridge:
         would otherwise outlive the hang-up)."""
         if self.client is not None:
             self.client.close(force=True)
-        sessions = set(self.tmux("list-panes", "-a", "-F", "#{pane_pid}", check=False).split())
-        with contextlib.suppress(Exception):
-            subprocess.run(
-                ["tmux", "-L", "default", "kill-server"],
-                env=self.env,
-                capture_output=True,
-                timeout=10,
-            )
+        sessions = self._tmux_quietly("list-panes", "-a", "-F", "#{pane_pid}").split()
+        self._tmux_quietly("kill-server")
         for pid in _session_members({int(p) for p in sessions if p.isdigit()}):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+    def _tmux_quietly(self, *args: str) -> str:
+        """For teardown: tmux's stdout, or "" when it fails or hangs."""
+        try:
+            return subprocess.run(
+                ["tmux", "-L", "default", *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+
+def read_line(stream: IO[bytes], timeout: float, context: Callable[[], str]) -> bytes:
+    """The next line from ``stream`` (a pipe), waiting at most ``timeout`` seconds; on
+    timeout or end of file, fail the test with what was read and ``context()``."""
+    fd = stream.fileno()
+    line = b""
+    deadline = time.monotonic() + timeout
+    while not line.endswith(b"\n"):
+        ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+        if not ready:
+            pytest.fail(f"no line within {timeout} s; got {line!r}; {context()}")
+        byte = os.read(fd, 1)
+        if not byte:
+            pytest.fail(f"the pipe was closed after {line!r}; {context()}")
+        line += byte
+    return line
 
 
 def _session_members(leaders: set[int]) -> list[int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Callable
@@ -55,7 +56,7 @@ def test_json_for_a_command(bridge: Bridge) -> None:
 
 
 def test_json_for_a_timeout(bridge: Bridge) -> None:
-    code, doc, _ = _json(bridge, "--timeout", "0.3", "--", "echo partial; sleep 30")
+    code, doc, _ = _json(bridge, "--timeout", "1.5", "--", "echo partial; sleep 30")
     assert code == doc["exit_status"] == 124
     assert doc["timed_out"] == "idle"
     assert doc["signals_sent"] == ["SIGINT"]
@@ -120,7 +121,7 @@ def test_answering_a_prompt_of_a_running_call(bridge: Bridge) -> None:
         ask = "read -P 'Continue? ' answer"
     else:
         ask = "printf 'Continue? ' >&2; read answer"
-    proc = bridge.start_send("--timeout", "1", "--", f'{ask}; echo "answer=$answer"')
+    proc = bridge.start_send("--timeout", "1.5", "--", f'{ask}; echo "answer=$answer"')
     assert proc.stderr is not None
     # the first call says it waits; a second call answers the question
     assert b"waiting for input" in bridge.read_line_from(proc.stderr)
@@ -176,11 +177,14 @@ def test_screen_lines_reaches_into_history(bridge: Bridge) -> None:
 def test_waiting_for_input_pauses_the_idle_timeout(bridge: Bridge, command: str) -> None:
     if bridge.shell == "fish" and command.startswith("printf"):
         command = "read -P 'Name? ' name; echo \"hi $name\""
-    proc = bridge.start_send("--timeout", "0.5", "--", command)
+    proc = bridge.start_send("--timeout", "1.5", "--", command)
     assert proc.stderr is not None
     notice = bridge.read_line_from(proc.stderr)
     assert b"waiting for input in the bridge terminal" in notice, notice
     assert b"Name?" in notice
+    # longer than the idle timeout: the call goes on waiting for the answer
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)
     bridge.tmux("send-keys", "-t", bridge.target, "-l", "Ada")
     bridge.tmux("send-keys", "-t", bridge.target, "Enter")
     out, err = proc.communicate(timeout=30)
@@ -189,13 +193,16 @@ def test_waiting_for_input_pauses_the_idle_timeout(bridge: Bridge, command: str)
 
 
 def test_the_overall_timeout_still_ends_a_wait(bridge: Bridge) -> None:
-    code, _, err = bridge.send_text("--timeout", "0.3", "--max-time", "1.5", "--", "read x")
-    assert code == 124
-    assert "waiting for input" in err and "overall timeout" in err
+    code, doc, _ = _json(bridge, "--timeout", "1.5", "--max-time", "3", "--", "read x")
+    assert code == doc["exit_status"] == 124
+    assert (doc["timed_out"], doc["waited_for_input"]) == ("overall", True)
+    assert doc["duration_s"] >= 3
+    notes = "\n".join(doc["notes"])
+    assert "waiting for input" in notes and "overall timeout" in notes
 
 
 def test_a_quiet_command_is_not_taken_for_a_wait(bridge: Bridge) -> None:
-    code, _, err = bridge.send_text("--timeout", "1", "--", "sleep 30")
+    code, _, err = bridge.send_text("--timeout", "1.5", "--", "sleep 30")
     assert code == 124
     assert "waiting for input" not in err
 
@@ -279,11 +286,61 @@ def test_status_in_each_state(make_bridge: Callable[[str], Bridge], tmp_path: Pa
 # --- the guide and pagers --------------------------------------------------------------
 
 
+def _guide() -> str:
+    result = subprocess.run(
+        [str(BIN / "tmux-send"), "--guide"], capture_output=True, text=True, timeout=30
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    return result.stdout
+
+
 def test_guide() -> None:
-    result = subprocess.run([str(BIN / "tmux-send"), "--guide"], capture_output=True, text=True)
-    assert result.returncode == 0
+    guide = _guide()
     for words in ("tmux-bridge", "--timeout", "--keys", "--type", "--screen", "--repl", "125"):
-        assert words in result.stdout
+        assert words in guide
+
+
+def _guide_pagers() -> list[str]:
+    """The pager variables the guide promises are `cat` unless the person set them."""
+    text = " ".join(_guide().split())  # its lines joined
+    found = re.search(
+        r"Pagers do not wait for keys: ([A-Z_, ]+ and [A-Z_]+) are `cat` for the command "
+        r"unless the person set them\.",
+        text,
+    )
+    assert found, text
+    return re.findall(r"[A-Z_]+", found[1])
+
+
+def _command_env(bridge: Bridge) -> dict[str, str]:
+    """The environment a command of tmux-send's sees."""
+    code, out, err = bridge.send_text("--", "env")
+    assert code == 0, err
+    return dict(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", out, re.MULTILINE))
+
+
+def _as_the_person(bridge: Bridge, line: str) -> None:
+    bridge.tmux("send-keys", "-t", bridge.target, "-l", line)
+    bridge.tmux("send-keys", "-t", bridge.target, "Enter")
+    bridge.wait_for(lambda: f"$ {line}\n$" in bridge.screen(), f"the person's {line!r}")
+
+
+def test_the_guide_tells_how_pagers_are_set(bridge: Bridge) -> None:
+    pagers = _guide_pagers()
+    assert "PAGER" in pagers and len(pagers) > 1
+    fish = bridge.shell == "fish"
+    _as_the_person(bridge, ("set -e " if fish else "unset ") + " ".join(pagers))
+    # every pager variable the person has not set is `cat`, and only those are
+    env = _command_env(bridge)
+    assert {name for name, value in env.items() if value == "cat"} == set(pagers), env
+    # the ones the person set are left as they are
+    kept = pagers[::2]
+    for name in kept:
+        _as_the_person(bridge, f"set -gx {name} less" if fish else f"export {name}=less")
+    env = _command_env(bridge)
+    assert {name: env.get(name) for name in pagers} == {
+        name: "less" if name in kept else "cat" for name in pagers
+    }
 
 
 def test_pagers_are_off_for_the_command_and_left_alone_for_the_person(bridge: Bridge) -> None:

@@ -29,6 +29,14 @@ def target_of(bridge: Pane, pane: str | None = None) -> Target:
     return Target(Tmux(socket_path=str(socket)), bridge.session, pane, str(bridge.runtime))
 
 
+def api_pane_dir(bridge: Pane) -> str:
+    """The pane's directory for a target named by its socket's path: tmux_bridge/rundir.py
+    prefixes ``pane-N`` with a tag of the socket, unless it is the default socket."""
+    dirs = [path.name for path in bridge.runtime.iterdir() if path.is_dir()]
+    assert len(dirs) == 1 and dirs[0].endswith("-" + bridge.pane_dir()), dirs
+    return dirs[0]
+
+
 class Started:
     """A stdout sink that notes when the command printed ``started``."""
 
@@ -130,7 +138,7 @@ def test_cancel_from_a_worker_thread(api: Bridge, bridge: Pane) -> None:
     assert result.exit_status == 130  # type: ignore[attr-defined]
     assert result.signals_sent == ("SIGINT",)  # type: ignore[attr-defined]
     assert result.prompt_back  # type: ignore[attr-defined]
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls(api_pane_dir(bridge))
     assert api.run("echo usable").stdout == b"usable\n"
 
 
@@ -152,7 +160,7 @@ def test_cancel_from_asyncio(api: Bridge, bridge: Pane) -> None:
     result = asyncio.run(main())
     assert result.exit_status == 130  # type: ignore[attr-defined]
     assert result.signals_sent == ("SIGINT",)  # type: ignore[attr-defined]
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls(api_pane_dir(bridge))
     assert api.run("echo usable").stdout == b"usable\n"
 
 

@@ -19,7 +19,7 @@ def test_concurrent_calls_each_get_their_own_output(bridge: Bridge) -> None:
         assert out == f"begin-{i}\ndone-{i}\n".encode()
         # a call that waited may have said so first; its own stderr line comes last
         assert err.endswith(f"end-{i}\n".encode())
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls()
 
 
 def test_a_waiting_call_says_so_and_counts_the_wait(bridge: Bridge, tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_a_waiting_call_says_so_and_counts_the_wait(bridge: Bridge, tmp_path: Pa
     bridge.wait_for_call_start(holder)
     waiter = bridge.start_send("--max-time", "60", "--", "echo second")
     assert waiter.stderr is not None
-    notice = waiter.stderr.readline()
+    notice = bridge.read_line_from(waiter.stderr)
     assert notice.startswith(b"tmux-send: waiting for another tmux-send call to finish")
     assert b"while [ ! -e" in notice  # names what the other call runs
     go.touch()

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import signal
-from typing import NamedTuple
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple, get_args
 
 import pytest
 
 import tmux_bridge
+from tmux_bridge import errors
 from tmux_bridge.errors import (
     BridgeError,
     Cancelled,
@@ -31,12 +36,13 @@ from tmux_bridge.errors import (
     TmuxNotFound,
     exit_status,
 )
+from tmux_bridge.results import TimeoutKind
 
 
 class ExitCase(NamedTuple):
     test_id: str
     status: int | None
-    timed_out: str | None
+    timed_out: TimeoutKind | None  # so mypy rejects a kind the code never produces
     own_signal: int | None
     expected: int
 
@@ -71,6 +77,12 @@ EXIT_CASES = [
 @pytest.mark.parametrize("case", EXIT_CASES, ids=[c.test_id for c in EXIT_CASES])
 def test_exit_status(case: ExitCase) -> None:
     assert exit_status(case.status, case.timed_out, case.own_signal) == case.expected
+
+
+def test_the_timeout_kinds_are_the_documented_ones_and_all_tested() -> None:
+    # README: `timed_out` is `null`, `"idle"` or `"overall"`
+    assert set(get_args(TimeoutKind)) == {"idle", "overall"}
+    assert {case.timed_out for case in EXIT_CASES} == {None, *get_args(TimeoutKind)}
 
 
 class TmuxErrorCase(NamedTuple):
@@ -229,3 +241,73 @@ def test_every_error_class_is_in_the_table() -> None:
     assert classes == {case.error for case in CODE_CASES}
     codes = [case.code for case in CODE_CASES]
     assert len(codes) == len(set(codes))
+
+
+# --- the exit-status table of tmux-send --help --------------------------------------
+
+
+def _help_exit_table() -> list[tuple[str, str]]:
+    """The entries of the "Exit status:" table in tmux-send --help: (code, text), with
+    continuation lines joined to their entry."""
+    tmux_send = Path(sys.executable).parent / "tmux-send"
+    result = subprocess.run([str(tmux_send), "--help"], capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.split("\n")
+    entries: list[tuple[str, str]] = []
+    for line in lines[lines.index("  Exit status:") + 1 :]:
+        if not line.strip():
+            break
+        entry = re.fullmatch(r" {4}(\d+(?:-\d+)?) +(\S.*)", line)
+        if entry:
+            entries.append((entry[1], entry[2]))
+        else:  # a continuation of the entry above
+            assert entries, line
+            entries[-1] = (entries[-1][0], entries[-1][1] + " " + line.strip())
+    assert entries, result.stdout
+    return entries
+
+
+def _help_names(code: int, entries: list[tuple[str, str]]) -> str | None:
+    """The clause of the --help table that names ``code`` itself (not within a range
+    or as in 128+N), or None."""
+    for label, text in entries:
+        if label == str(code):
+            return f"{label} {re.split(r'[,;]', text)[0]}"
+        for clause in re.split(r"[,;]", text):
+            if re.search(rf"(?<![\d+-]){code}(?![\d+-])", clause):
+                return clause
+    return None
+
+
+@pytest.mark.parametrize(
+    ("code", "signal_name"), [(129, "SIGHUP"), (130, "SIGINT"), (143, "SIGTERM")]
+)
+def test_help_lists_the_exit_status_of_each_signal(code: int, signal_name: str) -> None:
+    assert code == 128 + signal.Signals[signal_name]
+    clause = _help_names(code, _help_exit_table())
+    assert clause is not None and signal_name in clause, clause
+
+
+def _docstring_table_codes() -> set[int]:
+    """The exit statuses exit_status()'s docstring table names outright (not 128 + N)."""
+    lines = (exit_status.__doc__ or "").split("\n")
+    rules = [i for i, line in enumerate(lines) if re.fullmatch(r" *=+ +=+ *", line)]
+    assert len(rules) == 3, lines  # above the heading, under it, under the last row
+    rows = "\n".join(line.split("  ")[-1] for line in lines[rules[1] + 1 : rules[2]])
+    return {int(n) for n in re.findall(r"(?<![\d+])(\d+)(?!\d| *\+)", rows)}
+
+
+def test_help_lists_every_exit_code_of_the_errors_module() -> None:
+    constants = {
+        value
+        for name, value in vars(errors).items()
+        if name.startswith("EXIT_") and isinstance(value, int)
+    }
+    class_codes = {case.exit_code for case in CODE_CASES}
+    table = _docstring_table_codes()
+    assert table >= {124, 125}, table  # the table was read
+    entries = _help_exit_table()
+    missing = {
+        code for code in constants | class_codes | table if _help_names(code, entries) is None
+    }
+    assert not missing, (missing, entries)

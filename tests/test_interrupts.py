@@ -99,7 +99,7 @@ def test_signals_to_tmux_send_interrupt_the_command(
     _out, err = proc.communicate(timeout=10)
     assert proc.returncode == code, err
     assert b"interrupted" in err
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls()
     assert bridge.send_text("--", "echo usable") == (0, "usable\n", "")
 
 
@@ -115,7 +115,8 @@ def test_a_killed_tmux_send_blocks_nothing(bridge: Bridge, tmp_path: Path) -> No
     bridge.wait_for(
         lambda: bridge.send_text("--", "echo next")[:2] == (0, "next\n"), "a call to succeed"
     )
-    assert bridge.call_files() == []  # the killed call's files were swept up
+    # the killed call's files were swept up
+    assert bridge.runtime_files() == bridge.between_calls()
 
 
 def test_session_killed_mid_command(bridge: Bridge) -> None:

@@ -52,7 +52,7 @@ def test_person_pressing_ctrl_c(dash: Bridge) -> None:
 
 
 def test_idle_timeout(dash: Bridge) -> None:
-    code, _, err = dash.send_text("--timeout", "0.3", "--", "sleep 30")
+    code, _, err = dash.send_text("--timeout", "1.5", "--", "sleep 30")
     assert code == 124
     assert "prompt came back" in err
     assert dash.send_text("--", "echo usable") == (0, "usable\n", "")

@@ -4,7 +4,10 @@ documented code, and leaves the pane exactly as it was."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -124,13 +127,22 @@ def test_refuses_a_pane_that_runs_no_shell(make_bridge: Callable[[str], Bridge])
 
 def test_refuses_a_dead_pane(make_bridge: Callable[[str], Bridge]) -> None:
     b = make_bridge("bash")
-    b.tmux("new-session", "-d", "-s", b.session, "--", "sh", "-c", "exit 0")
-    b.tmux("set-option", "-p", "-t", b.target, "remain-on-exit", "on", check=False)
-    # the pane may die before remain-on-exit is set; then there is no session at all
-    result = b.send("--", "echo no")
+    # the pane's program waits for a line, so remain-on-exit is on before it can end
+    b.tmux("new-session", "-d", "-s", b.session, "--", "sh", "-c", "read line")
+    b.tmux("set-option", "-p", "-t", b.target, "remain-on-exit", "on")
+    b.tmux("send-keys", "-t", b.target, "Enter")
+    b.wait_for(lambda: b.pane("#{pane_dead}") == "1", "the pane's program to end")
+    result = b.send("--json", "--", "echo no")
     assert result.returncode == 125
-    err = result.stderr.decode()
-    assert "its shell has exited" in err or err == NO_BRIDGE
+    document = json.loads(result.stdout)
+    assert document["error_code"] == "pane_not_at_prompt"
+    assert document["error"].startswith("Error: The bridge terminal is not ready: ")
+    assert "its shell has exited (the pane is dead)" in document["error"]
+    assert "`tmux-bridge`" in document["error"]  # what the person can do about it
+    code, out, err = b.send_text("--", "echo no")
+    assert (code, out) == (125, "")
+    assert err == document["error"] + "\n"
+    assert b.pane("#{pane_dead}") == "1"  # left as it was
 
 
 # --- the runtime directory --------------------------------------------------------------
@@ -148,12 +160,21 @@ def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Pa
         "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
     )
     bridge.wait_for_call_start(proc)
-    files = [bridge.runtime / name for name in bridge.call_files()]
-    assert {p.suffix for p in files} >= {".run", ".cmd"}
-    assert all(p.stat().st_mode & 0o777 == 0o600 for p in files), files
+    # the call's id, from its start marker in the pane
+    found = re.search(r"___TMUXSEND_START_(\w+)___", bridge.history())
+    assert found, bridge.history()
+    pane = bridge.pane_dir()
+    ours = {f"{pane}/inflight"} | {
+        f"{pane}/{found[1]}{ext}" for ext in (".run", ".cmd", ".scratch")
+    }
+    assert bridge.runtime_files() == {pane, f"{pane}/prompt"} | ours
+    for name in ours | {pane}:
+        info = (bridge.runtime / name).lstat()
+        assert stat.S_IMODE(info.st_mode) == (0o700 if name == pane else 0o600), name
+        assert info.st_uid == os.geteuid()
     go.touch()
     proc.communicate(timeout=30)
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls()
 
 
 def _attack(bridge: Bridge, setup: Callable[[Path], None], expected: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,9 @@ class ReplCase(NamedTuple):
     block: str  # a multi-line block -> `block_expected`
     block_expected: str
     error: str  # code the REPL reports an error for
+    # a regex for all of stdout after `error`: the report a terminal shows when the code is
+    # typed into the REPL; only where it names the code's place (file, line) may differ
+    error_report: str
     slow: str  # takes 2 s, then prints `slow_expected`
     slow_expected: str
     endless: str  # never finishes by itself
@@ -67,6 +71,10 @@ CASES = {
         ),
         block_expected="6\n7\n",
         error="1 / 0",
+        error_report=(
+            r'Traceback \(most recent call last\):\n  File "[^"\n]+", line 1, in <module>\n'
+            r"(    .*\n)*ZeroDivisionError: division by zero\n"
+        ),
         slow="import time; time.sleep(2); print('slept')",
         slow_expected="slept\n",
         endless="while True: pass",
@@ -96,6 +104,7 @@ CASES = {
         ),
         block_expected="6\n",
         error="nope()",
+        error_report=r"Uncaught ReferenceError: nope is not defined\n(    at .*\n)*",
         slow="const t = Date.now(); while (Date.now() - t < 2000) {}\nconsole.log('slept')",
         slow_expected="slept\n",
         endless="while (true) {}",
@@ -113,6 +122,7 @@ CASES = {
         block="create table t(a int,\n  b text);\n\n" + SQL_BLOCK_REST,
         block_expected="3\n",
         error="select * from no_such_table;",
+        error_report=r"Parse error( near line \d+)?: no such table: no_such_table\n",
         slow=(
             "with recursive c(x) as (select 1 union all select x + 1 from c where x < 4000000)"
             " select 'slept' from c where x = 4000000;"
@@ -136,6 +146,10 @@ CASES = {
         block="create temp table t(a int,\n  b text);\n\n" + SQL_BLOCK_REST,
         block_expected="3\n",
         error="select * from no_such_table;",
+        error_report=(
+            r'(psql:.*:\d+: )?ERROR:  relation "no_such_table" does not exist\n'
+            r"LINE 1: select \* from no_such_table;\n {22}\^\n"
+        ),
         slow="select pg_sleep(2), 'slept';",
         slow_expected="|slept\n",
         endless="select pg_sleep(600);",
@@ -153,6 +167,7 @@ CASES = {
         block="let\n  f = n: n + 1;\n\nin f 5",
         block_expected="6\n",
         error='builtins.throw "boom"',
+        error_report=r"error: boom\n",
         # about 2 s and 0.2 GB here; the endless one would take minutes
         slow=(
             "builtins.seq (builtins.foldl' (a: b: a + b) 0 (builtins.genList (x: x) 15000000))"
@@ -258,9 +273,9 @@ def test_multi_line_block(repl: tuple[Bridge, ReplCase]) -> None:
 
 def test_error_gives_status_1(repl: tuple[Bridge, ReplCase]) -> None:
     b, case = repl
-    code, out, _ = _eval(b, case, case.error)
-    assert code == 1
-    assert out.strip()  # the REPL's own report comes back on stdout
+    code, out, err = _eval(b, case, case.error)
+    assert (code, err) == (1, "")
+    assert re.fullmatch(case.error_report, out), out  # the REPL's own report, on stdout
     assert _eval(b, case, case.value)[:2] == (0, case.expected)
 
 
@@ -477,7 +492,7 @@ def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None
     if case.name != "psql":
         pytest.skip("psql's \\prompt; python's input() is tested on its own below")
     proc = b.start_send(
-        "--timeout", "1", "--repl", "psql", "--", "\\prompt 'Who? ' who\nselect :'who';"
+        "--timeout", "1.5", "--repl", "psql", "--", "\\prompt 'Who? ' who\nselect :'who';"
     )
     assert proc.stderr is not None
     assert b"waiting for input" in b.read_line_from(proc.stderr)
@@ -490,11 +505,14 @@ def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None
 
 def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: Bridge) -> None:
     proc = python.start_send(
-        "--timeout", "0.5", "--repl", "python", "--", "print('hi', input('Name? '))"
+        "--timeout", "1.5", "--repl", "python", "--", "print('hi', input('Name? '))"
     )
     assert proc.stderr is not None
     notice = python.read_line_from(proc.stderr)
     assert b"REPL is waiting for input" in notice and b"Name?" in notice
+    # longer than the idle timeout: the evaluation goes on waiting for the answer
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)
     python.tmux("send-keys", "-t", python.target, "-l", "Ada")
     python.tmux("send-keys", "-t", python.target, "Enter")
     out, err = proc.communicate(timeout=30)

@@ -10,7 +10,6 @@ import errno
 import fcntl
 import os
 import pwd
-import select
 import signal
 import stat
 import subprocess
@@ -32,7 +31,7 @@ from tmux_bridge.runtime import (
     write_private_file,
 )
 
-WAIT = float(os.environ.get("TMUX_BRIDGE_TEST_WAIT", "15"))  # seconds for any condition
+from .conftest import WAIT, read_line
 
 
 def mode_of(path: Path) -> int:
@@ -251,9 +250,8 @@ def holder(lock_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     )
     try:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], WAIT)
-        assert ready, f"the holder did not take the lock within {WAIT} s"
-        assert proc.stdout.readline() == b"held\n"
+        line = read_line(proc.stdout, WAIT, lambda: "the holder did not take the lock")
+        assert line == b"held\n"
         yield proc
     finally:
         proc.kill()

@@ -99,10 +99,10 @@ def test_output_streams_while_the_command_runs(bridge: Bridge, tmp_path: Path) -
         f"echo first; echo first-err >&2; while [ ! -e {go} ]; do sleep 0.02; done; echo second"
     )
     proc = bridge.start_send("--", f"sh -c '{script}'")
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stderr is not None
     # the first lines reach us before the command can finish (it waits for `go`)
-    assert proc.stdout.readline() == b"first\n"
-    assert proc.stderr.readline() == b"first-err\n"
+    assert bridge.read_line(proc) == b"first\n"
+    assert bridge.read_line_from(proc.stderr) == b"first-err\n"
     assert proc.poll() is None
     go.touch()
     out, _err = proc.communicate(timeout=30)
@@ -169,7 +169,7 @@ def test_exec_and_errexit_do_not_take_the_terminal_away(bridge: Bridge, command:
 
 def test_files_are_removed_after_each_call(bridge: Bridge) -> None:
     assert bridge.send_text("--", "echo x")[0] == 0
-    assert bridge.call_files() == []
+    assert bridge.runtime_files() == bridge.between_calls()
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -3,6 +3,7 @@ real shells (bash, zsh, dash, fish) where a shell is the judge. No tmux needed."
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -185,9 +186,18 @@ NASTY_SPEC = RunnerSpec(
 )
 
 
-@pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
-def test_runner_script_parses(shell: Shell, tmp_path: Path) -> None:
-    script = runner_script(shell.kind, NASTY_SPEC)
+# Without relay terminals, as when a REPL is started: the command writes to the pane.
+NO_RELAY_SPEC = NASTY_SPEC._replace(stdout_tty="", stderr_tty="")
+RUNNER_PARAMS = [
+    pytest.param(shell, spec, id=f"{shell.kind}-{name}")
+    for shell in SHELLS
+    for name, spec in (("relays", NASTY_SPEC), ("no-relays", NO_RELAY_SPEC))
+]
+
+
+@pytest.mark.parametrize(("shell", "spec"), RUNNER_PARAMS)
+def test_runner_script_parses(shell: Shell, spec: RunnerSpec, tmp_path: Path) -> None:
+    script = runner_script(shell.kind, spec)
     path = tmp_path / "runner"
     path.write_text(script)
     result = subprocess.run(
@@ -199,15 +209,28 @@ def test_runner_script_parses(shell: Shell, tmp_path: Path) -> None:
         check=False,
     )
     assert (result.returncode, result.stderr) == (0, b""), script
-    for value in (NASTY_SPEC.command_path, NASTY_SPEC.stderr_tty, NASTY_SPEC.banner):
-        assert quote(shell.kind, value) in script
+    for value in (spec.command_path, spec.stderr_tty, spec.banner):
+        if value:
+            assert quote(shell.kind, value) in script
+
+
+@pytest.mark.parametrize(("shell", "spec"), RUNNER_PARAMS)
+def test_runner_script_has_no_placeholders_left(shell: Shell, spec: RunnerSpec) -> None:
+    script = runner_script(shell.kind, spec)
+    assert not re.search(r"@[A-Za-z_]+@", "".join(spec))  # none came in with the values
+    assert re.findall(r"@[A-Z_]+@", script) == [], script
+    if not spec.stdout_tty:  # nothing is redirected to or from a relay that is not there
+        assert re.findall(r"[<>] *''", script) == [], script
 
 
 @pytest.mark.parametrize("shell", SHELLS, ids=SHELL_IDS)
-def test_runner_script_has_no_placeholders_left(shell: Shell) -> None:
-    script = runner_script(shell.kind, NASTY_SPEC)
-    for key in ("PO", "PE", "CMD", "DONE", "EXIT", "BANNER", "START", "END", "SH"):
-        assert f"@{key}@" not in script
+def test_placeholders_in_the_command_stay_as_they_are(shell: Shell) -> None:
+    """The banner shows the agent's command, which may hold placeholder-like words."""
+    words = "@START@ @END@ @SH@ @PAGERS@ @CMD@ @REDIRECT@"
+    spec = NASTY_SPEC._replace(banner=f"[tmux-send] echo {words}")
+    script = runner_script(shell.kind, spec)
+    assert quote(shell.kind, spec.banner) in script
+    assert script.count("___TMUXSEND_START_0123456789___") == 1, script
 
 
 # --- display_command(): nothing in the banner can drive the terminal -------------------
