@@ -178,6 +178,9 @@ def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Pa
 
 
 def _attack(bridge: Bridge, setup: Callable[[Path], None], expected: str) -> None:
+    # another session keeps the server up: with none left it exits, and a new-session
+    # racing its exit fails with "server exited unexpectedly"
+    bridge.tmux("new-session", "-d", "-s", "keep-the-server")
     bridge.tmux("kill-session", "-t", f"={bridge.session}", check=False)
     bridge.tmux("new-session", "-d", "-s", bridge.session)
     bridge.wait_for_prompt()
