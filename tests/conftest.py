@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 import pexpect
 import pytest
@@ -48,18 +48,24 @@ def shell_path(name: str) -> str:
 
 
 class Bridge:
-    """One private tmux server with one bridge session, and ways to poke at it."""
+    """One private tmux server with one bridge session, and ways to poke at it.
 
-    def __init__(self, root: Path, shell: str) -> None:
+    ``rc_files`` (paths under ``HOME`` -> text) replace or add to the default rc files,
+    for a test that brings its own prompt and hooks; the prompt is then no longer `$ `,
+    so :meth:`wait_for_prompt` asks tmux-send itself instead.
+    """
+
+    def __init__(self, root: Path, shell: str, rc_files: dict[str, str] | None = None) -> None:
         self.root = root
         self.shell = shell
+        self.own_rc_files = rc_files is not None
         self.home = root / "home"
         self.runtime = root / "run"
         self.tmpdir = root / "tmux"
         self.session = "tb-test"
         self.home.mkdir()
         self.tmpdir.mkdir()
-        for name, text in _RC_FILES.items():
+        for name, text in {**_RC_FILES, **(rc_files or {})}.items():
             path = self.home / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
@@ -166,11 +172,41 @@ class Bridge:
         self.wait_for(lambda: text in self.history(), repr(text), timeout)
 
     def wait_for_prompt(self) -> None:
+        """Wait until the shell is at its prompt: the prompt `$ ` on screen, or with the
+        test's own rc files (any prompt) until :meth:`wait_until_ready` succeeds."""
+        if self.own_rc_files:
+            self.wait_until_ready()
+            return
+
         def at_prompt() -> bool:
             lines = [line for line in self.screen().split("\n") if line.strip()]
             return bool(lines) and lines[-1].rstrip() == "$"
 
         self.wait_for(at_prompt, "the shell's prompt")
+
+    def send_when_ready(self, *args: str, timeout: float = WAIT) -> tuple[int, str, str]:
+        """``tmux-send ARGS``, repeated while it refuses because the terminal is not ready
+        (nothing was typed then: the shell still starting or drawing its prompt), until it
+        is let in; fail after ``timeout`` seconds of refusals. Returns the call that got in."""
+        calls: list[tuple[int, str, str]] = []
+
+        def let_in() -> bool:
+            calls.append(self.send_text(*args))
+            code, _, err = calls[-1]
+            return not (code == 125 and "is not ready" in err)
+
+        self.wait_for(let_in, f"tmux-send {' '.join(args)} to be let in", timeout)
+        return calls[-1]
+
+    def wait_until_ready(self, timeout: float = WAIT) -> None:
+        """Wait until ``tmux-send -- true`` is let in and succeeds (one call in all):
+        works with any prompt."""
+        code, out, err = self.send_when_ready("--", "true", timeout=timeout)
+        if (code, out) != (0, ""):
+            pytest.fail(
+                f"`tmux-send -- true` gave {code}, {out!r}, {err!r}; the pane shows:\n"
+                + self.screen()
+            )
 
     def read_line(self, proc: subprocess.Popen[bytes], timeout: float = WAIT) -> bytes:
         """The next line of a background tmux-send's stdout, waiting at most ``timeout``."""
@@ -303,10 +339,10 @@ def _no_outer_tmux(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @contextlib.contextmanager
-def _bridge(shell: str) -> Iterator[Bridge]:
+def _bridge(shell: str, rc_files: dict[str, str] | None = None) -> Iterator[Bridge]:
     # Unix socket paths are limited to 108 bytes: keep the server's directory short.
     root = Path(tempfile.mkdtemp(prefix="tb-"))
-    bridge = Bridge(root, shell)
+    bridge = Bridge(root, shell, rc_files)
     try:
         yield bridge
     finally:
@@ -314,13 +350,20 @@ def _bridge(shell: str) -> Iterator[Bridge]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+class MakeBridge(Protocol):
+    """The type of the `make_bridge` factory."""
+
+    def __call__(self, shell: str, rc_files: dict[str, str] | None = None) -> Bridge: ...
+
+
 @pytest.fixture
-def make_bridge() -> Iterator[Callable[[str], Bridge]]:
-    """A factory: a private server (not started) for the given shell."""
+def make_bridge() -> Iterator[MakeBridge]:
+    """A factory: a private server (not started) for the given shell, optionally with
+    the test's own rc files (see :class:`Bridge`)."""
     with contextlib.ExitStack() as stack:
 
-        def make(shell: str) -> Bridge:
-            return stack.enter_context(_bridge(shell))
+        def make(shell: str, rc_files: dict[str, str] | None = None) -> Bridge:
+            return stack.enter_context(_bridge(shell, rc_files))
 
         yield make
 
