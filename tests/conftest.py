@@ -122,6 +122,17 @@ class Bridge:
             result.stderr.decode("utf-8", "replace"),
         )
 
+    def bridge_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``tmux-bridge ARGS`` to completion (text output)."""
+        return subprocess.run(
+            [str(BIN / "tmux-bridge"), *args],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
     def start_send(self, *args: str) -> subprocess.Popen[bytes]:
         """Start ``tmux-send ARGS`` in the background."""
         return subprocess.Popen(
@@ -237,10 +248,11 @@ class Bridge:
 
     def between_calls(self, pane_dir: str | None = None) -> set[str]:
         """What the runtime directory holds once calls to the one pane have ended: the
-        audit log, and the pane's directory with the prompt line learnt there. A call's
+        audit log, the panes' context (last command), and the pane's directory with the
+        prompt line learnt there. A call's
         own files (the runner, the command, the in-flight record) are gone."""
         pane = pane_dir or self.pane_dir()
-        return {"log.jsonl", pane, f"{pane}/prompt"}
+        return {"log.jsonl", "context.json", pane, f"{pane}/prompt"}
 
     def person_types(self, text: str) -> None:
         """Type ``text`` as the person does: through a tmux client attached to the

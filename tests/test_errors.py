@@ -16,10 +16,12 @@ import pytest
 import tmux_bridge
 from tmux_bridge import errors
 from tmux_bridge.errors import (
+    AmbiguousPane,
     BridgeError,
     Cancelled,
     HalfTypedLine,
     InvalidRequest,
+    LabelTaken,
     LockTimeout,
     NoBridgeSession,
     NoSuchPane,
@@ -199,6 +201,8 @@ CODE_CASES = [
     CodeCase("tmux-missing", TmuxNotFound, "tmux_not_found", 125),
     CodeCase("no-bridge", NoBridgeSession, "no_bridge", 125),
     CodeCase("no-pane", NoSuchPane, "no_such_pane", 125),
+    CodeCase("ambiguous-pane", AmbiguousPane, "ambiguous_pane", 125),
+    CodeCase("label-taken", LabelTaken, "label_taken", 2),
     CodeCase("closed", SessionClosed, "session_closed", 125),
     CodeCase("not-ready", PaneNotReady, "pane_not_ready", 125),
     CodeCase("busy", PaneBusy, "pane_busy", 125),

@@ -208,6 +208,43 @@ class Bridge:
 
         return bridge_status(self.target)
 
+    # --- several panes -----------------------------------------------------------------
+
+    def panes(self, every_session: bool = False) -> list[dict[str, Any]]:
+        """Every pane of the bridge session (``every_session``: of the tmux server): its
+        target, label, shell, user, directory, what is in front, a call in flight, the
+        platform and last command remembered for it."""
+        from .panes import list_panes
+
+        return list_panes(self.target, every_session)
+
+    def label(self, name: str | None) -> dict[str, Any]:
+        """Label the target's pane ``name`` (unique on the server; ``None`` removes
+        it). Returns the pane's id, target and label."""
+        from .panes import set_label
+
+        pane = set_label(self.target, name)
+        return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+
+    def split(
+        self,
+        label: str | None = None,
+        horizontal: bool = False,
+        command: str | None = None,
+        cancel: Cancel | None = None,
+    ) -> dict[str, Any]:
+        """Open a new pane beside the target's pane (in its directory, the person's
+        shell, their focus unchanged), label it, and type ``command`` there once its
+        shell shows a prompt (a program such as ``ssh`` keeps running: nothing waits for
+        it). Returns the new pane's id, target and label."""
+        from .panes import split, wait_for_new_shell
+
+        pane = split(self.target, label, horizontal)
+        if command is not None:
+            wait_for_new_shell(self.target, pane.pane_id, cancel)
+            Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
+        return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+
     # --- the audit log -----------------------------------------------------------------
 
     def _logged(
@@ -243,7 +280,7 @@ class Bridge:
             if log:
                 self._log_error(mode, command, exc)
             raise
-        record = CallRecord(mode, command, pane.pane_id, RunOptions())
+        record = CallRecord(mode, command, pane, RunOptions())
         record.status = 0
         record.screen = shown
         record.stdout = shown.encode("utf-8", "surrogateescape")
@@ -257,12 +294,15 @@ class Bridge:
     def _log(self, result: CallResult) -> None:
         from .audit import record
 
+        self._remember(result)
         record(
             self.target.runtime_dir,
             {
                 "id": result.call_id,
                 "mode": result.mode,
                 "pane": result.pane,
+                "target": result.target,
+                "label": result.label or None,
                 "client": self.client,
                 "command": result.command,
                 "exit_status": result.exit_status,
@@ -275,6 +315,24 @@ class Bridge:
             },
         )
 
+    def _remember(self, result: CallResult) -> None:
+        """Keep the pane's last command (with its status and time) in the context."""
+        if result.mode not in ("command", "repl_start", "repl_eval"):
+            return
+        from .context import update_pane
+        from .rundir import pane_dir_name
+
+        last = {
+            "command": result.command,
+            "status": result.status,
+            "exit_status": result.exit_status,
+            "timed_out": result.timed_out,
+            "at": time.time(),
+            "duration_s": round(result.duration, 3),
+        }
+        key = pane_dir_name(self.target.tmux, result.pane)
+        update_pane(self.target.runtime_dir, key, {"last_command": last})
+
     def _log_error(self, mode: Mode, command: str, error: BridgeError) -> None:
         if isinstance(error, NoBridgeSession):
             return  # nothing to review: no terminal was there
@@ -286,6 +344,8 @@ class Bridge:
                 "id": None,
                 "mode": mode,
                 "pane": self.target.pane,
+                "target": None,
+                "label": None,
                 "client": self.client,
                 "command": command,
                 "exit_status": error.exit_code,

@@ -28,6 +28,8 @@ Examples:
   tmux-bridge -d       # create it in the background and print its name
   tmux-bridge status   # what runs in it now, and any tmux-send call in flight
   tmux-bridge log      # what agents ran in it
+  tmux-bridge split --label db -- ssh db.example.com   # a second, labelled pane
+  tmux-bridge panes    # every pane: target, label, shell, what is in front
 
 \b
 Environment:
@@ -122,6 +124,104 @@ def status(as_json: bool) -> int:
     ]
     click.echo("\n".join(lines))
     return 0
+
+
+_TARGET_HELP = (
+    "The pane: a label, a pane id (%3), WINDOW.PANE in the bridge session or "
+    "SESSION:WINDOW.PANE (default: the bridge pane)."
+)
+
+
+@cli.command(context_settings={"help_option_names": ["--help"]})  # -h: side by side
+@click.option("--label", "name", metavar="NAME", help="Label the new pane NAME.")
+@click.option("-h", "horizontal", is_flag=True, help="Side by side (default: one above the other).")
+@click.option("-v", "vertical", is_flag=True, help="One above the other (the default).")
+@click.option("-t", "--target", "pane", metavar="TARGET", help=_TARGET_HELP + " Split it.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def split(
+    name: str | None,
+    horizontal: bool,
+    vertical: bool,
+    pane: str | None,
+    as_json: bool,
+    command: tuple[str, ...],
+) -> int:
+    """Open a new pane in the bridge session, beside the bridge pane (or TARGET), in its
+    directory, running your shell; your focus stays where it is. With a COMMAND (after
+    --), type it there once the shell shows its prompt (ssh HOST, a server): it is not
+    waited for. Prints the new pane's target."""
+    from .api import Bridge
+
+    if horizontal and vertical:
+        raise click.UsageError("-h and -v do not go together")
+    text = (command[0] if len(command) == 1 else _joined(command)) if command else None
+    info = Bridge(Target.from_env(pane=pane), client="tmux-bridge").split(name, horizontal, text)
+    click.echo(json.dumps(info) if as_json else _pane_line(info))
+    return 0
+
+
+def _joined(words: tuple[str, ...]) -> str:
+    import shlex
+
+    return shlex.join(words)
+
+
+def _pane_line(info: dict[str, Any]) -> str:
+    label = f"  {info['label']}" if info.get("label") else ""
+    return f"{info['target']}  {info['pane']}{label}"
+
+
+@cli.command()
+@click.argument("pane", metavar="TARGET")
+@click.argument("name", required=False)
+@click.option("--clear", is_flag=True, help="Remove the pane's label.")
+def label(pane: str, name: str | None, clear: bool) -> int:
+    """Label pane TARGET as NAME (1-40 of A-Z a-z 0-9 _ . -, unique on the tmux server),
+    so tmux-send -p NAME reaches it. The label is kept on the pane itself (tmux shows it
+    as #{@tmux-bridge-label}) and survives restarts of tmux-bridge."""
+    from .api import Bridge
+
+    if clear == (name is not None):
+        raise click.UsageError("give a NAME, or --clear to remove the label")
+    info = Bridge(Target.from_env(pane=pane), client="tmux-bridge").label(name)
+    click.echo(_pane_line(info))
+    return 0
+
+
+@cli.command()
+@click.option("--all", "every_session", is_flag=True, help="Every session of the tmux server.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array.")
+def panes(every_session: bool, as_json: bool) -> int:
+    """List the panes of the bridge session: target, label, shell, user, directory,
+    what is in front, the last command and any tmux-send call in flight."""
+    from .api import Bridge
+
+    entries = Bridge(client="tmux-bridge").panes(every_session)
+    if as_json:
+        click.echo(json.dumps(entries, ensure_ascii=False))
+    else:
+        for entry in entries:
+            click.echo(_panes_line(entry))
+    return 0
+
+
+def _panes_line(entry: dict[str, Any]) -> str:
+    if entry.get("gone"):
+        return f"{entry['target']:<20} {entry['pane']:<5} (gone)"
+    front = entry["front"]
+    shown = front["kind"] + (f" {front['program']}" if front["program"] else "")
+    last = entry.get("last_command") or {}
+    done = (
+        f"  last: {str(last.get('command', ''))[:40]} -> {last.get('exit_status')}" if last else ""
+    )
+    flight = "  (tmux-send call in flight)" if entry["in_flight"] else ""
+    mark = "*" if entry["bridge"] else " "
+    return (
+        f"{mark}{entry['target']:<19} {entry['pane']:<5} {entry['label'] or '-':<12} "
+        f"{entry['shell'] or '?':<5} {entry['user'] or '?'}@{entry['host']} {entry['cwd']}  "
+        f"[{shown}]{done}{flight}"
+    )
 
 
 def main() -> None:

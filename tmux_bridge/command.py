@@ -81,9 +81,7 @@ def run_command(
             target.tmux, frame.view, frame.records, frame.deadline, cancel
         )
         text = command_bytes(kind, command)
-        record = CallRecord(
-            "command", text.decode("utf-8", "surrogateescape"), pane.pane_id, options
-        )
+        record = CallRecord("command", text.decode("utf-8", "surrogateescape"), pane, options)
         record.shell = kind
         call = CommandCall(
             target.tmux, pane, kind, frame.records, text, record, sinks, notice, cancel

@@ -98,6 +98,18 @@ class NoSuchPane(BridgeError):
     code = "no_such_pane"
 
 
+class AmbiguousPane(NoSuchPane):
+    """A pane target names more than one pane (a label and another pane's place)."""
+
+    code = "ambiguous_pane"
+
+
+class LabelTaken(InvalidRequest):
+    """Another pane already has the label."""
+
+    code = "label_taken"
+
+
 class SessionClosed(BridgeError):
     """The session or the whole tmux server went away while a command ran."""
 

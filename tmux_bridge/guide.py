@@ -23,6 +23,16 @@ they should see. For everything else, prefer running commands yourself.
 - Pagers do not wait for keys: PAGER, GIT_PAGER, MANPAGER, SYSTEMD_PAGER and PSQL_PAGER
   are `cat` for the command unless the person set them.
 
+## Several panes
+The person may keep several panes (an app server, a database shell, an ssh session).
+    tmux-bridge panes                            # target, label, shell, what is in front
+    tmux-send -p db -- 'psql -c "select 1"'     # -p: a label, %3, 1.0 or SESSION:1.0
+    tmux-bridge split --label logs -- 'tail -f /var/log/app.log'
+Every mode takes -p (commands, --repl, --keys, --type, --screen). Without it: the
+bridge pane. Calls to different panes run at once; calls to one pane wait in turn.
+Label a pane you use often (`tmux-bridge label %3 db`); ask before splitting panes in
+the person's terminal unless they asked for it.
+
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).
 - 124: a timeout fired. 125: tmux-send could not run the command (read stderr).

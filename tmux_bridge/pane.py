@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import NoBridgeSession, NoSuchPane, TmuxError
+from .errors import AmbiguousPane, NoBridgeSession, NoSuchPane, TmuxError
 from .tmux import Tmux, is_no_server_error
 
 # Marks the pane tmux-bridge created, so tmux-send finds it even when the person opens
 # more windows or panes in the bridge session.
 PANE_MARKER_OPTION = "@tmux-bridge-pane"
+# A pane's label (``tmux-bridge label``), kept on the pane itself: tmux shows it with
+# ``#{@tmux-bridge-label}`` and it outlives any tmux-bridge process.
+LABEL_OPTION = "@tmux-bridge-label"
 
 _FIELDS = (
     "pane_id",
@@ -36,6 +39,11 @@ _FIELDS = (
     "pane_pipe",
     "session_activity",
     "session_last_attached",
+    "session_name",
+    "window_index",
+    "pane_index",
+    LABEL_OPTION,
+    "session_attached",
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 
@@ -62,6 +70,16 @@ class PaneInfo(NamedTuple):
     # the last key an attached client sent the session (or its attach), whole seconds;
     # send-keys does not count; 0 when no client ever attached (so no key was ever sent)
     keys_at: int
+    session: str = ""
+    window_index: str = ""
+    pane_index: str = ""
+    label: str = ""
+    attached: int = 0  # clients attached to the pane's session
+
+    @property
+    def target(self) -> str:
+        """``SESSION:WINDOW.PANE``, the pane's place as a person reads it."""
+        return f"{self.session}:{self.window_index}.{self.pane_index}"
 
 
 class PaneView(NamedTuple):
@@ -91,30 +109,129 @@ def _parse(line: str) -> PaneInfo:
         current_path=f[15],
         piped=f[16] == "1",
         keys_at=int(f[17]) if f[18] and f[17].isdigit() else 0,
+        session=f[19],
+        window_index=f[20],
+        pane_index=f[21],
+        label=f[22],
+        attached=int(f[23]) if f[23].isdigit() else 0,
     )
 
 
 def find_pane(tmux: Tmux, session: str, pane: str | None) -> PaneView:
-    """The pane a target names, with its visible screen, in one tmux call.
+    """The pane a target names, with its visible screen.
 
     ``pane`` ``None`` means the bridge pane of ``session``: the one tmux-bridge marked,
-    else the active one. Raises :class:`NoBridgeSession` when there is no such session
-    or no tmux server at all, :class:`NoSuchPane` when a named pane does not exist.
+    else the active one. Otherwise a pane id (``%3``, found in one tmux call), a label,
+    ``WINDOW.PANE`` in ``session`` or ``SESSION:WINDOW.PANE`` (see :func:`resolve_pane`).
+    Raises :class:`NoBridgeSession` when there is no such session or no tmux server at
+    all, :class:`NoSuchPane` when a named pane does not exist.
     """
     if pane is None:
         return _find_bridge(tmux, session)
+    pane_id = pane if pane.startswith("%") else resolve_pane(tmux, session, pane)
     result = tmux.run_all(
-        ["display-message", "-p", "-t", pane, "-F", _FORMAT],
-        ["capture-pane", "-p", "-t", pane],
+        ["display-message", "-p", "-t", pane_id, "-F", _FORMAT],
+        ["capture-pane", "-p", "-t", pane_id],
         check=False,
     )
     if result.returncode != 0 or result.stdout.count("\t") < len(_FIELDS) - 1:
         if "no server running" in result.stderr or "error connecting" in result.stderr:
             raise NoBridgeSession()
-        raise NoSuchPane(f"no pane {pane!r} on this tmux server ({result.stderr.strip()}).")
+        raise NoSuchPane(_unknown(pane, list_places(tmux)))
     first, _, screen = result.stdout.partition("\n")
     info = _parse(first)
     return PaneView(info, screen.split("\n")[: info.height])
+
+
+class Place(NamedTuple):
+    """Where a pane is and what it is called: enough to resolve a target."""
+
+    pane_id: str
+    session: str
+    window_index: str
+    window_name: str
+    pane_index: str
+    label: str
+    active: bool  # the active pane of its window
+
+    @property
+    def target(self) -> str:
+        return f"{self.session}:{self.window_index}.{self.pane_index}"
+
+
+_PLACE_FORMAT = "\t".join(
+    "#{" + name + "}"
+    for name in (
+        "pane_id",
+        "session_name",
+        "window_index",
+        "window_name",
+        "pane_index",
+        LABEL_OPTION,
+        "pane_active",
+    )
+)
+
+
+def list_places(tmux: Tmux) -> list[Place]:
+    """Every pane of the tmux server; empty when no server runs."""
+    result = tmux.run("list-panes", "-a", "-F", _PLACE_FORMAT, check=False)
+    places = []
+    for line in result.stdout.split("\n"):
+        f = line.split("\t")
+        if len(f) == 7:
+            places.append(Place(f[0], f[1], f[2], f[3], f[4], f[5], f[6] == "1"))
+    return places
+
+
+def resolve_pane(tmux: Tmux, session: str, spec: str) -> str:
+    """The pane id ``spec`` names: a pane id, a label, ``WINDOW.PANE`` in ``session``,
+    or ``SESSION:WINDOW.PANE`` (``SESSION:WINDOW``: its active pane). A name that is a
+    label of one pane and the place of another is ambiguous. Raises
+    :class:`NoBridgeSession` when no tmux server runs, :class:`NoSuchPane` (also
+    :class:`AmbiguousPane`) when ``spec`` names no pane or several."""
+    places = list_places(tmux)
+    if not places:
+        raise NoBridgeSession()
+    found = {p.pane_id: p for p in places if p.pane_id == spec or p.label == spec}
+    found.update({p.pane_id: p for p in places if _at_place(p, session, spec)})
+    if len(found) == 1:
+        return next(iter(found))
+    if not found:
+        raise NoSuchPane(_unknown(spec, places))
+    names = ", ".join(
+        f"{p.pane_id} ({p.target}{', ' + p.label if p.label else ''})" for p in found.values()
+    )
+    raise AmbiguousPane(
+        f"The pane target {spec!r} is ambiguous: it names {names}. "
+        "Name the pane by its id or by SESSION:WINDOW.PANE."
+    )
+
+
+def _at_place(place: Place, session: str, spec: str) -> bool:
+    """Whether ``spec`` (``[SESSION:]WINDOW[.PANE]``) names ``place``."""
+    where, colon, window_pane = spec.rpartition(":")
+    if not colon:
+        where = session
+        if "." not in window_pane:
+            return False  # a bare word is a label, not a window
+    window, dot, index = window_pane.rpartition(".")
+    if not dot or not index.isdigit():
+        window, index = window_pane, ""
+    if place.session != where or window not in (place.window_index, place.window_name):
+        return False
+    return place.pane_index == index if index else place.active
+
+
+def _unknown(spec: str, places: list[Place]) -> str:
+    labels = sorted({p.label for p in places if p.label})
+    known = (
+        "The labelled panes are: " + ", ".join(labels) + "." if labels else "No pane has a label."
+    )
+    return (
+        f"No pane {spec!r} on this tmux server. A pane target is a label, a pane id "
+        f"(%3), WINDOW.PANE in the bridge session or SESSION:WINDOW.PANE. {known}"
+    )
 
 
 def _find_bridge(tmux: Tmux, session: str) -> PaneView:

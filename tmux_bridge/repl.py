@@ -172,7 +172,7 @@ def close_repl(
         state = frame.records.read_repl()
         if state is None or not repl_in_front(state, pane):
             frame.records.clear_repl()
-            record = CallRecord("repl_close", "", pane.pane_id, options)
+            record = CallRecord("repl_close", "", pane, options)
             record.status = 0
             record.notes.append(
                 "No REPL is open; nothing was changed."
@@ -242,7 +242,7 @@ class _ReplCall:
         return PaneStream(self.tmux, self.pane, record, self.stdout, self.notice, self.cancel)
 
     def _record(self, mode: str, command: str, repl: str) -> CallRecord:
-        record = CallRecord(mode, command, self.pane.pane_id, self.options)  # type: ignore[arg-type]
+        record = CallRecord(mode, command, self.pane, self.options)  # type: ignore[arg-type]
         record.repl = repl
         return record
 

@@ -8,9 +8,12 @@ into the one JSON document that ``--json``, the HTTP API and the MCP server all 
 from __future__ import annotations
 
 import os
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .errors import exit_status
+
+if TYPE_CHECKING:
+    from .pane import PaneInfo
 
 Mode = Literal["command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen"]
 TimeoutKind = Literal["idle", "overall"]
@@ -59,6 +62,8 @@ class CallResult(NamedTuple):
     pane_tail: tuple[str, ...]
     notes: tuple[str, ...]
     screen: str | None
+    target: str = ""  # SESSION:WINDOW.PANE of ``pane`` when the call was made
+    label: str = ""  # the pane's label, if it has one
 
 
 def new_call_id() -> str:
@@ -70,12 +75,14 @@ class CallRecord:
     """A call's result while it is being made; :meth:`freeze` gives the typed result."""
 
     def __init__(
-        self, mode: Mode, command: str, pane: str, options: RunOptions, call_id: str = ""
+        self, mode: Mode, command: str, pane: PaneInfo, options: RunOptions, call_id: str = ""
     ) -> None:
         self.mode: Mode = mode
         self.call_id = call_id or new_call_id()
         self.command = command
-        self.pane = pane
+        self.pane = pane.pane_id
+        self.target = pane.target
+        self.label = pane.label
         self.options = options
         self.shell: str | None = None
         self.repl: str | None = None
@@ -122,4 +129,6 @@ class CallRecord:
             pane_tail=tuple(self.pane_tail),
             notes=tuple(self.notes),
             screen=self.screen,
+            target=self.target,
+            label=self.label,
         )

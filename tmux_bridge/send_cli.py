@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .cancel import Cancel
     from .results import CallResult, RunOptions
 
-HELP = """Run COMMAND in the tmux-bridge pane's shell, as if you had run it yourself.
+HELP = """Run COMMAND in a tmux-bridge pane's shell, as if you had run it yourself.
 
 \b
 COMMAND runs in the person's own interactive shell, so cd, export, functions
@@ -54,6 +54,7 @@ Examples:
   tmux-send --repl python -- 'import math; math.pi * 2'
   tmux-send --close
   tmux-send --keys -- C-c
+  tmux-send -p db -- psql -c 'select 1'     # the pane labelled db
 
 \b
 Exit status:
@@ -80,6 +81,7 @@ class _Request(NamedTuple):
     enter: bool
     allow_control: bool
     lines: int
+    pane: str | None  # the target pane; None: the bridge pane
 
 
 class _Output:
@@ -127,6 +129,13 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
         "allow_interspersed_args": False,
         "max_content_width": 100,
     },
+)
+@click.option(
+    "-p",
+    "--pane",
+    metavar="TARGET",
+    help="The pane to use: a label, a pane id (%3), WINDOW.PANE in the bridge session or "
+    "SESSION:WINDOW.PANE (default: the bridge pane). `tmux-bridge panes` lists them.",
 )
 @click.option(
     "-t",
@@ -192,7 +201,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     is_flag=True,
     help="With --type: let control characters through (they may act as Ctrl-C and such).",
 )
-@click.option("--screen", is_flag=True, help="Print the visible screen of the bridge pane.")
+@click.option("--screen", is_flag=True, help="Print the visible screen of the pane.")
 @click.option(
     "--lines",
     type=click.IntRange(min=1),
@@ -203,6 +212,7 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def cli(
+    pane: str | None,
     timeout: float,
     max_time: float,
     raw: bool,
@@ -231,7 +241,7 @@ def cli(
     _check_combinations(mode, prompt, eval_template, enter, allow_control, lines, command)
     request = _Request(
         mode, command, RunOptions(timeout, max_time, raw), repl_name, prompt, eval_template,
-        type_text, enter, allow_control, lines or 0,
+        type_text, enter, allow_control, lines or 0, pane,
     )  # fmt: skip
     return _call(request, _Output(as_json))
 
@@ -283,9 +293,10 @@ def _call(request: _Request, output: _Output) -> int:
     print the result (or the error) with our hints."""
     from .api import Bridge
     from .cancel import SignalCancel
+    from .target import Target
 
     words = _command(request)
-    bridge = Bridge(client="tmux-send")
+    bridge = Bridge(Target.from_env(pane=request.pane), client="tmux-send")
     with SignalCancel() as cancel:
         try:
             result = _HANDLERS[request.mode](bridge, request, words, output, cancel)
@@ -425,6 +436,8 @@ def _error_hint(exc: BridgeError, request: _Request) -> str:
         return f"Pass --repl {repl} to use it, or --close to quit it first."
     if exc.code == "repl_not_open" and wanted:
         return f"Start it again with `tmux-send --repl {wanted} -- <command>`."
+    if exc.code in ("no_such_pane", "ambiguous_pane"):
+        return "`tmux-bridge panes` lists the panes with their targets and labels."
     if exc.code == "lock_timeout":
         return "Pass a larger --max-time to wait longer."
     if exc.code == "invalid_request" and request.mode == "--type":
