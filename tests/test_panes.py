@@ -10,7 +10,9 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import platform
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -241,3 +243,70 @@ def test_split_side_by_side(make_bridge: MakeBridge) -> None:
     rows = b.tmux("list-panes", "-F", "#{pane_top} #{pane_left}").split("\n")
     assert len({row.split()[0] for row in rows if row}) == 1  # same top: side by side
     assert pane in b.tmux("list-panes", "-F", "#{pane_id}")
+
+
+def _shell_version(shell: str) -> str | None:
+    """The shell's version as the shell itself says it (dash has none)."""
+    expression = {"bash": "$BASH_VERSION", "zsh": "$ZSH_VERSION", "fish": "$version"}.get(shell)
+    if expression is None:
+        return None
+    result = subprocess.run([shell, "-c", f"echo {expression}"], capture_output=True, text=True)
+    return result.stdout.strip()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
+def test_info_finds_the_platform_and_remembers_it(make_bridge: MakeBridge, shell: str) -> None:
+    b = make_bridge(shell)
+    if shell == "dash":  # its prompt `$ ` from $ENV, as in test_posix_sh.py
+        b.env["ENV"] = str(b.home / ".shrc")
+        (b.home / ".shrc").write_text("PS1='$ '\n")
+    b.start()
+    code, out, err = b.send_when_ready("--info", "--json")
+    assert code == 0, err
+    info = json.loads(out)["info"]
+    uname = os.uname()
+    release = platform.freedesktop_os_release()
+    expected = {
+        "os": uname.sysname,
+        "kernel": uname.release,
+        "arch": uname.machine,
+        "hostname": uname.nodename,
+        "user": getpass.getuser(),
+        "cwd": os.readlink(f"/proc/{b.pane('#{pane_pid}')}/cwd"),
+        "shell": "posix" if shell == "dash" else shell,
+        "shell_version": _shell_version(shell),
+        "distro": release.get("ID"),
+        "distro_version": release.get("VERSION_ID"),
+        "distro_name": release.get("PRETTY_NAME"),
+    }
+    assert info == expected
+    # the plain form prints the same facts, one per line
+    code, out, _ = b.send_text("--info")
+    shown = dict(line.split(": ", 1) for line in out.splitlines())
+    assert shown == {k: v if v is not None else "?" for k, v in expected.items()}
+    # remembered for `panes`, and the person's last command is not the probe
+    assert b.send_text("--", "echo mine")[0] == 0
+    code, _, _ = b.send_text("--info")
+    entry = _panes(b)[b.pane("#{pane_id}")]
+    assert {k: entry["platform"][k] for k in expected} == expected
+    assert entry["last_command"]["command"] == "echo mine"
+
+
+def test_panes_refresh_probes_every_pane_at_its_prompt(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    ready, _ = _split(b, "--label", "ready")
+    busy, _ = _split(b, "--label", "busy", "--", "sleep 300")
+    b.send_when_ready("-p", "ready", "--", "true")
+    b.wait_for(
+        lambda: (
+            b.tmux("display-message", "-p", "-t", busy, "#{pane_current_command}").strip()
+            == "sleep"
+        ),
+        "sleep in the busy pane",
+    )
+    entries = _panes(b, "--refresh")
+    assert entries[ready]["platform"]["hostname"] == os.uname().nodename
+    assert entries[b.pane("#{pane_id}")]["platform"]["arch"] == os.uname().machine
+    assert entries[busy]["platform"] is None  # not typed into: sleep is in front
+    assert "sh -c" not in b.tmux("capture-pane", "-p", "-t", busy)

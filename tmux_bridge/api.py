@@ -14,6 +14,7 @@ with a stable ``code``; results are :class:`CallResult` values, and
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -53,6 +54,7 @@ class Bridge:
     def __init__(self, target: Target | None = None, client: str = "python") -> None:
         self.target = target if target is not None else Target.from_env()
         self.client = client
+        self.remember = True  # keep each command as the pane's last command in the context
 
     # --- commands ----------------------------------------------------------------------
 
@@ -210,13 +212,56 @@ class Bridge:
 
     # --- several panes -----------------------------------------------------------------
 
-    def panes(self, every_session: bool = False) -> list[dict[str, Any]]:
+    def panes(self, every_session: bool = False, refresh: bool = False) -> list[dict[str, Any]]:
         """Every pane of the bridge session (``every_session``: of the tmux server): its
         target, label, shell, user, directory, what is in front, a call in flight, the
-        platform and last command remembered for it."""
+        platform and last command remembered for it. ``refresh`` first probes the
+        platform of every pane whose shell waits at its prompt (in parallel)."""
         from .panes import list_panes
 
+        entries = list_panes(self.target, every_session)
+        if not refresh:
+            return entries
+        from concurrent.futures import ThreadPoolExecutor
+
+        ready = [e["pane"] for e in entries if e.get("front", {}).get("kind") == "prompt"]
+        with ThreadPoolExecutor(max_workers=max(len(ready), 1)) as pool:
+            for pane_id in ready:
+                pool.submit(self._quiet_info, pane_id)
         return list_panes(self.target, every_session)
+
+    def _quiet_info(self, pane_id: str) -> None:
+        with contextlib.suppress(BridgeError):  # busy meanwhile: its facts stay as they were
+            Bridge(self.target.with_pane(pane_id), self.client).info()
+
+    def info(
+        self,
+        options: RunOptions = DEFAULT_OPTIONS,
+        *,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> tuple[CallResult, dict[str, str | None]]:
+        """The platform of the pane's shell (OS, kernel, architecture, distribution,
+        host, user, shell and its version, directory), found by one probe command run
+        in that shell, and remembered in the context. Returns the probe's result and the
+        facts (``None`` for those the probe could not tell)."""
+        from . import procfs
+        from .context import update_pane
+        from .facts import parse, probe_command
+        from .pane import find_pane
+        from .rundir import pane_dir_name
+
+        pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
+        kind = procfs.shell_kind(pane.pid) or "posix"
+        probe = Bridge(self.target, self.client)
+        probe.remember = False  # the person's last command stays theirs
+        result = probe.run(probe_command(kind), options, notice=notice, cancel=cancel)
+        facts = parse((result.stdout or b"").decode("utf-8", "replace"), kind)
+        if result.exit_status == 0:
+            key = pane_dir_name(self.target.tmux, result.pane)
+            platform = {**facts, "at": time.time()}
+            update_pane(self.target.runtime_dir, key, {"platform": platform})
+        return result, facts
 
     def label(self, name: str | None) -> dict[str, Any]:
         """Label the target's pane ``name`` (unique on the server; ``None`` removes
@@ -317,7 +362,7 @@ class Bridge:
 
     def _remember(self, result: CallResult) -> None:
         """Keep the pane's last command (with its status and time) in the context."""
-        if result.mode not in ("command", "repl_start", "repl_eval"):
+        if not self.remember or result.mode not in ("command", "repl_start", "repl_eval"):
             return
         from .context import update_pane
         from .rundir import pane_dir_name

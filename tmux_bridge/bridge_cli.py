@@ -191,13 +191,18 @@ def label(pane: str, name: str | None, clear: bool) -> int:
 
 @cli.command()
 @click.option("--all", "every_session", is_flag=True, help="Every session of the tmux server.")
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="First find the platform of every pane at its shell prompt (one probe command each).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON array.")
-def panes(every_session: bool, as_json: bool) -> int:
+def panes(every_session: bool, refresh: bool, as_json: bool) -> int:
     """List the panes of the bridge session: target, label, shell, user, directory,
-    what is in front, the last command and any tmux-send call in flight."""
+    what is in front, the platform, the last command and any tmux-send call in flight."""
     from .api import Bridge
 
-    entries = Bridge(client="tmux-bridge").panes(every_session)
+    entries = Bridge(client="tmux-bridge").panes(every_session, refresh)
     if as_json:
         click.echo(json.dumps(entries, ensure_ascii=False))
     else:
@@ -217,9 +222,15 @@ def _panes_line(entry: dict[str, Any]) -> str:
     )
     flight = "  (tmux-send call in flight)" if entry["in_flight"] else ""
     mark = "*" if entry["bridge"] else " "
+    platform = entry.get("platform") or {}
+    where = (
+        f"{platform.get('distro') or platform.get('os')}/{platform.get('arch')} "
+        if platform
+        else ""
+    )
     return (
         f"{mark}{entry['target']:<19} {entry['pane']:<5} {entry['label'] or '-':<12} "
-        f"{entry['shell'] or '?':<5} {entry['user'] or '?'}@{entry['host']} {entry['cwd']}  "
+        f"{entry['shell'] or '?':<5} {where}{entry['user'] or '?'}@{entry['host']} {entry['cwd']}  "
         f"[{shown}]{done}{flight}"
     )
 

@@ -91,6 +91,7 @@ class _Output:
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.notes: list[str] = []
+        self.facts: dict[str, str | None] | None = None  # what --info found
         self.out, self.err = FdSink(1), FdSink(2)
 
     def stdout(self) -> Callable[[bytes], None] | None:
@@ -208,6 +209,12 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     metavar="N",
     help="With --screen: the last N lines of history and screen instead.",
 )
+@click.option(
+    "--info",
+    is_flag=True,
+    help="Print the platform of the pane's shell (OS, kernel, arch, distribution, host, "
+    "user, shell, directory), found by one probe command run there.",
+)
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -227,6 +234,7 @@ def cli(
     allow_control: bool,
     screen: bool,
     lines: int | None,
+    info: bool,
     guide: bool,
     command: tuple[str, ...],
 ) -> int:
@@ -237,7 +245,7 @@ def cli(
         return 0
     from .results import RunOptions
 
-    mode = _mode(repl_name, close, keys, type_text, screen)
+    mode = _mode(repl_name, close, keys, type_text, screen, info)
     _check_combinations(mode, prompt, eval_template, enter, allow_control, lines, command)
     request = _Request(
         mode, command, RunOptions(timeout, max_time, raw), repl_name, prompt, eval_template,
@@ -247,7 +255,7 @@ def cli(
 
 
 def _mode(
-    repl_name: str | None, close: bool, keys: bool, type_text: str | None, screen: bool
+    repl_name: str | None, close: bool, keys: bool, type_text: str | None, screen: bool, info: bool
 ) -> str:
     modes = [
         name
@@ -257,6 +265,7 @@ def _mode(
             ("--keys", keys),
             ("--type", type_text is not None),
             ("--screen", screen),
+            ("--info", info),
         )
         if on
     ]
@@ -280,7 +289,7 @@ def _check_combinations(
         raise click.UsageError("--enter and --allow-control go with --type TEXT")
     if lines is not None and mode != "--screen":
         raise click.UsageError("--lines goes with --screen")
-    if mode in ("--close", "--type", "--screen") and command:
+    if mode in ("--close", "--type", "--screen", "--info") and command:
         raise click.UsageError(f"{mode} takes no COMMAND")
     if mode == "--keys" and not command:
         raise click.UsageError("--keys needs at least one key name, e.g. --keys Enter")
@@ -370,6 +379,14 @@ def _screen(
     return bridge.screen(request.lines)
 
 
+def _info(
+    bridge: Bridge, request: _Request, _words: object, output: _Output, cancel: Cancel
+) -> CallResult:
+    result, facts = bridge.info(request.options, notice=output.notice, cancel=cancel)
+    output.facts = facts
+    return result
+
+
 _HANDLERS: dict[str, Callable[[Bridge, _Request, object, _Output, Cancel], CallResult]] = {
     "command": _run,
     "--repl": _repl,
@@ -377,6 +394,7 @@ _HANDLERS: dict[str, Callable[[Bridge, _Request, object, _Output, Cancel], CallR
     "--keys": _keys,
     "--type": _type,
     "--screen": _screen,
+    "--info": _info,
 }
 
 
@@ -389,9 +407,14 @@ def _report(output: _Output, result: CallResult) -> int:
     if output.as_json:
         document = to_document(result, notes=output.notes)
         document["notes"] += hints
+        if output.facts is not None:
+            document["info"] = output.facts
         output.print_json(document)
     else:
-        if result.screen is not None:
+        if output.facts is not None and result.exit_status == 0:
+            text = "".join(f"{k}: {v if v is not None else '?'}\n" for k, v in output.facts.items())
+            output.out(text.encode("utf-8", "surrogateescape"))
+        elif result.screen is not None:
             output.out(result.screen.encode("utf-8", "surrogateescape"))
         report = describe(result) + "".join(hint + "\n" for hint in hints)
         if report:
