@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import select
 import shlex
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from results import Metric, count_ok, ratio
-from tmuxserver import BenchError, Pane, reaped, timed_run
+from tmuxserver import PROMPT_TIMEOUT, TMUX_BRIDGE, BenchError, Pane, reaped, timed_run
 
 IMPORT_CLICK = (sys.executable, "-c", "import click")
 INTERRUPT_IDLE = 0.5  # seconds: tmux-send's --timeout in the interrupt measurement
@@ -491,6 +492,76 @@ def repl(state: ShellState, cfg: Config) -> Outcome:
     return metrics
 
 
+# --- 8. several panes ------------------------------------------------------------------
+
+SECOND_PANE = "bench-two"  # the label of the pane the measurement splits off
+PANE_COMMAND = "sleep 0.2"  # long enough that two calls overlap, short enough to repeat
+
+
+def second_pane(pane: Pane) -> str:
+    """Split a labelled pane off the bridge pane with the real ``tmux-bridge split``;
+    its id, once a call there gets in. Raises :class:`BenchError` when it does not."""
+    result = subprocess.run(
+        [str(TMUX_BRIDGE), "split", "--json", "--label", SECOND_PANE],
+        env=pane.env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=PROMPT_TIMEOUT, check=False,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise BenchError(f"tmux-bridge split failed: {result.stderr.strip()}")
+    pane_id = str(json.loads(result.stdout)["pane"])
+    deadline = time.monotonic() + PROMPT_TIMEOUT
+    while pane.send("-p", SECOND_PANE, "--", "true", timeout=SEND_TIMEOUT).returncode != 0:
+        if time.monotonic() > deadline:
+            raise BenchError("the split pane's shell did not come to its prompt")
+        time.sleep(0.05)
+    return pane_id
+
+
+def both_panes(pane: Pane) -> float:
+    """Seconds until ``PANE_COMMAND`` ended in the bridge pane and the second pane,
+    started at once."""
+    started = time.perf_counter()
+    with reaped([
+        pane.start_send("--", PANE_COMMAND),
+        pane.start_send("-p", SECOND_PANE, "--", PANE_COMMAND),
+    ]) as procs:  # fmt: skip
+        for proc in procs:
+            proc.communicate(timeout=SEND_TIMEOUT)
+            if proc.returncode != 0:
+                raise BenchError(f"a call in two panes exited {proc.returncode}")
+    return time.perf_counter() - started
+
+
+def panes(state: ShellState, cfg: Config) -> Outcome:
+    """A call with ``-p LABEL`` against one without, and calls in two panes at once
+    against one call."""
+    pane = state.pane
+    pane_id = second_pane(pane)
+    try:
+        steps: dict[str, Step] = {
+            "plain": lambda: timed_send(pane, "--", "true")[0],
+            "label": lambda: timed_send(pane, "-p", SECOND_PANE, "--", "true")[0],
+            "one": lambda: timed_send(pane, "--", PANE_COMMAND)[0],
+            "two": lambda: both_panes(pane),
+        }
+        s = interleaved(pane, steps, cfg.runs)
+    finally:
+        pane.tmux("kill-pane", "-t", pane_id, check=False)
+    shell = pane.shell
+    plain = Metric("panes", shell, "tmux-send -- true", "ms", to_ms(s["plain"]))
+    label = Metric("panes", shell, f"tmux-send -p {SECOND_PANE} -- true", "ms", to_ms(s["label"]))
+    one = Metric("panes", shell, f"one call: {PANE_COMMAND}", "ms", to_ms(s["one"]))
+    two = Metric("panes", shell, "the same in two panes at once", "ms", to_ms(s["two"]))
+    return [
+        plain,
+        label,
+        ratio("panes", shell, "with -p LABEL / without", label, plain).at_most(1.1),
+        one,
+        two,
+        ratio("panes", shell, "two panes at once / one call", two, one).at_most(1.3),
+    ]
+
+
 MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [
     ("latency", latency),
     ("throughput", throughput),
@@ -499,4 +570,5 @@ MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [
     ("concurrency", concurrency),
     ("streaming", streaming),
     ("repl", repl),
+    ("panes", panes),
 ]

@@ -1,5 +1,6 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
-streaming and REPL, each in bash, zsh and fish panes of a private tmux server.
+streaming, REPL and several panes, each in bash, zsh and fish panes of a private tmux
+server.
 
 Usage::
 
