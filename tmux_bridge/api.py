@@ -319,7 +319,7 @@ class Bridge:
             {
                 "id": None,
                 "mode": mode,
-                "pane": self.target.pane,
+                "pane": error.pane or self.target.pane,
                 "client": self.client,
                 "command": command,
                 "exit_status": error.exit_code,
