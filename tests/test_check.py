@@ -19,7 +19,7 @@ import pytest
 from tmux_bridge.check import FirstWord, first_word, read_lookup
 from tmux_bridge.shells import ShellKind
 
-from .conftest import BIN, Bridge
+from .conftest import BIN, Bridge, shell_path
 
 
 def check(bridge: Bridge, *command: str) -> tuple[int, dict[str, Any]]:
@@ -191,6 +191,31 @@ def test_no_bridge_is_the_real_calls_error(make_bridge: Callable[[str], Bridge])
     assert real.returncode == 125
     document = json.loads(b.send("--check", "--json", "--", "ls").stdout)
     assert (document["mode"], document["error_code"]) == ("check", "no_bridge")
+
+
+def test_posix_sh(make_bridge: Callable[[str], Bridge], tmp_path: Path) -> None:
+    shell_path("dash")
+    b = make_bridge("dash")
+    b.env["ENV"] = str(b.home / ".shrc")  # dash reads $ENV when interactive
+    (b.home / ".shrc").write_text("PS1='$ '\n")
+    (b.home / ".profile").write_text("")
+    b.start()
+    assert b.send_text("--", "tbf() { echo in-function; }; alias tba='echo in-alias'")[0] == 0
+    for word, resolves_as in [("tbf", "function"), ("tba", "alias"), ("echo", "builtin")]:
+        code, document = check(b, word)
+        assert (code, document["shell"], document["resolves_as"]) == (0, "posix", resolves_as)
+    marker = tmp_path / "made"
+    code, document = check(b, f"touch {marker}")
+    assert (code, document["resolves_as"]) == (0, "file")
+    code, document = check(b, "tb-no-such-command-anywhere")
+    assert (code, document["resolves_as"]) == (
+        real_call(b, "tb-no-such-command-anywhere")[0],
+        "not_found",
+    )
+    code, document = check(b, f"touch {marker}; if then")
+    assert document["parses"] is False and "then" in document["parse_error"]
+    assert real_call(b, f"touch {marker}; if then")[0] == code == 2
+    assert not marker.exists()
 
 
 def test_the_text_form(bridge: Bridge) -> None:
