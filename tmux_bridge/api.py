@@ -17,12 +17,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cancel import Cancel
 from .errors import BridgeError, NoBridgeSession
 from .results import CallRecord, CallResult, Mode, RunOptions
 from .target import Target
+
+if TYPE_CHECKING:
+    from .check import CheckResult
 
 Sink = Callable[[bytes], None]
 DEFAULT_OPTIONS = RunOptions()
@@ -85,6 +88,37 @@ class Bridge:
             out,
             err,
         )
+
+    def check(
+        self,
+        command: bytes | str | Sequence[str],
+        options: RunOptions = DEFAULT_OPTIONS,
+        *,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CheckResult:
+        """A dry run of :meth:`run`: which pane and shell would run ``command``, whether
+        that shell parses it, what its first word resolves to, whether the pane is ready,
+        and the exit status the call would have (``would_exit``, 0 when it would run).
+
+        ``command`` is never run. The first word is looked up in the pane's own shell
+        (functions and aliases live only there) by one short line typed like any call
+        (``builtin type -t -- NAME``), only when the pane is ready, the command parses
+        and the word is literal. Waits for another call holding the pane as :meth:`run`
+        does. A pane that is not ready is a result (``ready`` false, ``reason``,
+        ``error_code``); raises what :meth:`run` raises before it finds a pane, and
+        :class:`Cancelled`. A help for agents, not a security boundary.
+        """
+        from .check import check_command, command_text
+
+        started = time.monotonic()
+        try:
+            result = check_command(self.target, command, options, notice, cancel)
+        except BridgeError as exc:
+            self._log_check(command_text(None, command), started, None, exc)
+            raise
+        self._log_check(result.command, started, result)
+        return result
 
     # --- REPLs -------------------------------------------------------------------------
 
@@ -388,7 +422,7 @@ class Bridge:
             {
                 "id": None,
                 "mode": mode,
-                "pane": self.target.pane,
+                "pane": error.pane or self.target.pane,
                 "target": None,
                 "label": None,
                 "client": self.client,
@@ -400,6 +434,41 @@ class Bridge:
                 "stderr_bytes": 0,
                 "error": str(error),
                 "error_code": error.code,
+            },
+        )
+
+    def _log_check(
+        self,
+        command: str,
+        started: float,
+        result: CheckResult | None,
+        error: BridgeError | None = None,
+    ) -> None:
+        """A dry run in the audit log (mode ``check``): the status it predicts, what kept
+        the pane from being ready, and whether a lookup was typed into the pane."""
+        if isinstance(error, NoBridgeSession):
+            return
+        from .audit import record
+
+        pane = result.pane if result is not None else error.pane if error else None
+        reason = result.reason if result is not None else str(error)
+        code = result.error_code if result is not None else error.code if error else None
+        record(
+            self.target.runtime_dir,
+            {
+                "id": None,
+                "mode": "check",
+                "pane": pane or self.target.pane,
+                "client": self.client,
+                "command": command,
+                "exit_status": result.would_exit if result else error.exit_code if error else None,
+                "timed_out": None,
+                "duration_s": round(time.monotonic() - started, 3),
+                "stdout_bytes": 0,
+                "stderr_bytes": 0,
+                "error": reason,
+                "error_code": code,
+                "typed_lookup": bool(result and result.typed_lookup),
             },
         )
 

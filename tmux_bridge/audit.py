@@ -37,8 +37,9 @@ def record(directory: str, entry: dict[str, Any]) -> None:
             os.close(fd)
 
 
-def read(directory: str, count: int) -> list[dict[str, Any]]:
-    """The last ``count`` entries, oldest first (from the rotated file too)."""
+def read(directory: str, count: int | None) -> list[dict[str, Any]]:
+    """The last ``count`` entries (all of them for ``None``), oldest first, from the
+    rotated file too. Lines that are not JSON are skipped."""
     path = os.path.join(directory, LOG_FILE)
     lines: list[str] = []
     for name in (path + ".1", path):
@@ -47,8 +48,10 @@ def read(directory: str, count: int) -> list[dict[str, Any]]:
             open(name, encoding="utf-8", errors="replace") as f,
         ):
             lines.extend(f.read().splitlines())
+    if count is not None:
+        lines = lines[-count:] if count > 0 else []
     entries = []
-    for line in lines[-count:] if count > 0 else []:
+    for line in lines:
         with contextlib.suppress(ValueError):
             entries.append(json.loads(line))
     return entries

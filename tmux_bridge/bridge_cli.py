@@ -28,6 +28,7 @@ Examples:
   tmux-bridge -d       # create it in the background and print its name
   tmux-bridge status   # what runs in it now, and any tmux-send call in flight
   tmux-bridge log      # what agents ran in it
+  tmux-bridge log --stats  # failures, timeouts, refusals, slowest commands
   tmux-bridge split --label db -- ssh db.example.com   # a second, labelled pane
   tmux-bridge panes    # every pane: target, label, shell, what is in front
 
@@ -64,17 +65,39 @@ def cli(ctx: click.Context, detach: bool) -> int:
 
 
 @cli.command()
-@click.option("-n", "count", type=click.IntRange(min=1), default=20, show_default=True,
-              help="How many of the latest calls to show.")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="The log's own JSON lines.")
-def log(count: int, as_json: bool) -> int:
-    """Show what agents ran in the bridge (the audit log), oldest first."""
+@click.option(
+    "-n",
+    "count",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many of the latest calls to show (default 20); with --stats, how many to "
+    "summarize (default all).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="The log's own JSON lines; with --stats, one object."
+)
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="A friction summary per pane and overall: calls, failures by exit status, timeouts, "
+    "refusals by reason, the slowest commands and those that failed most often.",
+)
+def log(count: int | None, as_json: bool, stats: bool) -> int:
+    """Show what agents ran in the bridge (the audit log), oldest first; or, with
+    --stats, where they met friction."""
     from .audit import read
     from .runtime import check_private_dir, runtime_dir
 
     directory = runtime_dir()
     check_private_dir(directory)
-    entries = read(directory, count)
+    if stats:
+        from .stats import render, summarize
+
+        summary = summarize(read(directory, count))
+        text = json.dumps(summary, ensure_ascii=False) + "\n" if as_json else render(summary)
+        click.echo(text, nl=False)
+        return 0
+    entries = read(directory, 20 if count is None else count)
     for entry in entries:
         click.echo(json.dumps(entry, ensure_ascii=False) if as_json else _log_line(entry))
     if not entries and not as_json:

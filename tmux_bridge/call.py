@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from .cancel import Cancel
-from .errors import Cancelled
+from .errors import BridgeError, Cancelled
 from .pane import PaneView, find_pane
 from .results import RunOptions
 from .rundir import PaneDir
@@ -49,10 +49,14 @@ def pane_call(
     ensure_private_dir(target.runtime_dir)
     view = find_pane(target.tmux, target.session, target.pane)
     records = PaneDir(target.runtime_dir, target.tmux, view.pane.pane_id)
-    with records.locked(deadline, cancel, lambda: notice(lock_holder_note(records))) as waited:
-        if waited:
-            view = find_pane(target.tmux, target.session, view.pane.pane_id)
-        yield CallFrame(view, records, started, deadline)
+    try:
+        with records.locked(deadline, cancel, lambda: notice(lock_holder_note(records))) as waited:
+            if waited:
+                view = find_pane(target.tmux, target.session, view.pane.pane_id)
+            yield CallFrame(view, records, started, deadline)
+    except BridgeError as exc:
+        exc.pane = exc.pane or view.pane.pane_id  # the audit log names the pane
+        raise
 
 
 def check_not_cancelled(cancel: Cancel | None) -> None:

@@ -37,6 +37,8 @@ class BridgeError(Exception):
 
     code: ClassVar[str] = "bridge_error"
     exit_code: int = EXIT_FAILURE
+    # the id of the pane the call was for, once it was found (for the audit log)
+    pane: str | None = None
 
     def render(self) -> str:
         """The whole text for stderr."""

@@ -52,6 +52,14 @@ person what to type there. To answer a prompt yourself, from a second call:
     tmux-send --keys q                 # tmux key names: C-c, Enter, Up, q, y
 Never type a password you were not given by the person for that purpose.
 
+## Check before you run
+    tmux-send --check -- ./deploy.sh --prod     # runs nothing; exit 0: it would run
+It says which shell would run the command, whether that shell parses it, what the first
+word is there (alias, function, builtin, keyword, file, not_found) and whether the pane
+is ready, and exits as the call would: 125 not ready, 127 first word not found, the
+shell's parse-error status. The first word is looked up in the person's shell with one
+short line they see. It is a help, not a guarantee: the command can still fail.
+
 ## When tmux-send refuses (exit 125)
 It will not type while the person runs a program in the pane, has a half-typed command
 line, or a builtin such as `read` waits. Tell the person what the message says and try

@@ -44,6 +44,14 @@ in it; stdout is what the REPL printed in response; --close quits it.
 With --keys, the arguments are tmux key names instead of a command.
 
 \b
+--check runs nothing: it says which pane and shell would run COMMAND,
+whether that shell parses it, what its first word is there (alias,
+function, builtin, keyword, file, not found; looked up in the pane's shell
+with one short line such as `builtin type -t -- make`, shown in the pane
+like any call) and whether the pane is ready, and exits with the status
+the call would have: 0 when it would run.
+
+\b
 Examples:
   tmux-send -- ls -la
   tmux-send -- grep "two words" notes.txt
@@ -55,6 +63,7 @@ Examples:
   tmux-send --close
   tmux-send --keys -- C-c
   tmux-send -p db -- psql -c 'select 1'     # the pane labelled db
+  tmux-send --check -- make test
 
 \b
 Exit status:
@@ -215,6 +224,14 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     help="Print the platform of the pane's shell (OS, kernel, arch, distribution, host, "
     "user, shell, directory), found by one probe command run there.",
 )
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Dry run: run nothing; say which pane and shell would run COMMAND, whether it "
+    "parses, what its first word resolves to and whether the pane is ready; exit with the "
+    "status the call would have (0: it would run; 125: not ready; the shell's parse-error "
+    "status; 127: first word not found).",
+)
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -235,6 +252,7 @@ def cli(
     screen: bool,
     lines: int | None,
     info: bool,
+    check: bool,
     guide: bool,
     command: tuple[str, ...],
 ) -> int:
@@ -246,6 +264,10 @@ def cli(
     from .results import RunOptions
 
     mode = _mode(repl_name, close, keys, type_text, screen, info)
+    if check:
+        if mode != "command":
+            raise click.UsageError(f"--check goes with a command only, not with {mode}")
+        mode = "--check"
     _check_combinations(mode, prompt, eval_template, enter, allow_control, lines, command)
     request = _Request(
         mode, command, RunOptions(timeout, max_time, raw), repl_name, prompt, eval_template,
@@ -293,7 +315,7 @@ def _check_combinations(
         raise click.UsageError(f"{mode} takes no COMMAND")
     if mode == "--keys" and not command:
         raise click.UsageError("--keys needs at least one key name, e.g. --keys Enter")
-    if mode in ("command", "--repl") and not command:
+    if mode in ("command", "--repl", "--check") and not command:
         raise click.UsageError("no COMMAND given (put it after --, or - to read it from stdin)")
 
 
@@ -308,6 +330,8 @@ def _call(request: _Request, output: _Output) -> int:
     bridge = Bridge(Target.from_env(pane=request.pane), client="tmux-send")
     with SignalCancel() as cancel:
         try:
+            if request.mode == "--check":
+                return _check(bridge, request, words, output, cancel)
             result = _HANDLERS[request.mode](bridge, request, words, output, cancel)
         except BridgeError as exc:
             return _failed(output, exc, request)
@@ -317,7 +341,7 @@ def _call(request: _Request, output: _Output) -> int:
 def _command(request: _Request) -> str | bytes | Sequence[str]:
     """Shell code (one argument, or stdin for ``-``), or the words of one command."""
     words = request.words
-    if request.mode in ("command", "--repl") and list(words) == ["-"]:
+    if request.mode in ("command", "--repl", "--check") and list(words) == ["-"]:
         return sys.stdin.buffer.read()
     if request.mode == "--repl":
         return " ".join(words)
@@ -385,6 +409,21 @@ def _info(
     result, facts = bridge.info(request.options, notice=output.notice, cancel=cancel)
     output.facts = facts
     return result
+
+
+def _check(
+    bridge: Bridge, request: _Request, words: object, output: _Output, cancel: Cancel
+) -> int:
+    """The dry run, printed as text or one JSON document; exits as the call would."""
+    from .check import check_document, describe_check
+
+    assert isinstance(words, (str, bytes, tuple))
+    result = bridge.check(words, request.options, notice=output.notice, cancel=cancel)
+    if output.as_json:
+        output.print_json(check_document(result, output.notes))
+    else:
+        output.out(describe_check(result).encode("utf-8", "surrogateescape"))
+    return result.would_exit
 
 
 _HANDLERS: dict[str, Callable[[Bridge, _Request, object, _Output, Cancel], CallResult]] = {
