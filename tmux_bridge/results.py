@@ -12,7 +12,10 @@ from typing import Literal, NamedTuple
 
 from .errors import exit_status
 
-Mode = Literal["command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen"]
+Mode = Literal[
+    "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",
+    "write", "read", "edit",
+]  # fmt: skip
 TimeoutKind = Literal["idle", "overall"]
 
 
@@ -24,6 +27,24 @@ class RunOptions(NamedTuple):
     raw: bool = False  # output byte for byte, terminal control sequences kept
 
 
+class FileFacts(NamedTuple):
+    """A file as the pane's shell saw it once it was written, read or edited.
+
+    ``path`` is the path as given (relative to the shell's directory), ``abs_path`` the
+    same joined to that directory (not resolved further). ``mode`` holds the permission
+    bits and ``mtime`` seconds since the epoch, ``None`` when the far side's ``stat``
+    could not tell. ``backup`` is where the old content was copied before a write.
+    """
+
+    path: str
+    abs_path: str
+    size: int
+    sha256: str
+    mode: int | None
+    mtime: int | None
+    backup: str | None
+
+
 class CallResult(NamedTuple):
     """What happened to one call.
 
@@ -32,7 +53,8 @@ class CallResult(NamedTuple):
     ``stdout``/``stderr`` hold the output when the caller gave no sink to stream it to
     (``None`` when it was streamed). ``cancelled`` is the signal the caller's
     cancellation stood for. ``screen`` is what keys, typed text or a screen request left
-    on the screen.
+    on the screen. ``file`` holds the facts of the file a write, read or edit handled
+    (``stdout`` then holds the bytes read, the summary of a write, or an edit's diff).
     """
 
     mode: Mode
@@ -59,6 +81,7 @@ class CallResult(NamedTuple):
     pane_tail: tuple[str, ...]
     notes: tuple[str, ...]
     screen: str | None
+    file: FileFacts | None = None
 
 
 def new_call_id() -> str:
@@ -95,6 +118,7 @@ class CallRecord:
         self.pane_tail: list[str] = []
         self.notes: list[str] = []
         self.screen: str | None = None
+        self.file: FileFacts | None = None
 
     def freeze(self) -> CallResult:
         return CallResult(
@@ -122,4 +146,5 @@ class CallRecord:
             pane_tail=tuple(self.pane_tail),
             notes=tuple(self.notes),
             screen=self.screen,
+            file=self.file,
         )
