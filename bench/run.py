@@ -1,5 +1,6 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
-streaming and REPL, each in bash, zsh and fish panes of a private tmux server.
+streaming, REPL and files (issue 9), each in bash, zsh and fish panes of a private tmux
+server.
 
 Usage::
 
