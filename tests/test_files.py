@@ -8,13 +8,14 @@ run here, never from the code under test.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -328,29 +329,39 @@ def start_without_dac_override(bridge: Bridge) -> None:
     bridge.wait_for_prompt()
 
 
+@contextlib.contextmanager
+def read_only(directory: Path) -> Iterator[Path]:
+    """``directory`` with mode 0555 for the block, then writable again (so that the
+    fixture can remove it when the tests do not run as root)."""
+    directory.chmod(0o555)
+    try:
+        yield directory
+    finally:
+        directory.chmod(0o755)
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 def test_a_read_only_directory(make_bridge: Callable[[str], Bridge], shell: str) -> None:
     bridge = make_bridge(shell)
     start_without_dac_override(bridge)
-    directory = bridge.root / "read-only"
-    directory.mkdir()
-    (directory / "old.txt").write_bytes(b"old\n")
-    directory.chmod(0o555)
-    # the premise: the pane's shell may not create files there
-    assert bridge.send_text("--", "touch", str(directory / "probe"))[0] != 0
-    before = snapshot(directory / "old.txt")
-    for name in ("new.txt", "old.txt"):
-        code, document = send_json(bridge, "--write", str(directory / name), data=ALL_BYTES)
+    (bridge.root / "read-only").mkdir()
+    (bridge.root / "read-only" / "old.txt").write_bytes(b"old\n")
+    with read_only(bridge.root / "read-only") as directory:
+        # the premise: the pane's shell may not create files there
+        assert bridge.send_text("--", "touch", str(directory / "probe"))[0] != 0
+        before = snapshot(directory / "old.txt")
+        for name in ("new.txt", "old.txt"):
+            code, document = send_json(bridge, "--write", str(directory / name), data=ALL_BYTES)
+            assert (code, document["error_code"]) == (125, "write_failed"), document
+            assert "Permission denied" in document["error"]
+            assert listing(directory) == ["old.txt"]
+        assert snapshot(directory / "old.txt") == before
+        code, document = send_json(
+            bridge, "--edit", str(directory / "old.txt"), "--old", "old", "--new", "new"
+        )
         assert (code, document["error_code"]) == (125, "write_failed"), document
-        assert "Permission denied" in document["error"]
         assert listing(directory) == ["old.txt"]
-    assert snapshot(directory / "old.txt") == before
-    code, document = send_json(
-        bridge, "--edit", str(directory / "old.txt"), "--old", "old", "--new", "new"
-    )
-    assert (code, document["error_code"]) == (125, "write_failed"), document
-    assert listing(directory) == ["old.txt"]
-    assert snapshot(directory / "old.txt") == before
+        assert snapshot(directory / "old.txt") == before
 
 
 def fake_tool(bridge: Bridge, name: str, body: str) -> None:
