@@ -8,6 +8,7 @@ Durations are taken with ``time.perf_counter`` in seconds and reported in ms or 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -47,6 +48,9 @@ class Config:
     concurrency_calls: int
     streaming_lines: int
     streaming_interval: float  # seconds between two printed lines
+    file_bytes: int  # the file written, read and cat'ed in the files measurement
+    large_file_bytes: int  # a file only written and read, for the rate (0: none)
+    large_file_runs: int
 
     @classmethod
     def make(cls, quick: bool, runs: int | None) -> Config:
@@ -63,6 +67,9 @@ class Config:
                 concurrency_calls=4,
                 streaming_lines=3,
                 streaming_interval=0.02,
+                file_bytes=100_000,
+                large_file_bytes=0,
+                large_file_runs=0,
             )
         return cls(
             quick=False,
@@ -75,6 +82,9 @@ class Config:
             concurrency_calls=20,
             streaming_lines=20,
             streaming_interval=0.05,
+            file_bytes=1_000_000,
+            large_file_bytes=100_000_000,
+            large_file_runs=min(runs or 3, 3),
         )
 
 
@@ -492,6 +502,106 @@ def repl(state: ShellState, cfg: Config) -> Outcome:
     return metrics
 
 
+# --- 8. files ----------------------------------------------------------------------------------
+
+
+def file_text(size: int) -> bytes:
+    """``size`` bytes of text in lines of 76 characters (base64 of random bytes), so that
+    ``cat`` through a terminal gives them back unchanged."""
+    text = base64.encodebytes(os.urandom(size))[: size - 1]
+    return text + b"\n"
+
+
+def files(state: ShellState, cfg: Config) -> Outcome:
+    """``tmux-send --write`` and ``--read`` of one file against ``tmux-send -- cat FILE``
+    of the same file, interleaved; every run's bytes are checked (the file after a write,
+    stdout after a read or a cat), and the rates are in MB/s (10^6 bytes per second)."""
+    pane = state.pane
+    data = file_text(cfg.file_bytes)
+    exact: dict[str, list[bool]] = {"write": [], "read": [], "cat": []}
+    with tempfile.TemporaryDirectory(prefix="tb-bench-files-") as work:
+        path = Path(work) / "file.txt"
+        path.write_bytes(data)
+
+        def write() -> float:
+            started = time.perf_counter()
+            result = pane.send("--no-backup", "--write", str(path), data=data)
+            elapsed = time.perf_counter() - started
+            if result.returncode != 0:
+                raise BenchError(f"tmux-send --write exited {result.returncode}: {result.stderr!r}")
+            exact["write"].append(path.read_bytes() == data)
+            return elapsed
+
+        def read(*args: str) -> Step:
+            def step() -> float:
+                elapsed, out = timed_send(pane, *args, str(path))
+                exact["cat" if "cat" in args else "read"].append(out == data)
+                return elapsed
+
+            return step
+
+        steps = {"write": write, "read": read("--read"), "cat": read("--", "cat")}
+        s = interleaved(pane, steps, cfg.runs)
+    metrics = files_metrics(pane.shell, len(data), s, exact)
+    if cfg.large_file_bytes:
+        metrics += large_file(pane, cfg.large_file_bytes, cfg.large_file_runs)
+    return metrics
+
+
+def large_file(pane: Pane, size: int, runs: int) -> list[Metric]:
+    """The rate of ``--write`` and ``--read`` of a file of ``size`` random bytes, where
+    the call's own cost counts little; the bytes are checked by SHA-256."""
+    data = os.urandom(size)
+    digest = hashlib.sha256(data).hexdigest()
+    exact: list[bool] = []
+    with tempfile.TemporaryDirectory(prefix="tb-bench-files-") as work:
+        path = Path(work) / "large.bin"
+
+        def write() -> float:
+            started = time.perf_counter()
+            result = pane.send("--max-time", "600", "--no-backup", "--write", str(path), data=data)
+            elapsed = time.perf_counter() - started
+            if result.returncode != 0:
+                raise BenchError(f"tmux-send --write exited {result.returncode}: {result.stderr!r}")
+            return elapsed
+
+        def read() -> float:
+            elapsed, out = timed_send(pane, "--max-time", "600", "--read", str(path))
+            exact.append(hashlib.sha256(out).hexdigest() == digest)
+            return elapsed
+
+        s = interleaved(pane, {"write": write, "read": read}, runs)
+    label = f"{size / 1e6:g} MB"
+    metrics: list[Metric] = []
+    for name in ("write", "read"):
+        rates = [size / 1e6 / seconds for seconds in s[name]]
+        metrics.append(Metric("files", pane.shell, f"--{name} of {label}", "MB/s", rates))
+    return [*metrics, count_ok("files", pane.shell, f"{label} read: SHA-256 equal", exact[1:])]
+
+
+def files_metrics(
+    shell: str, size: int, s: dict[str, list[float]], exact: dict[str, list[bool]]
+) -> list[Metric]:
+    """The files measurement's figures from its samples (seconds) and checks."""
+    label = f"{size / 1e6:g} MB"
+    times = {
+        "write": Metric("files", shell, f"tmux-send --write, {label}", "ms", to_ms(s["write"])),
+        "read": Metric("files", shell, f"tmux-send --read, {label}", "ms", to_ms(s["read"])),
+        "cat": Metric("files", shell, f"tmux-send -- cat FILE, {label}", "ms", to_ms(s["cat"])),
+    }
+    metrics = list(times.values())
+    for name in ("write", "read"):
+        metrics.append(
+            ratio("files", shell, f"--{name} / cat", times[name], times["cat"]).at_most(3)
+        )
+    for name, metric in times.items():
+        rate = size / 1e6 / (metric.median / 1000.0)
+        metrics.append(Metric("files", shell, f"{name} MB/s", "MB/s", [rate], derived=True))
+        # the warm-up run is not counted, as in the other measurements
+        metrics.append(count_ok("files", shell, f"{name}: bytes exact", exact[name][1:]))
+    return metrics
+
+
 # --- 8. several panes ------------------------------------------------------------------
 
 SECOND_PANE = "bench-two"  # the label of the pane the measurement splits off
@@ -570,5 +680,6 @@ MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [
     ("concurrency", concurrency),
     ("streaming", streaming),
     ("repl", repl),
+    ("files", files),
     ("panes", panes),
 ]

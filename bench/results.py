@@ -194,5 +194,5 @@ def _row(metric: Metric) -> tuple[str, ...]:
 
 def _number(value: float, unit: str) -> str:
     """``value`` with as many decimals as its unit deserves."""
-    decimals = {"ms": 1, "s": 3, "MiB": 1, "x": 2}.get(unit, 0)
+    decimals = {"ms": 1, "s": 3, "MiB": 1, "x": 2, "MB/s": 1}.get(unit, 0)
     return f"{value:.{decimals}f}"

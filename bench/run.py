@@ -1,5 +1,5 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
-streaming, REPL and several panes, each in bash, zsh and fish panes of a private tmux
+streaming, REPL, files and several panes, each in bash, zsh and fish panes of a private tmux
 server.
 
 Usage::

@@ -228,13 +228,16 @@ class Pane:
         """The argv of ``tmux-send ARGS``."""
         return [str(TMUX_SEND), *args]
 
-    def send(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[bytes]:
-        """Run ``tmux-send ARGS`` to completion, capturing stdout and stderr."""
+    def send(
+        self, *args: str, timeout: float = 120.0, data: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run ``tmux-send ARGS`` to completion, capturing stdout and stderr; ``data`` on
+        its stdin (nothing when ``None``)."""
         try:
             return subprocess.run(
                 self.send_argv(args),
                 env=self.env,
-                stdin=subprocess.DEVNULL,
+                input=b"" if data is None else data,
                 capture_output=True,
                 timeout=timeout,
                 check=False,

@@ -310,3 +310,19 @@ def test_panes_refresh_probes_every_pane_at_its_prompt(make_bridge: MakeBridge) 
     assert entries[b.pane("#{pane_id}")]["platform"]["arch"] == os.uname().machine
     assert entries[busy]["platform"] is None  # not typed into: sleep is in front
     assert "sh -c" not in b.tmux("capture-pane", "-p", "-t", busy)
+
+
+def test_files_and_dry_runs_reach_the_pane_named(make_bridge: MakeBridge, tmp_path: Path) -> None:
+    """--write, --read and --check with -p work in that pane's shell and directory."""
+    b = make_bridge("bash")
+    b.start()
+    there = tmp_path / "there"
+    there.mkdir()
+    pane, _ = _split(b, "--label", "files")
+    assert b.send_when_ready("-p", "files", "--", f"cd {there}")[0] == 0
+    written = b.send("-p", "files", "--no-backup", "--write", "note.txt", input=b"hello\n")
+    assert written.returncode == 0, written.stderr
+    assert (there / "note.txt").read_bytes() == b"hello\n"
+    assert b.send_text("-p", "files", "--read", "note.txt") == (0, "hello\n", "")
+    code, out, _ = b.send_text("-p", "files", "--check", "--json", "--", "true")
+    assert (code, json.loads(out)["pane"]) == (0, pane)

@@ -109,10 +109,8 @@ def test_stats_count_a_known_sequence_of_calls(
         "display-message", "-p", "-t", first, "#{session_name}:#{window_index}.#{pane_index}"
     )
     assert one["target"] == place.strip()
-    assert (
-        f"pane {first} ({place.strip()}): 8 calls (3 ok, 3 failed, 1 timed out, 1 refused), 0 dry runs"
-        in text.stdout
-    )
+    counts = "8 calls (3 ok, 3 failed, 1 timed out, 1 refused), 0 dry runs"
+    assert f"pane {first} ({place.strip()}): {counts}" in text.stdout
     assert "pane_busy x1" in text.stdout
 
 

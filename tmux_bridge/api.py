@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 Sink = Callable[[bytes], None]
 DEFAULT_OPTIONS = RunOptions()
 Notice = Callable[[str], None]
+# the calls kept as a pane's last command in the context
+_REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit")
 
 
 def _ignore(_message: str) -> None:
@@ -212,6 +214,70 @@ class Bridge:
             "repl_close", "", lambda: close_repl(self.target, options, notice, cancel)
         )
 
+    # --- files -------------------------------------------------------------------------
+
+    def write_file(
+        self,
+        path: str,
+        data: bytes,
+        *,
+        backup: bool = True,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """Write ``data`` to ``path`` (relative to the pane shell's directory) through the
+        pane's shell, as its user: SHA-256 checked there, moved into place atomically, an
+        existing file first copied to a backup (``result.file.backup``) unless
+        ``backup`` is false. Only ``options.max_time`` applies (the work is silent)."""
+        from .files import write_file
+
+        return self._logged(
+            "write",
+            path,
+            lambda: write_file(self.target, path, data, backup, options, notice, cancel),
+        )
+
+    def read_file(
+        self,
+        path: str,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """Read the file at ``path`` through the pane's shell: ``result.stdout`` holds its
+        exact bytes (SHA-256 checked), ``result.file`` its size, mode, mtime and digest."""
+        from .files import read_file
+
+        return self._logged(
+            "read", path, lambda: read_file(self.target, path, options, notice, cancel)
+        )
+
+    def edit_file(
+        self,
+        path: str,
+        old: bytes | str,
+        new: bytes | str,
+        *,
+        backup: bool = True,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """Replace the one occurrence of ``old`` in the file at ``path`` with ``new``
+        through the pane's shell (none or several: an error, the file untouched), after a
+        backup unless ``backup`` is false; ``result.stdout`` is the unified diff."""
+        from .files import edit_file
+
+        return self._logged(
+            "edit",
+            path,
+            lambda: edit_file(
+                self.target, path, _bytes(old), _bytes(new), backup, options, notice, cancel
+            ),
+        )
+
     # --- keys and the screen -----------------------------------------------------------
 
     def send_keys(self, keys: Sequence[str]) -> CallResult:
@@ -372,6 +438,7 @@ class Bridge:
 
     def _log(self, result: CallResult) -> None:
         from .audit import record
+        from .report import file_document
 
         self._remember(result)
         record(
@@ -391,12 +458,13 @@ class Bridge:
                 "stderr_bytes": result.stderr_bytes,
                 "error": None,
                 "error_code": None,
+                **({"file": file_document(result.file)} if result.file else {}),
             },
         )
 
     def _remember(self, result: CallResult) -> None:
         """Keep the pane's last command (with its status and time) in the context."""
-        if not self.remember or result.mode not in ("command", "repl_start", "repl_eval"):
+        if not self.remember or result.mode not in _REMEMBERED:
             return
         from .context import update_pane
         from .rundir import pane_dir_name

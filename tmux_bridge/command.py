@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from . import procfs, readiness
-from .call import Notice, check_not_cancelled, pane_call
+from .call import CallFrame, Notice, check_not_cancelled, pane_call
 from .cancel import Cancel
 from .clock import CallClock, Step, announce_waiting, interrupt_reason
 from .errors import ReplMismatch
@@ -75,27 +75,42 @@ def run_command(
     :class:`SessionClosed` when the session vanished mid-command.
     """
     with pane_call(target, options, cancel, notice) as frame:
-        pane = frame.view.pane
-        check_no_repl(frame.records, pane)
-        kind, pane = readiness.ready_shell(
-            target.tmux, frame.view, frame.records, frame.deadline, cancel
-        )
-        text = command_bytes(kind, command)
-        record = CallRecord("command", text.decode("utf-8", "surrogateescape"), pane, options)
-        record.shell = kind
-        call = CommandCall(
-            target.tmux, pane, kind, frame.records, text, record, sinks, notice, cancel
-        )
-        started = time.time()
-        try:
-            call.start()
-            call.wait(frame.deadline)
-        finally:
-            call.close()
-        if call.back_at_prompt():
-            frame.records.mark_settled(started, record.call_id)
-        record.duration = time.monotonic() - frame.started
-        return record
+        return run_in_frame(target, frame, command, options, sinks, notice, cancel)
+
+
+def run_in_frame(
+    target: Target,
+    frame: CallFrame,
+    command: Command,
+    options: RunOptions,
+    sinks: tuple[Sink, Sink],
+    notice: Notice,
+    cancel: Cancel | None,
+    shown: str | None = None,
+) -> CallRecord:
+    """:func:`run_command` in a pane whose lock the caller holds (``frame``), so that
+    one caller can make several calls in a row (an edit reads, then writes). ``shown``
+    is what the person sees instead of the command text, and what the record names."""
+    pane = frame.view.pane
+    check_no_repl(frame.records, pane)
+    kind, pane = readiness.ready_shell(
+        target.tmux, frame.view, frame.records, frame.deadline, cancel
+    )
+    text = command_bytes(kind, command)
+    shown = text.decode("utf-8", "surrogateescape") if shown is None else shown
+    record = CallRecord("command", shown, pane, options)
+    record.shell = kind
+    call = CommandCall(target.tmux, pane, kind, frame.records, text, record, sinks, notice, cancel)
+    started = time.time()
+    try:
+        call.start()
+        call.wait(frame.deadline)
+    finally:
+        call.close()
+    if call.back_at_prompt():
+        frame.records.mark_settled(started, record.call_id)
+    record.duration = time.monotonic() - frame.started
+    return record
 
 
 def command_bytes(kind: ShellKind, command: Command) -> bytes:

@@ -200,6 +200,70 @@ class PanePiped(ReplError):
     code = "pane_piped"
 
 
+class FileError(BridgeError):
+    """A file could not be written, read or edited through the pane's shell; the file is
+    as it was (a write replaces it whole or not at all)."""
+
+    code = "file_error"
+
+
+class FileNotFound(FileError):
+    """The file to read or edit, or the directory to write in, does not exist (seen
+    from the pane's shell, relative to its directory)."""
+
+    code = "file_not_found"
+
+
+class ReadFailed(FileError):
+    """The pane's shell could not read the file: not a regular file, no permission."""
+
+    code = "read_failed"
+
+
+class WriteFailed(FileError):
+    """The pane's shell could not write the file: a read-only directory or file, no space,
+    not a regular file. Nothing was left behind: no temporary file, no backup."""
+
+    code = "write_failed"
+
+
+class FileTooLarge(FileError):
+    """The file, or the content to write, is over the size tmux-send moves through a pane."""
+
+    code = "file_too_large"
+
+
+class ChecksumMismatch(FileError):
+    """The bytes that arrived do not have the SHA-256 of the bytes sent: they were damaged
+    on the way, or the file changed while it was read."""
+
+    code = "checksum_mismatch"
+
+
+class NoChecksumTool(FileError):
+    """The pane's side has none of sha256sum, shasum or openssl to check a SHA-256."""
+
+    code = "no_checksum_tool"
+
+
+class FileChanged(FileError):
+    """The file changed between reading it and writing the edit; the edit was not made."""
+
+    code = "file_changed"
+
+
+class EditNoMatch(FileError):
+    """The text to replace does not occur in the file; the file was not changed."""
+
+    code = "edit_no_match"
+
+
+class EditAmbiguous(FileError):
+    """The text to replace occurs more than once in the file; the file was not changed."""
+
+    code = "edit_ambiguous"
+
+
 def exit_status(status: int | None, timed_out: str | None, cancelled: int | None) -> int:
     """tmux-send's exit status for a command that was typed into the pane.
 

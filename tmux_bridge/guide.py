@@ -73,6 +73,19 @@ again later; do not press keys to clear their work.
 Presets: python, node, psql, sqlite, nix. While a REPL is open, plain commands are
 refused: evaluate with --repl NAME or --close first.
 
+## Files
+    tmux-send --write app.conf < app.conf       # stdin to the file, exactly
+    tmux-send --read /etc/os-release            # the file's exact bytes
+    tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'   # prints the diff
+- Done by the pane's shell, as its user; relative paths start at its directory (after
+  your `cd`s). Nothing in PATH is expanded.
+- --write checks a SHA-256 on the far side and moves the file into place whole; an
+  existing file is first copied to PATH.~N~ (reported; --no-backup skips it).
+- --edit replaces --old only where it occurs exactly once, byte for byte; if it occurs
+  no time or several times nothing changes (exit 125): --read the file, widen --old.
+- --json --read adds size, mode, mtime and sha256; stdout_b64 when not UTF-8.
+- At most 256 MiB; only --max-time applies. Prefer these over `cat > file` or heredocs.
+
 ## Machine-readable results
 Add --json for one JSON object: stdout, stderr, exit_status, timed_out, signals_sent,
 duration_s, error. Output that is not valid UTF-8 also comes as stdout_b64/stderr_b64.

@@ -10,7 +10,7 @@ import signal
 from typing import Any
 
 from .errors import BridgeError
-from .results import CallResult
+from .results import CallResult, FileFacts
 
 
 def describe(result: CallResult) -> str:
@@ -95,11 +95,27 @@ def to_document(
     }
     if result.screen is not None:
         document["screen"] = result.screen
-    _add_output(document, "stdout", result.stdout if stdout is None else stdout)
+    if result.file is not None:
+        document["file"] = file_document(result.file)
+    _add_output(document, "stdout", result.stdout if stdout is None else stdout, result.mode)
     _add_output(document, "stderr", result.stderr if stderr is None else stderr)
     report = describe(result)
     document["notes"] = [*(notes or []), *([report.rstrip("\n")] if report else [])]
     return document
+
+
+def file_document(facts: FileFacts) -> dict[str, Any]:
+    """The ``file`` object of a write, read or edit: ``mode`` as an octal string
+    (``"0644"``), ``mtime`` in seconds since the epoch, ``backup`` ``null`` when none."""
+    return {
+        "path": facts.path,
+        "abs_path": facts.abs_path,
+        "size": facts.size,
+        "sha256": facts.sha256,
+        "mode": None if facts.mode is None else f"{facts.mode:04o}",
+        "mtime": facts.mtime,
+        "backup": facts.backup,
+    }
 
 
 def error_document(
@@ -130,12 +146,17 @@ def error_document(
     }
 
 
-def _add_output(document: dict[str, Any], name: str, data: bytes | None) -> None:
+def _add_output(
+    document: dict[str, Any], name: str, data: bytes | None, mode: str = "command"
+) -> None:
+    """The text of ``data``; when it is not UTF-8, also its bytes in base64 (a file read
+    gives only those: its text, U+FFFD for every stray byte, would be noise and costs
+    several times the file's size in memory)."""
     raw = data or b""
     try:
         document[name] = raw.decode("utf-8")
     except UnicodeDecodeError:
         import base64
 
-        document[name] = raw.decode("utf-8", "replace")
+        document[name] = None if mode == "read" else raw.decode("utf-8", "replace")
         document[name + "_b64"] = base64.b64encode(raw).decode("ascii")

@@ -15,7 +15,10 @@ from .errors import exit_status
 if TYPE_CHECKING:
     from .pane import PaneInfo
 
-Mode = Literal["command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen"]
+Mode = Literal[
+    "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",
+    "write", "read", "edit",
+]  # fmt: skip
 TimeoutKind = Literal["idle", "overall"]
 
 
@@ -27,6 +30,24 @@ class RunOptions(NamedTuple):
     raw: bool = False  # output byte for byte, terminal control sequences kept
 
 
+class FileFacts(NamedTuple):
+    """A file as the pane's shell saw it once it was written, read or edited.
+
+    ``path`` is the path as given (relative to the shell's directory), ``abs_path`` the
+    same joined to that directory (not resolved further). ``mode`` holds the permission
+    bits and ``mtime`` seconds since the epoch, ``None`` when the far side's ``stat``
+    could not tell. ``backup`` is where the old content was copied before a write.
+    """
+
+    path: str
+    abs_path: str
+    size: int
+    sha256: str
+    mode: int | None
+    mtime: int | None
+    backup: str | None
+
+
 class CallResult(NamedTuple):
     """What happened to one call.
 
@@ -35,7 +56,8 @@ class CallResult(NamedTuple):
     ``stdout``/``stderr`` hold the output when the caller gave no sink to stream it to
     (``None`` when it was streamed). ``cancelled`` is the signal the caller's
     cancellation stood for. ``screen`` is what keys, typed text or a screen request left
-    on the screen.
+    on the screen. ``file`` holds the facts of the file a write, read or edit handled
+    (``stdout`` then holds the bytes read, the summary of a write, or an edit's diff).
     """
 
     mode: Mode
@@ -64,6 +86,7 @@ class CallResult(NamedTuple):
     screen: str | None
     target: str = ""  # SESSION:WINDOW.PANE of ``pane`` when the call was made
     label: str = ""  # the pane's label, if it has one
+    file: FileFacts | None = None
 
 
 def new_call_id() -> str:
@@ -102,6 +125,7 @@ class CallRecord:
         self.pane_tail: list[str] = []
         self.notes: list[str] = []
         self.screen: str | None = None
+        self.file: FileFacts | None = None
 
     def freeze(self) -> CallResult:
         return CallResult(
@@ -131,4 +155,5 @@ class CallRecord:
             screen=self.screen,
             target=self.target,
             label=self.label,
+            file=self.file,
         )

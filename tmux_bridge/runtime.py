@@ -22,7 +22,7 @@ from .cancel import Cancel
 from .errors import Cancelled, LockTimeout, RuntimeDirError
 
 # Per-call files, removed after each call; leftovers of a killed call are swept up.
-CALL_FILE_SUFFIXES = (".run", ".cmd", ".scratch", ".code", ".py", ".js", ".sql")
+CALL_FILE_SUFFIXES = (".run", ".cmd", ".scratch", ".code", ".py", ".js", ".sql", ".in", ".out")
 INFLIGHT_FILE = "inflight"
 
 

@@ -51,6 +51,14 @@ with one short line such as `builtin type -t -- make`, shown in the pane
 like any call) and whether the pane is ready, and exits with the status
 the call would have: 0 when it would run.
 
+Files go through the pane's shell too, as its user, from its directory:
+--write PATH writes stdin to PATH exactly (SHA-256 checked there, moved
+into place atomically, an existing file first copied to PATH.~N~ unless
+--no-backup); --read PATH prints the file's exact bytes (--json adds size,
+mode, mtime, SHA-256); --edit PATH --old TEXT --new TEXT replaces the one
+occurrence of TEXT and prints a unified diff. At most 256 MiB; only
+--max-time applies.
+
 \b
 Examples:
   tmux-send -- ls -la
@@ -64,13 +72,17 @@ Examples:
   tmux-send --keys -- C-c
   tmux-send -p db -- psql -c 'select 1'     # the pane labelled db
   tmux-send --check -- make test
+  tmux-send --write notes.txt < notes.txt
+  tmux-send --read /etc/os-release
+  tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'
 
 \b
 Exit status:
   0-255  the command's own (128+N when a signal N killed it);
          in REPL mode 0, or 1 when the REPL reported an error
   124    --timeout or --max-time fired (Ctrl-C, then Ctrl-\\ after 3 s)
-  125    tmux-send could not run or finish the command (see stderr)
+  125    tmux-send could not run or finish the command, or could not
+         write, read or edit the file (see stderr)
   2      bad usage
   130    tmux-send itself was interrupted (SIGINT); 143 for SIGTERM,
          129 for SIGHUP
@@ -80,7 +92,7 @@ Exit status:
 class _Request(NamedTuple):
     """What the command line asked for."""
 
-    mode: str  # "command", "--repl", "--close", "--keys", "--type", "--screen"
+    mode: str  # "command", "--repl", "--close", "--keys", "--type", "--screen", "--write" ...
     words: tuple[str, ...]
     options: RunOptions
     repl_name: str | None
@@ -91,6 +103,10 @@ class _Request(NamedTuple):
     allow_control: bool
     lines: int
     pane: str | None  # the target pane; None: the bridge pane
+    file: str | None = None  # --write, --read, --edit PATH
+    old: str | None = None
+    new: str | None = None
+    backup: bool = True
 
 
 class _Output:
@@ -232,6 +248,34 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     "status the call would have (0: it would run; 125: not ready; the shell's parse-error "
     "status; 127: first word not found).",
 )
+@click.option(
+    "--write",
+    "write_path",
+    metavar="PATH",
+    help="Write stdin to PATH through the pane's shell: SHA-256 checked, moved into place "
+    "atomically, an existing file first copied to PATH.~N~.",
+)
+@click.option(
+    "--read",
+    "read_path",
+    metavar="PATH",
+    help="Print the exact bytes of PATH, read by the pane's shell.",
+)
+@click.option(
+    "--edit",
+    "edit_path",
+    metavar="PATH",
+    help="Replace the one occurrence of --old TEXT in PATH with --new TEXT; print the diff.",
+)
+@click.option(
+    "--old", metavar="TEXT", help="With --edit: the exact text to replace (must occur once)."
+)
+@click.option("--new", metavar="TEXT", help="With --edit: the text to put in its place.")
+@click.option(
+    "--no-backup",
+    is_flag=True,
+    help="With --write or --edit: do not copy the old file to PATH.~N~.",
+)
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -253,6 +297,12 @@ def cli(
     lines: int | None,
     info: bool,
     check: bool,
+    write_path: str | None,
+    read_path: str | None,
+    edit_path: str | None,
+    old: str | None,
+    new: str | None,
+    no_backup: bool,
     guide: bool,
     command: tuple[str, ...],
 ) -> int:
@@ -263,21 +313,30 @@ def cli(
         return 0
     from .results import RunOptions
 
-    mode = _mode(repl_name, close, keys, type_text, screen, info)
+    files = {"--write": write_path, "--read": read_path, "--edit": edit_path}
+    mode = _mode(repl_name, close, keys, type_text, screen, info, files)
     if check:
         if mode != "command":
             raise click.UsageError(f"--check goes with a command only, not with {mode}")
         mode = "--check"
     _check_combinations(mode, prompt, eval_template, enter, allow_control, lines, command)
+    _check_file_options(mode, old, new, no_backup)
     request = _Request(
         mode, command, RunOptions(timeout, max_time, raw), repl_name, prompt, eval_template,
-        type_text, enter, allow_control, lines or 0, pane,
+        type_text, enter, allow_control, lines or 0, pane, files.get(mode), old, new,
+        not no_backup,
     )  # fmt: skip
     return _call(request, _Output(as_json))
 
 
 def _mode(
-    repl_name: str | None, close: bool, keys: bool, type_text: str | None, screen: bool, info: bool
+    repl_name: str | None,
+    close: bool,
+    keys: bool,
+    type_text: str | None,
+    screen: bool,
+    info: bool,
+    files: dict[str, str | None],
 ) -> str:
     modes = [
         name
@@ -288,6 +347,7 @@ def _mode(
             ("--type", type_text is not None),
             ("--screen", screen),
             ("--info", info),
+            *((flag, path is not None) for flag, path in files.items()),
         )
         if on
     ]
@@ -311,12 +371,26 @@ def _check_combinations(
         raise click.UsageError("--enter and --allow-control go with --type TEXT")
     if lines is not None and mode != "--screen":
         raise click.UsageError("--lines goes with --screen")
-    if mode in ("--close", "--type", "--screen", "--info") and command:
+    if mode in ("--close", "--type", "--screen", "--info", *_FILE_MODES) and command:
         raise click.UsageError(f"{mode} takes no COMMAND")
     if mode == "--keys" and not command:
         raise click.UsageError("--keys needs at least one key name, e.g. --keys Enter")
     if mode in ("command", "--repl", "--check") and not command:
         raise click.UsageError("no COMMAND given (put it after --, or - to read it from stdin)")
+
+
+_FILE_MODES = ("--write", "--read", "--edit")
+
+
+def _check_file_options(mode: str, old: str | None, new: str | None, no_backup: bool) -> None:
+    if (old is not None or new is not None) and mode != "--edit":
+        raise click.UsageError("--old and --new go with --edit PATH")
+    if mode == "--edit" and (old is None or new is None):
+        raise click.UsageError("--edit PATH needs --old TEXT and --new TEXT")
+    if no_backup and mode not in ("--write", "--edit"):
+        raise click.UsageError("--no-backup goes with --write or --edit")
+    if mode == "--write" and (sys.stdin is None or sys.stdin.isatty()):
+        raise click.UsageError("--write PATH writes what comes on stdin: redirect or pipe it")
 
 
 def _call(request: _Request, output: _Output) -> int:
@@ -426,6 +500,47 @@ def _check(
     return result.would_exit
 
 
+def _write(
+    bridge: Bridge, request: _Request, _words: object, output: _Output, cancel: Cancel
+) -> CallResult:
+    from .files import MAX_FILE_BYTES
+
+    assert request.file is not None
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)  # one byte more: "too large" if read
+    return bridge.write_file(
+        request.file,
+        data,
+        backup=request.backup,
+        options=request.options,
+        notice=output.notice,
+        cancel=cancel,
+    )
+
+
+def _read(
+    bridge: Bridge, request: _Request, _words: object, output: _Output, cancel: Cancel
+) -> CallResult:
+    assert request.file is not None
+    return bridge.read_file(
+        request.file, options=request.options, notice=output.notice, cancel=cancel
+    )
+
+
+def _edit(
+    bridge: Bridge, request: _Request, _words: object, output: _Output, cancel: Cancel
+) -> CallResult:
+    assert request.file is not None and request.old is not None and request.new is not None
+    return bridge.edit_file(
+        request.file,
+        request.old,
+        request.new,
+        backup=request.backup,
+        options=request.options,
+        notice=output.notice,
+        cancel=cancel,
+    )
+
+
 _HANDLERS: dict[str, Callable[[Bridge, _Request, object, _Output, Cancel], CallResult]] = {
     "command": _run,
     "--repl": _repl,
@@ -434,6 +549,9 @@ _HANDLERS: dict[str, Callable[[Bridge, _Request, object, _Output, Cancel], CallR
     "--type": _type,
     "--screen": _screen,
     "--info": _info,
+    "--write": _write,
+    "--read": _read,
+    "--edit": _edit,
 }
 
 
@@ -455,6 +573,8 @@ def _report(output: _Output, result: CallResult) -> int:
             output.out(text.encode("utf-8", "surrogateescape"))
         elif result.screen is not None:
             output.out(result.screen.encode("utf-8", "surrogateescape"))
+        elif result.file is not None and result.stdout:
+            output.out(result.stdout)  # the bytes read, a write's summary, an edit's diff
         report = describe(result) + "".join(hint + "\n" for hint in hints)
         if report:
             output.notice(report.rstrip("\n"))
@@ -476,7 +596,7 @@ def _failed(output: _Output, exc: BridgeError, request: _Request) -> int:
     if output.as_json:
         from .report import error_document
 
-        command = request.text or " ".join(request.words)
+        command = request.text or request.file or " ".join(request.words)
         document = error_document(exc, command, request.mode.lstrip("-"), output.notes)
         if hint:
             document["notes"].append(hint)
@@ -506,9 +626,20 @@ def _error_hint(exc: BridgeError, request: _Request) -> str:
         return "Send keys such as Enter or C-c with --keys, or pass --allow-control."
     if exc.code == "invalid_request" and request.mode == "--keys":
         return "Type literal text with --type TEXT."
+    if exc.code in _FILE_HINTS:
+        return _FILE_HINTS[exc.code]
     if exc.code == "repl_error" and request.mode == "--repl":
         return "For a REPL without a preset pass --prompt REGEX (its prompt) with --repl NAME."
     return ""
+
+
+_FILE_HINTS = {
+    "edit_no_match": "--old must be the file's exact text, spaces and line ends included; "
+    "--read PATH shows it.",
+    "edit_ambiguous": "Give an --old that takes in more of the neighbouring lines, so that "
+    "it occurs once.",
+    "file_changed": "Run the same --edit again: it reads the file anew.",
+}
 
 
 def main() -> None:
