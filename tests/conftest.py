@@ -362,6 +362,17 @@ def _bridge(shell: str, rc_files: dict[str, str] | None = None) -> Iterator[Brid
         shutil.rmtree(root, ignore_errors=True)
 
 
+def dash_bridge(make: Callable[[str], Bridge]) -> Bridge:
+    """A bridge (not started) whose pane runs dash with the prompt `$ `: dash reads its
+    rc file from $ENV when interactive, and nothing from the clean HOME otherwise."""
+    shell_path("dash")
+    b = make("dash")
+    b.env["ENV"] = str(b.home / ".shrc")
+    (b.home / ".shrc").write_text("PS1='$ '\n")
+    (b.home / ".profile").write_text("")
+    return b
+
+
 class MakeBridge(Protocol):
     """The type of the `make_bridge` factory."""
 

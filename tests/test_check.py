@@ -19,7 +19,7 @@ import pytest
 from tmux_bridge.check import FirstWord, first_word, read_lookup
 from tmux_bridge.shells import ShellKind
 
-from .conftest import BIN, Bridge, shell_path
+from .conftest import BIN, Bridge, dash_bridge
 
 
 def check(bridge: Bridge, *command: str) -> tuple[int, dict[str, Any]]:
@@ -194,11 +194,7 @@ def test_no_bridge_is_the_real_calls_error(make_bridge: Callable[[str], Bridge])
 
 
 def test_posix_sh(make_bridge: Callable[[str], Bridge], tmp_path: Path) -> None:
-    shell_path("dash")
-    b = make_bridge("dash")
-    b.env["ENV"] = str(b.home / ".shrc")  # dash reads $ENV when interactive
-    (b.home / ".shrc").write_text("PS1='$ '\n")
-    (b.home / ".profile").write_text("")
+    b = dash_bridge(make_bridge)
     b.start()
     assert b.send_text("--", "tbf() { echo in-function; }; alias tba='echo in-alias'")[0] == 0
     for word, resolves_as in [("tbf", "function"), ("tba", "alias"), ("echo", "builtin")]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Bridge, MakeBridge
+from .conftest import Bridge, MakeBridge, dash_bridge
 
 
 def _split(b: Bridge, *args: str) -> tuple[str, str]:
@@ -256,10 +256,7 @@ def _shell_version(shell: str) -> str | None:
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 def test_info_finds_the_platform_and_remembers_it(make_bridge: MakeBridge, shell: str) -> None:
-    b = make_bridge(shell)
-    if shell == "dash":  # its prompt `$ ` from $ENV, as in test_posix_sh.py
-        b.env["ENV"] = str(b.home / ".shrc")
-        (b.home / ".shrc").write_text("PS1='$ '\n")
+    b = dash_bridge(make_bridge) if shell == "dash" else make_bridge(shell)
     b.start()
     code, out, err = b.send_when_ready("--info", "--json")
     assert code == 0, err

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from .conftest import Bridge, shell_path
+from .conftest import Bridge, dash_bridge
 
 # "started" comes from the program itself, already in the foreground: with a shell
 # builtin `echo`, a Ctrl-C sent right after it can reach the shell while it forks
@@ -17,11 +17,7 @@ _STARTED_THEN_SLEEP = "sh -c 'echo started; exec sleep 30'"
 
 @pytest.fixture
 def dash(make_bridge: Callable[[str], Bridge]) -> Iterator[Bridge]:
-    shell_path("dash")
-    b = make_bridge("dash")
-    b.env["ENV"] = str(b.home / ".shrc")  # dash reads $ENV when interactive
-    (b.home / ".shrc").write_text("PS1='$ '\n")
-    (b.home / ".profile").write_text("")
+    b = dash_bridge(make_bridge)
     b.start()
     yield b
 

@@ -171,9 +171,9 @@ def describe_pane(
         "shell_pid": pane.pid,
         "user": _owner(pane.pid),
         "host": socket.gethostname(),
-        "cwd": _cwd(pane.pid) or pane.current_path,
+        "cwd": procfs.working_dir(pane.pid) or pane.current_path,
         "front": front(target, pane, kind, records),
-        "in_flight": _flight(flight),
+        "in_flight": flight.document() if flight is not None else None,
         "attached": pane.attached > 0,
         "platform": facts.get("platform"),
         "last_command": facts.get("last_command"),
@@ -211,25 +211,8 @@ def _foreground_name(pane: PaneInfo) -> str | None:
     return procfs.command_name(child) if child is not None else None
 
 
-def _flight(flight: Any) -> dict[str, Any] | None:
-    if flight is None:
-        return None
-    return {
-        "pid": flight.pid,
-        "elapsed_s": round(time.time() - flight.since, 1),
-        "command": flight.command,
-    }
-
-
 def _owner(pid: int) -> str | None:
     try:
         return pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
     except (OSError, KeyError):
-        return None
-
-
-def _cwd(pid: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
         return None

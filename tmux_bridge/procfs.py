@@ -109,6 +109,14 @@ def local_modes(tty: str) -> int | None:
         os.close(fd)
 
 
+def working_dir(pid: int) -> str | None:
+    """The process's working directory; ``None`` when it is gone or not ours to read."""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
 def children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:

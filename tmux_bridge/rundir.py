@@ -45,6 +45,14 @@ class InFlight(NamedTuple):
     since: float  # time.time()
     command: str
 
+    def document(self) -> dict[str, object]:
+        """The call as ``status`` and ``panes`` show it: pid, seconds so far, command."""
+        return {
+            "pid": self.pid,
+            "elapsed_s": round(time.time() - self.since, 1),
+            "command": self.command,
+        }
+
 
 MAX_KNOWN_PROMPTS = 8
 

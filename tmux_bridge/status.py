@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
 
 from . import procfs, readiness
@@ -28,7 +26,7 @@ def bridge_status(target: Target) -> dict[str, Any]:
     status["pane"] = pane.pane_id
     status["shell"] = kind or procfs.command_name(pane.pid) or pane.current_command
     status["shell_pid"] = pane.pid
-    status["cwd"] = _cwd(pane.pid) or pane.current_path
+    status["cwd"] = procfs.working_dir(pane.pid) or pane.current_path
     status["foreground"] = _foreground(pane, kind)
     records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
     state = records.read_repl()
@@ -38,23 +36,8 @@ def bridge_status(target: Target) -> dict[str, Any]:
         else None
     )
     flight = records.read_inflight()
-    status["in_flight"] = (
-        {
-            "pid": flight.pid,
-            "elapsed_s": round(time.time() - flight.since, 1),
-            "command": flight.command,
-        }
-        if flight is not None
-        else None
-    )
+    status["in_flight"] = flight.document() if flight is not None else None
     return status
-
-
-def _cwd(pid: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return None
 
 
 def _foreground(pane: PaneInfo, kind: ShellKind | None) -> str | None:
