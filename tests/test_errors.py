@@ -34,8 +34,11 @@ from tmux_bridge.errors import (
     ReplNotOpen,
     RuntimeDirError,
     SessionClosed,
+    SessionExists,
     TmuxError,
     TmuxNotFound,
+    TmuxTimeout,
+    WaitTimeout,
     exit_status,
 )
 from tmux_bridge.results import TimeoutKind
@@ -215,11 +218,15 @@ CODE_CASES = [
     CodeCase("repl-not-open", ReplNotOpen, "repl_not_open", 125),
     CodeCase("repl-mismatch", ReplMismatch, "repl_mismatch", 125),
     CodeCase("piped", PanePiped, "pane_piped", 125),
+    CodeCase("tmux-timeout", TmuxTimeout, "tmux_timeout", 125),
+    CodeCase("session-exists", SessionExists, "session_exists", 125),
+    CodeCase("wait-timeout", WaitTimeout, "wait_timeout", 124),
 ]
 
 _EXAMPLES: dict[type[BridgeError], BridgeError] = {
     TmuxError: TmuxError(("tmux", "-L", "default", "kill-server"), 1, ""),
     TmuxNotFound: TmuxNotFound(),
+    TmuxTimeout: TmuxTimeout(("tmux", "-L", "default", "list-panes"), 10.0),
     NoBridgeSession: NoBridgeSession(),
     SessionClosed: SessionClosed(),
     Cancelled: Cancelled(signal.SIGINT),
