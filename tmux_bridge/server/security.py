@@ -118,11 +118,12 @@ def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
 
 
 def token_matches(header: str | None, token: str) -> bool:
-    """Whether an ``Authorization`` header is ``Bearer TOKEN``; constant time."""
-    if header is None or not header.startswith("Bearer "):
+    """Whether an ``Authorization`` header is ``Bearer TOKEN`` (the scheme's case does
+    not matter, as in RFC 9110); the token is compared in constant time."""
+    scheme, _, given = (header or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
         return False
-    given = header[len("Bearer ") :].strip().encode("utf-8", "surrogateescape")
-    return hmac.compare_digest(given, token.encode())
+    return hmac.compare_digest(given.strip().encode("latin-1"), token.encode("utf-8"))
 
 
 def refusal(scope: Scope, gates: Gates) -> tuple[str, str] | None:
@@ -244,7 +245,7 @@ async def _respond(
     document: dict[str, Any] | None,
     extra: list[tuple[bytes, bytes]],
 ) -> None:
-    body = b"" if document is None else json.dumps(document).encode()
+    body = b"" if document is None else json.dumps(document, separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
