@@ -71,7 +71,7 @@ def decoded(document: dict[str, Any], name: str) -> bytes:
 
 
 @pytest.mark.parametrize("case", FIDELITY, ids=[c.test_id for c in FIDELITY])
-def test_run_is_exact(server: Server, case: RunCase) -> None:
+def test_run_is_exact(server: Server, pane: Pane, case: RunCase) -> None:
     local = expected(case.command)
     response = server.post(action="run", command=case.command)
     assert response.status_code == 200, response.text
@@ -82,6 +82,7 @@ def test_run_is_exact(server: Server, case: RunCase) -> None:
     assert (result["status"], result["exit_status"], body["ok"]) == (status, status, True)
     assert body["output"] == local.stdout.decode("utf-8", "replace")
     assert (result["mode"], result["error"], result["timed_out"]) == ("command", None, None)
+    assert body["session"] == pane.session  # none named: the bridge session
 
 
 def test_run_idle_timeout(server: Server) -> None:

@@ -30,6 +30,7 @@ Examples:
   tmux-bridge log      # what agents ran in it
   tmux-bridge split --label db -- ssh db.example.com   # a second, labelled pane
   tmux-bridge panes    # every pane: target, label, shell, what is in front
+  tmux-bridge serve    # the HTTP API, for agents that reach you over HTTP
 
 \b
 Environment:

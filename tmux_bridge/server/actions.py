@@ -111,7 +111,9 @@ def _run_options(request: Request) -> RunOptions:
     )
 
 
-def _result_reply(request: Request, call: Callable[[list[str]], CallResult]) -> dict[str, Any]:
+def _result_reply(
+    request: Request, bridge: Bridge, call: Callable[[list[str]], CallResult]
+) -> dict[str, Any]:
     """Make a call that types into the pane; its document (the same as ``tmux-send
     --json``) is ``metadata.result`` and its stdout the ``output``. An error that
     stopped it gets its error document from the app (:func:`error_metadata`)."""
@@ -120,7 +122,7 @@ def _result_reply(request: Request, call: Callable[[list[str]], CallResult]) -> 
     document = to_document(result, notes=notes)
     return reply(
         request.action,
-        session=request.session,
+        session=bridge.target.session,
         output=document["stdout"],
         metadata={"result": document},
     )
@@ -130,7 +132,9 @@ def _run(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, An
     bridge, options = backend.bridge(request), _run_options(request)
     command = request.command if isinstance(request.command, str) else list(request.command or ())
     return _result_reply(
-        request, lambda notes: bridge.run(command, options, notice=notes.append, cancel=cancel)
+        request,
+        bridge,
+        lambda notes: bridge.run(command, options, notice=notes.append, cancel=cancel),
     )
 
 
@@ -139,6 +143,7 @@ def _start_repl(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[
     name, command = str(request.name), str(request.command)
     return _result_reply(
         request,
+        bridge,
         lambda notes: bridge.start_repl(name, command, options, notice=notes.append, cancel=cancel),
     )
 
@@ -148,6 +153,7 @@ def _evaluate(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[st
     name, code = str(request.name), str(request.code)
     return _result_reply(
         request,
+        bridge,
         lambda notes: bridge.evaluate(name, code, options, notice=notes.append, cancel=cancel),
     )
 
@@ -155,7 +161,9 @@ def _evaluate(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[st
 def _close_repl(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
     bridge, options = backend.bridge(request), _run_options(request)
     return _result_reply(
-        request, lambda notes: bridge.close_repl(options, notice=notes.append, cancel=cancel)
+        request,
+        bridge,
+        lambda notes: bridge.close_repl(options, notice=notes.append, cancel=cancel),
     )
 
 
@@ -166,11 +174,11 @@ def _status(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str
 
 def _screen(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
     join = request.join_wrapped is not False  # joined unless asked not to, as tmux-send does
-    result = backend.bridge(request).screen(request.lines or 0, join)
-    document = to_document(result)
+    bridge = backend.bridge(request)
+    document = to_document(bridge.screen(request.lines or 0, join))
     return reply(
         request.action,
-        session=request.session,
+        session=bridge.target.session,
         output=document["screen"],
         metadata={"result": document},
     )

@@ -169,9 +169,7 @@ def _screen(stub: StubBackend, request: Request) -> dict[str, Any]:
     text = session.text((request.lines or 0) + HEIGHT)
     shown = text + "\n" if text else ""
     document = to_document(_result(session, "screen", "", screen=shown))
-    return reply(
-        request.action, session=request.session, output=shown, metadata={"result": document}
-    )
+    return reply(request.action, session=session.name, output=shown, metadata={"result": document})
 
 
 def _send_and_capture(stub: StubBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
@@ -219,7 +217,7 @@ def _typed(
         session.type(shown)
         session.new_line()
     document = to_document(_result(session, mode, shown), notes=[STUB_NOTE])
-    return reply(request.action, session=request.session, output="", metadata={"result": document})
+    return reply(request.action, session=session.name, output="", metadata={"result": document})
 
 
 def _run(stub: StubBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
