@@ -361,7 +361,10 @@ def serve(**params: Any) -> int:
             f"the server's dependencies are missing ({exc.name}); install tmux-bridge "
             "with its server extra: pip install 'tmux-bridge[server]'."
         ) from None
-    return serve(ServeOptions(**params))
+    try:
+        return serve(ServeOptions(**params))
+    except OSError as exc:  # the port is taken, the socket's directory is missing ...
+        raise click.ClickException(f"cannot listen: {exc.strerror or exc}.") from None
 
 
 def main() -> None:
