@@ -33,7 +33,14 @@ def pane() -> Iterator[Pane]:
 
 @pytest.fixture(scope="module", params=["stub", "tmux"])
 def server(request: pytest.FixtureRequest, pane: Pane) -> Iterator[Server]:
-    with running(pane.env, "--mode", request.param) as started:
+    """The server in either mode; stub mode chosen as the contract does, through
+    TMUX_BRIDGE_MODE."""
+    if request.param == "stub":
+        context = running({**pane.env, "TMUX_BRIDGE_MODE": "stub"})
+    else:
+        context = running(pane.env, "--mode", "tmux")
+    with context as started:
+        assert f"mode:    {request.param}" in "".join(started.banner)
         yield started
 
 

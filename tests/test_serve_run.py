@@ -85,6 +85,32 @@ def test_run_is_exact(server: Server, pane: Pane, case: RunCase) -> None:
     assert body["session"] == pane.session  # none named: the bridge session
 
 
+def test_run_raw_keeps_control_sequences(server: Server) -> None:
+    command = "printf 'plain \\033[31mred\\033[0m\\n'"
+    local = expected(command)
+    assert b"\033[31m" in local.stdout  # the case means something
+    raw = server.post(action="run", command=command, raw=True).json()
+    assert decoded(raw["metadata"]["result"], "stdout") == local.stdout
+    cleaned = server.post(action="run", command=command).json()
+    assert cleaned["output"] == "plain red\n"  # what a terminal shows, as tmux-send gives it
+
+
+def test_answer_a_waiting_command_from_a_second_request(server: Server, pane: Pane) -> None:
+    """A command waits for input; another request types the answer into the pane (keys
+    take no lock); the first gets the command's exact result."""
+    call = Reply(
+        server,
+        action="run",
+        command="printf 'ask%s\\n' ed; read -r line; echo \"got:$line\"",
+        timeout_ms=30_000,
+    )
+    pane.wait_for_text("asked")
+    answered = server.post(action="send_keys", session=pane.session, text="an answer", enter=True)
+    assert answered.status_code == 200, answered.text
+    result = call.get().json()["metadata"]["result"]
+    assert (result["stdout"], result["exit_status"]) == ("asked\ngot:an answer\n", 0), result
+
+
 def test_run_idle_timeout(server: Server) -> None:
     body = server.post(action="run", command="sleep 30", timeout_ms=500).json()
     result = body["metadata"]["result"]
@@ -99,8 +125,14 @@ def test_run_in_a_session_made_through_the_api(server: Server, pane: Pane) -> No
         body = client.post(
             "/v1/tmux", json={"action": "run", "session": "made", "command": "echo $TMUX_PANE"}
         ).json()
-    assert body["metadata"]["result"]["stdout"] == made.json()["metadata"]["pane"] + "\n"
-    assert pane.tmux("show-options", "-v", "-t", "=made:", "history-limit").strip() == "50000"
+    pane_id = made.json()["metadata"]["pane"]
+    assert body["metadata"]["result"]["stdout"] == pane_id + "\n"
+    # the pane itself got the bridge's scrollback (tmux sets it when a pane is made) and
+    # the bridge pane's mark
+    shown = pane.tmux(
+        "display-message", "-p", "-t", pane_id, "#{history_limit} #{@tmux-bridge-pane}"
+    )
+    assert shown.split() == ["50000", "1"]
 
 
 def test_repl_over_http(server: Server) -> None:
@@ -241,6 +273,48 @@ def test_stopping_the_server_interrupts_the_command(make_bridge: MakeBridge, sig
     assert not processes_running(["sleep", "33.1"])
     pane.wait_for_prompt()
     assert pane.runtime_files() == pane.between_calls()
+
+
+def test_quick_actions_answer_while_many_commands_wait(server: Server, pane: Pane) -> None:
+    """40 runs for one pane (one runs, the rest wait for its lock, each holding a
+    thread): captures and status are still answered; the clients going away cancels them
+    all, the waiting ones before anything is typed."""
+    argv = ["sleep", "30.9"]
+    socks = [
+        _raw_request(server, {"action": "run", "command": " ".join(argv), "timeout_ms": 60_000})
+        for _ in range(40)
+    ]
+    try:
+        wait_until(lambda: processes_running(argv), "the first command to start")
+        with server.client(timeout=10) as client:
+            captured = client.post(
+                "/v1/tmux", json={"action": "capture_pane", "session": pane.session}
+            )
+            assert captured.status_code == 200, captured.text
+            status = client.post("/v1/tmux", json={"action": "status", "session": pane.session})
+            assert status.json()["metadata"]["foreground"] == "sleep", status.text
+    finally:
+        for sock in socks:
+            sock.close()
+    wait_until(lambda: not processes_running(argv), "the command to be gone")
+    pane.wait_for_prompt()
+    wait_until(
+        lambda: server.post(action="run", command="echo free").json().get("output") == "free\n",
+        "the pane to be free again",
+    )
+    assert len(processes_running(argv)) == 0
+
+
+def test_another_tmux_server_with_socket(pane: Pane) -> None:
+    """--socket NAME: the API works on that tmux server, not the bridge's."""
+    other = ["tmux", "-L", "other"]
+    subprocess.run([*other, "new-session", "-d", "-s", "elsewhere"], env=pane.env, check=True)
+    try:
+        with running(pane.env, "--socket", "other") as server:
+            listed = server.post(action="list_sessions").json()
+    finally:
+        subprocess.run([*other, "kill-server"], env=pane.env, check=False, timeout=30)
+    assert listed["sessions"] == ["elsewhere"]
 
 
 def test_100_concurrent_requests(server: Server) -> None:

@@ -29,7 +29,12 @@ from .actions import error_metadata
 from .contract import ACTIONS, MAX_BODY, Request, error_reply, parse_request
 from .security import AUTHORIZED, ASGIApp, GateMiddleware, Gates
 
-WORKERS = 32  # threads for actions: a run holds one for as long as its command runs
+# Actions that may wait long (a command, a REPL, wait_for) get their own threads, so that
+# however many of them wait (on a pane's lock, say), the quick ones (keys to answer a
+# prompt, a capture) still find a thread.
+SLOW_ACTIONS = frozenset({"run", "start_repl", "evaluate", "close_repl", "send_and_capture"})
+SLOW_WORKERS = 32
+QUICK_WORKERS = 8
 LOG = logging.getLogger("tmux_bridge.server")
 MESSAGES = {  # for errors raised without a message of their own
     "no_bridge": "no such session on the tmux server; list_sessions shows those that run, "
@@ -82,14 +87,33 @@ async def _disconnected(request: HttpRequest) -> None:
         pass
 
 
+class Pools:
+    """The worker threads: one pool for slow actions, one for quick ones."""
+
+    def __init__(self) -> None:
+        self.slow = ThreadPoolExecutor(SLOW_WORKERS, thread_name_prefix="tmux-bridge-slow")
+        self.quick = ThreadPoolExecutor(QUICK_WORKERS, thread_name_prefix="tmux-bridge-quick")
+
+    def for_action(self, action: str) -> ThreadPoolExecutor:
+        return self.slow if action in SLOW_ACTIONS else self.quick
+
+    def shutdown(self) -> None:
+        self.slow.shutdown(wait=False)
+        self.quick.shutdown(wait=False)
+
+
 async def call_in_thread(
-    request: HttpRequest, calls: Calls, action: Callable[[Cancel], dict[str, Any]]
+    request: HttpRequest,
+    calls: Calls,
+    pool: ThreadPoolExecutor,
+    action: Callable[[Cancel], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run ``action`` on a worker thread; if the client disconnects first, cancel it
+    """Run ``action`` on a thread of ``pool``; if the client disconnects first, cancel it
     (SIGINT: the command is interrupted) and wait for it to wind up."""
     cancel = Cancel()
     calls.add(cancel)
-    work = asyncio.ensure_future(asyncio.to_thread(action, cancel))
+    loop = asyncio.get_running_loop()
+    work = asyncio.ensure_future(loop.run_in_executor(pool, action, cancel))
     watch = asyncio.ensure_future(_disconnected(request))
     try:
         await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -158,7 +182,10 @@ def create_app(backend: Backend, gates: Gates, calls: Calls) -> ASGIApp:
             return _error(None, exc)
         try:
             document = await call_in_thread(
-                request, calls, lambda cancel: backend.handle(parsed, cancel)
+                request,
+                calls,
+                pools.for_action(parsed.action),
+                lambda cancel: backend.handle(parsed, cancel),
             )
         except BridgeError as exc:
             return _error(parsed.action, exc, parsed)
@@ -174,11 +201,12 @@ def create_app(backend: Backend, gates: Gates, calls: Calls) -> ASGIApp:
         return _json(*error_reply(None, code, "no such endpoint or method: GET /health and "
                                   "POST /v1/tmux are served."))  # fmt: skip
 
+    pools = Pools()
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="tmux-bridge-serve")
-        asyncio.get_running_loop().set_default_executor(pool)
         yield
+        pools.shutdown()
 
     app = Starlette(
         routes=[

@@ -49,13 +49,14 @@ class Gates(NamedTuple):
 # --- the token ---------------------------------------------------------------------------
 
 
-def load_token(path: str, create: bool) -> str:
+def load_token(path: str, create: bool, private_dir: str | None = None) -> str:
     """The token in file ``path``; when it does not exist and ``create``, a new random
-    one written there (mode 0600, its directory made private if it is the runtime
-    directory). Refuses a file that is a symlink, not ours, or open to other users.
-    Raises :class:`RuntimeDirError` with what to do."""
+    one written there (mode 0600; ``private_dir``, the runtime directory, is made or
+    checked to be ours and 0700 first). Refuses a file that is a symlink, not ours, or
+    open to other users. Raises :class:`RuntimeDirError` with what to do."""
+    if private_dir is not None:
+        ensure_private_dir(private_dir)
     if create and not os.path.exists(path):
-        ensure_private_dir(os.path.dirname(os.path.abspath(path)))
         with contextlib.suppress(FileExistsError):  # another server made it meanwhile
             write_private_file(path, (secrets.token_urlsafe(32) + "\n").encode())
     try:

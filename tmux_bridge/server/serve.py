@@ -95,8 +95,11 @@ def resolve_token(options: ServeOptions) -> _Token:
         return _Token(from_env, "the value of TMUX_BRIDGE_TOKEN")
     if options.mode == "stub" and options.token_file is None:
         return _Token(None, "none (stub mode runs nothing; set TMUX_BRIDGE_TOKEN to ask one)")
-    path = options.token_file or token_file(runtime_dir())
-    return _Token(load_token(path, create=True), f"in {path}")
+    if options.token_file is not None:
+        path = options.token_file
+        return _Token(load_token(path, create=True), f"in {path}")
+    path = token_file(runtime_dir())
+    return _Token(load_token(path, create=True, private_dir=runtime_dir()), f"in {path}")
 
 
 @contextlib.contextmanager
