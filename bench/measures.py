@@ -51,6 +51,7 @@ class Config:
     file_bytes: int  # the file written, read and cat'ed in the files measurement
     large_file_bytes: int  # a file only written and read, for the rate (0: none)
     large_file_runs: int
+    serve_requests: int  # requests before the server's RSS is read again
 
     @classmethod
     def make(cls, quick: bool, runs: int | None) -> Config:
@@ -70,6 +71,7 @@ class Config:
                 file_bytes=100_000,
                 large_file_bytes=0,
                 large_file_runs=0,
+                serve_requests=300,
             )
         return cls(
             quick=False,
@@ -85,6 +87,7 @@ class Config:
             file_bytes=1_000_000,
             large_file_bytes=100_000_000,
             large_file_runs=min(runs or 3, 3),
+            serve_requests=10_000,
         )
 
 
@@ -672,6 +675,261 @@ def panes(state: ShellState, cfg: Config) -> Outcome:
     ]
 
 
+# --- 9. the HTTP API --------------------------------------------------------------------
+
+SERVE_TOKEN = "bench-token-0123456789abcdef"
+SERVE_CLIENTS = 20  # concurrent clients in the load step
+SERVE_LOAD = 200  # requests they make in all
+
+
+class HttpServer:
+    """A ``tmux-bridge serve`` process on a free port of 127.0.0.1, for one pane's
+    session, with a keep-alive client."""
+
+    def __init__(self, pane: Pane) -> None:
+        import httpx
+
+        env = {**pane.env, "TMUX_BRIDGE_TOKEN": SERVE_TOKEN}
+        self.proc = subprocess.Popen(
+            [str(TMUX_BRIDGE), "serve", "--port", "0"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline().decode()
+        if "listening on http://" not in first:
+            self.stop()
+            raise BenchError(f"tmux-bridge serve did not start: {first!r}")
+        self.url = first.split("listening on ", 1)[1].strip()
+        headers = {"Authorization": f"Bearer {SERVE_TOKEN}"}
+        self.client = httpx.Client(base_url=self.url, headers=headers, timeout=SEND_TIMEOUT)
+
+    def post(self, fields: Mapping[str, object], client: object = None) -> dict[str, object]:
+        """One action; its reply. Raises :class:`BenchError` unless it is 200."""
+        import httpx
+
+        http = client if isinstance(client, httpx.Client) else self.client
+        response = http.post("/v1/tmux", json=dict(fields))
+        if response.status_code != 200:
+            raise BenchError(f"{fields} answered {response.status_code}: {response.text}")
+        reply: dict[str, object] = response.json()
+        return reply
+
+    def rss_mib(self) -> float:
+        """The server's resident set size now, in MiB (VmRSS)."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+        raise BenchError("no VmRSS for the server")
+
+    def stop(self) -> int:
+        """SIGTERM, then wait; the exit status."""
+        if hasattr(self, "client"):
+            self.client.close()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+        return self.proc.returncode
+
+
+def _timed_post(server: HttpServer, fields: Mapping[str, object], check: str) -> float:
+    """Seconds for one request on the keep-alive connection; ``check`` is the output
+    the reply must carry (``None``-like empty: any)."""
+    started = time.perf_counter()
+    reply = server.post(fields)
+    elapsed = time.perf_counter() - started
+    if check and reply.get("output") != check:
+        raise BenchError(f"{fields} gave {reply.get('output')!r}, not {check!r}")
+    return elapsed
+
+
+def _load(server: HttpServer, session: str) -> tuple[float, list[float], bool]:
+    """SERVE_LOAD requests from SERVE_CLIENTS clients at once, in turn ``run echo N``
+    (serialized by the pane's lock, as calls to one pane are), ``capture_pane``,
+    ``list_sessions`` and ``status``: seconds in all, each request's seconds, whether
+    every reply was right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    def one(c: httpx.Client, n: int) -> bool:
+        kind = n % 4
+        if kind == 0:
+            reply = c.post("/v1/tmux", json={"action": "run", "command": f"echo {n}"})
+            return reply.status_code == 200 and reply.json()["output"] == f"{n}\n"
+        if kind == 1:
+            fields = {"action": "capture_pane", "session": session, "lines": 5}
+            reply = c.post("/v1/tmux", json=fields)
+            return reply.status_code == 200 and "$" in reply.json()["output"]
+        if kind == 2:
+            reply = c.post("/v1/tmux", json={"action": "list_sessions"})
+            return reply.status_code == 200 and session in reply.json()["sessions"]
+        reply = c.post("/v1/tmux", json={"action": "status", "session": session})
+        return reply.status_code == 200 and reply.json()["metadata"]["running"] is True
+
+    def client_work(client_index: int) -> list[tuple[float, bool]]:
+        done = []
+        headers = {"Authorization": f"Bearer {SERVE_TOKEN}"}
+        with httpx.Client(base_url=server.url, headers=headers, timeout=SEND_TIMEOUT) as c:
+            for k in range(SERVE_LOAD // SERVE_CLIENTS):
+                started = time.perf_counter()
+                right = one(c, client_index * 1000 + client_index + k)
+                done.append((time.perf_counter() - started, right))
+        return done
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(SERVE_CLIENTS) as pool:
+        results = [r for part in pool.map(client_work, range(SERVE_CLIENTS)) for r in part]
+    return time.perf_counter() - started, [t for t, _ in results], all(ok for _, ok in results)
+
+
+def _percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def serve(state: ShellState, cfg: Config) -> Outcome:
+    """``tmux-bridge serve`` on the pane's tmux server: ``run`` of ``true`` over HTTP
+    (keep-alive) against the pane's own round trip, ``capture_pane`` against one ``tmux
+    capture-pane`` subprocess, 200 requests from 20 clients at once, and the server's
+    RSS idle, after that load and after ``serve_requests`` more."""
+    try:
+        import httpx  # noqa: F401  (the test extra installs it)
+    except ImportError:
+        return Skip("httpx is not installed (pip install -e '.[test]')")
+    pane = state.pane
+    server = HttpServer(pane)
+    try:
+        server.post({"action": "list_sessions"})
+        idle = server.rss_mib()
+        run_true = {"action": "run", "command": "true"}
+        capture = {"action": "capture_pane", "session": pane.session, "lines": 1}
+        steps: dict[str, Step] = {
+            "http": lambda: _timed_post(server, run_true, ""),
+            "pane": lambda: pane.round_trip("true"),
+            "capture_http": lambda: _timed_post(server, capture, ""),
+            "capture_tmux": lambda: _timed_tmux(pane, "capture-pane", "-p", "-t", pane.target),
+        }
+        s = interleaved(pane, steps, cfg.runs)
+        pane.wait_for_prompt()
+        total, latencies, right = _load(server, pane.session)
+        after_load = server.rss_mib()
+        _many(server, pane.session, cfg.serve_requests)
+        after_many = server.rss_mib()
+    finally:
+        status = server.stop()
+    if status != 0:
+        raise BenchError(f"tmux-bridge serve exited {status} on SIGTERM")
+    return _serve_metrics(
+        pane.shell, s, (total, latencies, right), (idle, after_load, after_many), cfg
+    )
+
+
+def _timed_tmux(pane: Pane, *args: str) -> float:
+    started = time.perf_counter()
+    pane.tmux(*args)
+    return time.perf_counter() - started
+
+
+def _many(server: HttpServer, session: str, count: int) -> None:
+    """``count`` cheap requests (capture_pane, list_sessions, status) from 4 clients."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    actions: list[dict[str, object]] = [
+        {"action": "capture_pane", "session": session, "lines": 20},
+        {"action": "list_sessions"},
+        {"action": "status", "session": session},
+    ]
+
+    def work(offset: int) -> None:
+        for i in range(offset, count, 4):
+            server.post(actions[i % len(actions)])
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(4)))
+
+
+def _serve_metrics(
+    shell: str,
+    s: dict[str, list[float]],
+    load: tuple[float, list[float], bool],
+    rss: tuple[float, float, float],
+    cfg: Config,
+) -> list[Metric]:
+    total, latencies, right = load
+    idle, after_load, after_many = rss
+    http = Metric("serve", shell, "run true over HTTP (keep-alive)", "ms", to_ms(s["http"]))
+    own = Metric("serve", shell, "pane round trip (send-keys + wait-for)", "ms", to_ms(s["pane"]))
+    cap = Metric("serve", shell, "capture_pane over HTTP", "ms", to_ms(s["capture_http"]))
+    tmux = Metric(
+        "serve", shell, "one tmux capture-pane subprocess", "ms", to_ms(s["capture_tmux"])
+    )
+    load_name = f"{SERVE_LOAD} requests, {SERVE_CLIENTS} clients"
+    rate = Metric(
+        "serve",
+        shell,
+        f"{load_name}: requests per second",
+        "req/s",
+        [len(latencies) / total],
+        derived=True,
+    )
+    p50 = Metric(
+        "serve",
+        shell,
+        f"{load_name}: p50",
+        "ms",
+        [_percentile(latencies, 0.5) * 1000],
+        derived=True,
+    )
+    p99 = Metric(
+        "serve",
+        shell,
+        f"{load_name}: p99",
+        "ms",
+        [_percentile(latencies, 0.99) * 1000],
+        derived=True,
+    )
+    rss_idle = Metric("serve", shell, "server RSS idle", "MiB", [idle], derived=True)
+    rss_load = Metric(
+        "serve", shell, f"server RSS after {SERVE_LOAD} requests", "MiB", [after_load], derived=True
+    )
+    rss_many = Metric(
+        "serve",
+        shell,
+        f"server RSS after {cfg.serve_requests} more",
+        "MiB",
+        [after_many],
+        derived=True,
+    )
+    return [
+        http,
+        own,
+        ratio("serve", shell, "run true over HTTP / pane round trip", http, own).at_most(3),
+        cap,
+        tmux,
+        ratio("serve", shell, "capture_pane over HTTP / tmux capture-pane", cap, tmux).at_most(2),
+        count_ok("serve", shell, f"{load_name}: all right", [right]),
+        rate,
+        p50,
+        p99,
+        rss_idle,
+        rss_load,
+        rss_many,
+        ratio(
+            "serve",
+            shell,
+            f"RSS after {cfg.serve_requests} more / after {SERVE_LOAD}",
+            rss_many,
+            rss_load,
+        ).at_most(1.2),
+    ]
+
+
 MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [
     ("latency", latency),
     ("throughput", throughput),
@@ -682,4 +940,5 @@ MEASUREMENTS: list[tuple[str, Callable[[ShellState, Config], Outcome]]] = [
     ("repl", repl),
     ("files", files),
     ("panes", panes),
+    ("serve", serve),
 ]

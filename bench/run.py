@@ -1,6 +1,6 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
-streaming, REPL, files and several panes, each in bash, zsh and fish panes of a private tmux
-server.
+streaming, REPL, files, several panes and the HTTP API (``tmux-bridge serve``), each in
+bash, zsh and fish panes of a private tmux server.
 
 Usage::
 

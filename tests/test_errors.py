@@ -43,8 +43,11 @@ from tmux_bridge.errors import (
     ReplNotOpen,
     RuntimeDirError,
     SessionClosed,
+    SessionExists,
     TmuxError,
     TmuxNotFound,
+    TmuxTimeout,
+    WaitTimeout,
     WriteFailed,
     exit_status,
 )
@@ -235,11 +238,15 @@ CODE_CASES = [
     CodeCase("file-changed", FileChanged, "file_changed", 125),
     CodeCase("edit-no-match", EditNoMatch, "edit_no_match", 125),
     CodeCase("edit-ambiguous", EditAmbiguous, "edit_ambiguous", 125),
+    CodeCase("tmux-timeout", TmuxTimeout, "tmux_timeout", 125),
+    CodeCase("session-exists", SessionExists, "session_exists", 125),
+    CodeCase("wait-timeout", WaitTimeout, "wait_timeout", 124),
 ]
 
 _EXAMPLES: dict[type[BridgeError], BridgeError] = {
     TmuxError: TmuxError(("tmux", "-L", "default", "kill-server"), 1, ""),
     TmuxNotFound: TmuxNotFound(),
+    TmuxTimeout: TmuxTimeout(("tmux", "-L", "default", "list-panes"), 10.0),
     NoBridgeSession: NoBridgeSession(),
     SessionClosed: SessionClosed(),
     Cancelled: Cancelled(signal.SIGINT),

@@ -24,7 +24,9 @@ CLIS = {
     "tmux_bridge.cli_common",
     "tmux_bridge.__main__",
 }
-SERVER_DEPENDENCIES = ["starlette", "uvicorn", "mcp", "websockets", "httpx", "anyio"]
+SERVER_DEPENDENCIES = [
+    "starlette", "uvicorn", "mcp", "websockets", "httpx", "anyio", "h11", "regex",
+]  # fmt: skip
 
 _REPORT = """\
 import importlib, sys
@@ -105,6 +107,15 @@ def test_the_core_does_not_import_click(module: str) -> None:
 
 def test_tmux_send_does_not_import_the_servers_dependencies() -> None:
     assert _loaded_after_import("tmux_bridge.send_cli", SERVER_DEPENDENCIES) == []
+
+
+def test_tmux_bridge_imports_the_servers_dependencies_only_for_serve() -> None:
+    assert _loaded_after_import("tmux_bridge.bridge_cli", SERVER_DEPENDENCIES) == []
+
+
+def test_the_check_sees_the_servers_dependencies_when_serve_is_imported() -> None:
+    loaded = _loaded_after_import("tmux_bridge.server.serve", SERVER_DEPENDENCIES)
+    assert {"starlette", "uvicorn"} <= set(loaded)
 
 
 def test_python_m_tmux_bridge_imports_bridge_cli_only_for_bridge() -> None:

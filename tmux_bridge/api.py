@@ -297,11 +297,52 @@ class Bridge:
             "type", shown, lambda: type_text(self.target, text, enter, allow_control)
         )
 
-    def screen(self, lines: int = 0) -> CallResult:
-        """The visible screen, or the last ``lines`` lines of history and screen."""
+    def screen(self, lines: int = 0, join_wrapped: bool = True) -> CallResult:
+        """The visible screen, or the last ``lines`` lines of history and screen; wrapped
+        lines joined unless ``join_wrapped`` is false."""
         from .keys import screen
 
-        return self._screen_call("screen", "", lambda: screen(self.target, lines), log=False)
+        return self._screen_call(
+            "screen", "", lambda: screen(self.target, lines, join_wrapped), log=False
+        )
+
+    def send_input(
+        self,
+        text: str | None = None,
+        keys: Sequence[str] = (),
+        enter: bool = False,
+        settle: bool = False,
+    ) -> CallResult:
+        """Type ``text`` literally (no control characters), then send the tmux key names
+        ``keys``, then Enter, to whatever is in front. Returns at once with an empty
+        ``screen``, or with ``settle`` once the screen settles (at most 2 s), with it.
+        Takes no lock."""
+        from .keys import send_input
+
+        mode: Mode = "type" if text else "keys"
+        shown = " ".join([*([text] if text else []), *keys, *(["<Enter>"] if enter else [])])
+        return self._screen_call(
+            mode, shown, lambda: send_input(self.target, text, keys, enter, settle)
+        )
+
+    def wait_for_screen(
+        self,
+        matches: Callable[[str], bool],
+        timeout: float,
+        lines: int = 0,
+        join_wrapped: bool = True,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """The screen (as :meth:`screen` gives it) once ``matches`` accepts it, looked at
+        every 0.1 s; :class:`~tmux_bridge.errors.WaitTimeout` after ``timeout`` seconds."""
+        from .keys import wait_for_screen
+
+        return self._screen_call(
+            "screen",
+            "",
+            lambda: wait_for_screen(self.target, matches, timeout, lines, join_wrapped, cancel),
+            log=False,
+        )
 
     def status(self) -> dict[str, Any]:
         """Whether the session runs, its shell, what is in front, the open REPL and a
@@ -309,6 +350,42 @@ class Bridge:
         from .status import bridge_status
 
         return bridge_status(self.target)
+
+    # --- sessions ----------------------------------------------------------------------
+
+    def sessions(self) -> list[str]:
+        """The sessions of the target's tmux server, sorted (empty when none runs)."""
+        from .bridge import list_sessions
+
+        return list_sessions(self.target.tmux)
+
+    def create_session(self, name: str, cwd: str) -> dict[str, Any]:
+        """Start session ``name`` (1-64 of ``A-Z a-z 0-9 _ -``) on the target's tmux
+        server, running the person's login shell in ``cwd`` (absolute, existing), with
+        the bridge pane's long scrollback, so the person can attach and watch. Returns
+        its name and the pane's id; logged for the person."""
+        from .bridge import new_session
+        from .pane import find_pane
+
+        try:
+            new_session(self.target, name, cwd)
+        except BridgeError as exc:
+            self._log_event("session_create", name, exc)
+            raise
+        self._log_event("session_create", name)
+        pane = find_pane(self.target.tmux, name, None).pane
+        return {"session": name, "pane": pane.pane_id, "target": pane.target, "cwd": cwd}
+
+    def kill_session(self, name: str) -> None:
+        """End session ``name`` and what runs in it; logged for the person."""
+        from .bridge import kill_session
+
+        try:
+            kill_session(self.target.tmux, name)
+        except BridgeError as exc:
+            self._log_event("session_kill", name, exc)
+            raise
+        self._log_event("session_kill", name)
 
     # --- several panes -----------------------------------------------------------------
 
@@ -479,6 +556,27 @@ class Bridge:
         }
         key = pane_dir_name(self.target.tmux, result.pane)
         update_pane(self.target.runtime_dir, key, {"last_command": last})
+
+    def _log_event(self, mode: str, name: str, error: BridgeError | None = None) -> None:
+        """A line in the audit log for what is no call in a pane (a session made or
+        ended through the API)."""
+        from .audit import record
+
+        record(
+            self.target.runtime_dir,
+            {
+                "id": None,
+                "mode": mode,
+                "pane": None,
+                "target": name,
+                "label": None,
+                "client": self.client,
+                "command": name,
+                "exit_status": error.exit_code if error else 0,
+                "error": str(error) if error else None,
+                "error_code": error.code if error else None,
+            },
+        )
 
     def _log_error(self, mode: Mode, command: str, error: BridgeError) -> None:
         if isinstance(error, NoBridgeSession):

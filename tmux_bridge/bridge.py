@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 
+from .errors import InvalidRequest, NoBridgeSession, SessionExists, TmuxError
 from .pane import PANE_MARKER_OPTION
 from .runtime import ensure_private_dir
 from .target import Target
-from .tmux import Tmux
+from .tmux import Tmux, is_no_server_error
 
 # Scrollback for the bridge pane. tmux reads history-limit only when a pane is created,
 # so it is in force before new-session runs (see create_session).
 HISTORY_LIMIT = 50000
+SAVED_HISTORY_LIMIT = "@tmux-bridge-saved-history-limit"  # the global value, while raised
 
 
 def user_shell() -> str:
@@ -42,7 +45,7 @@ def create_session(
     Starts the tmux server if none runs. Raises TmuxError when tmux refuses.
     """
     geometry = ["-x", str(size[0]), "-y", str(size[1])] if size else []
-    saved = "@tmux-bridge-saved-history-limit"
+    saved = SAVED_HISTORY_LIMIT
     tmux.run_all(
         ["set-option", "-gF", saved, "#{history-limit}"],
         ["set-option", "-g", "history-limit", str(HISTORY_LIMIT)],
@@ -53,6 +56,78 @@ def create_session(
         ["set-option", "-t", f"={name}:", "history-limit", str(HISTORY_LIMIT)],
         ["set-option", "-p", "-t", f"={name}:", PANE_MARKER_OPTION, "1"],
     )
+
+
+# Session names a client may give: tmux turns "." and ":" into "_" (so the session would
+# not have the name asked for) and reads them as window and pane separators in targets.
+SESSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def check_session_name(name: str) -> None:
+    """Raise :class:`InvalidRequest` unless ``name`` is 1-64 of ``A-Z a-z 0-9 _ -``,
+    starting with a letter or a digit."""
+    if not SESSION_NAME.fullmatch(name):
+        raise InvalidRequest(
+            f"invalid session name {name[:80]!r}: use 1-64 of A-Z a-z 0-9 _ -, starting "
+            "with a letter or a digit (tmux renames . and : and reads them as window and "
+            "pane separators)."
+        )
+
+
+def check_directory(path: str) -> None:
+    """Raise :class:`InvalidRequest` unless ``path`` is an absolute path to an existing
+    directory."""
+    if "\0" in path or not os.path.isabs(path):
+        raise InvalidRequest(f"the directory {path[:200]!r} is not an absolute path.")
+    if not os.path.isdir(path):
+        raise InvalidRequest(f"the directory {path[:200]!r} does not exist.")
+
+
+def list_sessions(tmux: Tmux) -> list[str]:
+    """The names of the sessions on the tmux server, sorted; empty when none runs."""
+    result = tmux.run("list-sessions", "-F", "#{session_name}", check=False)
+    if result.returncode != 0:
+        if is_no_server_error(result.stderr):
+            return []
+        raise TmuxError(result.argv, result.returncode, result.stderr)
+    return sorted(line for line in result.stdout.split("\n") if line)
+
+
+def new_session(target: Target, name: str, cwd: str) -> None:
+    """Create session ``name`` on the target's tmux server, running the person's login
+    shell in ``cwd``, with the bridge pane's options (see :func:`create_session`), so
+    the person can attach to it and tmux-send finds its pane. Raises
+    :class:`InvalidRequest` for a bad name or directory and :class:`SessionExists`
+    when the name is taken; starts the tmux server if none runs."""
+    check_session_name(name)
+    check_directory(cwd)
+    ensure_private_dir(target.runtime_dir)
+    taken = SessionExists(f"a session {name!r} already runs on this tmux server.")
+    if session_exists(target.tmux, name):
+        raise taken
+    try:
+        create_session(target.tmux, name, user_shell(), cwd, None)
+    except TmuxError as exc:
+        # new-session failed mid-chain: put back the history-limit it had raised
+        target.tmux.run_all(
+            ["set-option", "-gF", "history-limit", "#{" + SAVED_HISTORY_LIMIT + "}"],
+            ["set-option", "-gu", SAVED_HISTORY_LIMIT],
+            check=False,
+        )
+        if "duplicate session" in exc.stderr:
+            raise taken from None
+        raise
+
+
+def kill_session(tmux: Tmux, name: str) -> None:
+    """End session ``name`` and the programs in its panes (tmux hangs them up). Raises
+    :class:`NoBridgeSession` when there is no such session."""
+    check_session_name(name)
+    result = tmux.run("kill-session", "-t", f"={name}", check=False)
+    if result.returncode != 0:
+        if is_no_server_error(result.stderr):
+            raise NoBridgeSession(f"no session {name!r} on this tmux server.")
+        raise TmuxError(result.argv, result.returncode, result.stderr)
 
 
 def ensure_session(target: Target) -> bool:

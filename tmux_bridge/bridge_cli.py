@@ -31,6 +31,7 @@ Examples:
   tmux-bridge log --stats  # failures, timeouts, refusals, slowest commands
   tmux-bridge split --label db -- ssh db.example.com   # a second, labelled pane
   tmux-bridge panes    # every pane: target, label, shell, what is in front
+  tmux-bridge serve    # the HTTP API, for agents that reach you over HTTP
 
 \b
 Environment:
@@ -256,6 +257,137 @@ def _panes_line(entry: dict[str, Any]) -> str:
         f"{entry['shell'] or '?':<5} {where}{entry['user'] or '?'}@{entry['host']} {entry['cwd']}  "
         f"[{shown}]{done}{flight}"
     )
+
+
+SERVE_HELP = """Serve the HTTP API (the tmux bridge contract v1, plus exact command results)
+so that agents that are not processes on this machine (a browser add-in, a web app)
+can use your terminal.
+
+\b
+POST /v1/tmux takes one JSON action: list_sessions, create_session, send_keys,
+capture_pane, send_and_capture, kill_session (the contract), and run, start_repl,
+evaluate, close_repl, status, screen (results as tmux-send --json gives them). GET
+/health answers without a token (and says more with one). Sessions are made on
+your own tmux server (the one tmux-bridge uses), so you can attach and watch.
+
+\b
+Every request must come from this machine, name an allowed Host, come from an
+allowed Origin if it has one, and carry the token (Authorization: Bearer TOKEN):
+TMUX_BRIDGE_TOKEN, else the content of --token-file (default: token in the
+runtime directory, made with a random token, mode 0600, on first start).
+
+\b
+Examples:
+  tmux-bridge serve                                  # http://127.0.0.1:3337
+  TOKEN=$(cat /tmp/tmux-bridge-$USER/token)
+  curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+       -d '{"action":"run","command":"ls -la"}' http://127.0.0.1:3337/v1/tmux
+  tmux-bridge serve --uds /tmp/tmux-bridge-$USER/http.sock --no-token
+  tmux-bridge serve --mode stub                      # nothing runs: for client work
+  tmux-bridge serve --tls-cert localhost.pem --tls-key localhost-key.pem \\
+       --allowed-origins https://localhost:3000      # for a browser add-in
+
+\b
+Environment: TMUX_BRIDGE_MODE (--mode), TMUX_BRIDGE_TOKEN (the token),
+ALLOWED_ORIGINS (--allowed-origins), ALLOWED_HOSTS (--allowed-hosts).
+Ctrl-C or SIGTERM stops it: calls in flight are interrupted, their replies sent.
+"""
+
+
+def _list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    return tuple(item.strip() for item in (value or "").split(",") if item.strip())
+
+
+@cli.command(help=SERVE_HELP, context_settings={"max_content_width": 100})
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Loopback address to listen on (127.0.0.1, ::1, localhost).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=3337,
+    show_default=True,
+    help="TCP port (0: any free one, printed on start).",
+)
+@click.option(
+    "--uds", metavar="PATH", help="Listen on a Unix socket (made mode 0600) instead of TCP."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["tmux", "stub"]),
+    default="tmux",
+    envvar="TMUX_BRIDGE_MODE",
+    show_default=True,
+    help="tmux: your terminal; stub: an in-memory simulation that runs nothing.",
+)
+@click.option(
+    "--token-file",
+    metavar="PATH",
+    help="Read the token here (made with a random token when missing).",
+)
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="Ask no token; only with --uds (the socket's mode keeps others out).",
+)
+@click.option(
+    "--allowed-origins",
+    metavar="LIST",
+    envvar="ALLOWED_ORIGINS",
+    callback=_list,
+    help="Comma-separated browser origins let in, e.g. https://localhost:3000.",
+)
+@click.option(
+    "--allowed-hosts",
+    metavar="LIST",
+    envvar="ALLOWED_HOSTS",
+    callback=_list,
+    help="Comma-separated Host values let in (NAME:* for any port) "
+    "[default: 127.0.0.1:*,localhost:*,[::1]:*].",
+)
+@click.option(
+    "--tls-cert",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Serve HTTPS with this certificate (PEM), e.g. from mkcert.",
+)
+@click.option(
+    "--tls-key",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False),
+    help="The certificate's private key (PEM).",
+)
+@click.option(
+    "--socket",
+    "tmux_socket",
+    metavar="NAME|PATH",
+    help="The tmux server (a socket name or path; default: tmux-bridge's).",
+)
+@click.option(
+    "--tmux-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds a tmux command may take (then 504).",
+)
+def serve(**params: Any) -> int:
+    if not params["allowed_hosts"]:
+        params.pop("allowed_hosts")
+    params["socket"] = params.pop("tmux_socket")
+    try:
+        from .server.serve import ServeOptions, serve
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the server's dependencies are missing ({exc.name}); install tmux-bridge "
+            "with its server extra: pip install 'tmux-bridge[server]'."
+        ) from None
+    try:
+        return serve(ServeOptions(**params))
+    except OSError as exc:  # the port is taken, the socket's directory is missing ...
+        raise click.ClickException(f"cannot listen: {exc.strerror or exc}.") from None
 
 
 def main() -> None:

@@ -76,6 +76,23 @@ def _subcommand(argv: tuple[str, ...]) -> str:
     return words[0] if words else "?"
 
 
+class TmuxTimeout(TmuxError):
+    """A tmux command did not finish within the time its caller allowed (a stopped or
+    overloaded tmux server); the tmux client was killed."""
+
+    code = "tmux_timeout"
+
+    def __init__(self, argv: tuple[str, ...], seconds: float) -> None:
+        BridgeError.__init__(
+            self,
+            f"tmux {_subcommand(argv)} did not answer within {seconds:g} s; the tmux server "
+            "may be stopped or overloaded.",
+        )
+        self.argv = argv
+        self.returncode = -9
+        self.stderr = ""
+
+
 class TmuxNotFound(BridgeError):
     """No tmux executable on PATH."""
 
@@ -110,6 +127,12 @@ class LabelTaken(InvalidRequest):
     """Another pane already has the label."""
 
     code = "label_taken"
+
+
+class SessionExists(BridgeError):
+    """A session of that name already runs on the tmux server."""
+
+    code = "session_exists"
 
 
 class SessionClosed(BridgeError):
@@ -156,6 +179,14 @@ class LockTimeout(BridgeError):
     """Another call held the pane for longer than the overall time allowed us to wait."""
 
     code = "lock_timeout"
+
+
+class WaitTimeout(BridgeError):
+    """What was waited for on the screen did not show up in time. Exit 124, like the
+    other timeouts."""
+
+    code = "wait_timeout"
+    exit_code = EXIT_TIMEOUT
 
 
 class Cancelled(BridgeError):

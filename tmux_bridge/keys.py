@@ -9,10 +9,13 @@ than a person typing could (tmux commands are never chained from them).
 from __future__ import annotations
 
 import re
+import select
+import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from .errors import InvalidRequest
+from .cancel import Cancel
+from .errors import Cancelled, InvalidRequest, WaitTimeout
 from .pane import PaneInfo, capture_screen, find_pane
 from .rundir import PaneDir
 from .target import Target
@@ -21,6 +24,7 @@ SETTLE = 0.15  # seconds the screen must stay the same to count as settled
 UNCHANGED = 0.3  # seconds after which a screen that never changed counts as settled
 SETTLE_LIMIT = 2.0  # seconds to wait at most for it to settle
 MAX_KEYS = 200  # keys in one request
+POLL = 0.1  # seconds between two looks at the screen while waiting for something on it
 
 # tmux's key names (key-string.c), matched without regard to case, with C-, M- and S-
 # modifiers; any one character; ^X for a control key; 0xNN for a byte.
@@ -101,11 +105,71 @@ def type_text(
     return pane, settle(target, pane.pane_id, before)
 
 
-def screen(target: Target, lines: int = 0) -> tuple[PaneInfo, str]:
+def screen(target: Target, lines: int = 0, join: bool = True) -> tuple[PaneInfo, str]:
     """The visible screen, or the last ``lines`` lines of history and screen, as plain
-    text with wrapped lines joined and trailing blank lines dropped."""
+    text with wrapped lines joined (unless ``join`` is false) and trailing blank lines
+    dropped. One tmux call when the pane is its window's active pane."""
+    view = find_pane(target.tmux, target.session, target.pane, lines, join)
+    rows = view.screen
+    if rows is None:  # not the active pane: its screen did not come with the lookup
+        rows = capture_screen(target.tmux, view.pane.pane_id, lines, join)
+    return view.pane, _trim(rows)
+
+
+def send_input(
+    target: Target, text: str | None, keys: Sequence[str], enter: bool, wait: bool = False
+) -> tuple[PaneInfo, str]:
+    """Type ``text`` literally (no control characters), then send the tmux key names
+    ``keys``, then Enter if asked, to whatever is in front, in that order. Nothing is
+    sent unless every part is valid. With ``wait``, wait for the screen to settle (as
+    :func:`send_keys` does) and return it; else return at once with no screen."""
+    if text:
+        check_text(text, allow_control=False)
+    if keys:
+        check_keys(keys)
+    if not (text or keys or enter):
+        raise InvalidRequest("nothing to send: give text, keys or Enter.")
     pane = find_pane(target.tmux, target.session, target.pane).pane
-    return pane, _trim(capture_screen(target.tmux, pane.pane_id, history_lines=lines))
+    before = capture_screen(target.tmux, pane.pane_id) if wait else []
+    _mark_typed(target, pane)
+    commands = [["copy-mode", "-q", "-t", pane.pane_id]]
+    buffer = f"tmux-send-type-{pane.pid}-{time.monotonic_ns()}"
+    if text:
+        encoded = text.encode("utf-8", "surrogateescape")
+        target.tmux.run("load-buffer", "-b", buffer, "-", stdin=encoded)
+        commands.append(["paste-buffer", "-d", "-r", "-b", buffer, "-t", pane.pane_id])
+    if keys:
+        commands.append(["send-keys", "-t", pane.pane_id, *keys])
+    if enter:
+        commands.append(["send-keys", "-t", pane.pane_id, "Enter"])
+    target.tmux.run_all(*commands)
+    return pane, settle(target, pane.pane_id, before) if wait else ""
+
+
+def wait_for_screen(
+    target: Target,
+    matches: Callable[[str], bool],
+    timeout: float,
+    lines: int = 0,
+    join: bool = True,
+    cancel: Cancel | None = None,
+) -> tuple[PaneInfo, str]:
+    """Capture the pane (as :func:`screen` does) every POLL seconds until ``matches``
+    says yes; return it. Raises :class:`WaitTimeout` after ``timeout`` seconds, and
+    :class:`Cancelled` as soon as ``cancel`` fires. ``matches`` runs on this thread and
+    must bound its own time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pane, shown = screen(target, lines, join)
+        if matches(shown):
+            return pane, shown
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WaitTimeout(f"what was waited for did not show within {timeout:g} s.")
+        if cancel is None:
+            time.sleep(min(POLL, left))
+        elif select.select([cancel.fd], [], [], min(POLL, left))[0]:
+            raise Cancelled(cancel.signum or signal.SIGINT)
 
 
 def settle(target: Target, pane_id: str, before: list[str]) -> str:

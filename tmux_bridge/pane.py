@@ -117,21 +117,26 @@ def _parse(line: str) -> PaneInfo:
     )
 
 
-def find_pane(tmux: Tmux, session: str, pane: str | None) -> PaneView:
+def find_pane(
+    tmux: Tmux, session: str, pane: str | None, history_lines: int = 0, join: bool = False
+) -> PaneView:
     """The pane a target names, with its visible screen.
 
     ``pane`` ``None`` means the bridge pane of ``session``: the one tmux-bridge marked,
     else the active one. Otherwise a pane id (``%3``, found in one tmux call), a label,
     ``WINDOW.PANE`` in ``session`` or ``SESSION:WINDOW.PANE`` (see :func:`resolve_pane`).
+    ``history_lines`` adds that many rows of scrollback above the screen and ``join``
+    joins wrapped lines (``capture-pane -S -N -J``), in the same tmux call.
     Raises :class:`NoBridgeSession` when there is no such session or no tmux server at
     all, :class:`NoSuchPane` when a named pane does not exist.
     """
+    capture = _capture_args(history_lines, join)
     if pane is None:
-        return _find_bridge(tmux, session)
+        return _find_bridge(tmux, session, capture, history_lines > 0)
     pane_id = pane if pane.startswith("%") else resolve_pane(tmux, session, pane)
     result = tmux.run_all(
         ["display-message", "-p", "-t", pane_id, "-F", _FORMAT],
-        ["capture-pane", "-p", "-t", pane_id],
+        [*capture, "-t", pane_id],
         check=False,
     )
     if result.returncode != 0 or result.stdout.count("\t") < len(_FIELDS) - 1:
@@ -140,7 +145,24 @@ def find_pane(tmux: Tmux, session: str, pane: str | None) -> PaneView:
         raise NoSuchPane(_unknown(pane, list_places(tmux)))
     first, _, screen = result.stdout.partition("\n")
     info = _parse(first)
-    return PaneView(info, screen.split("\n")[: info.height])
+    return PaneView(info, _rows(screen.split("\n"), info.height, history_lines > 0))
+
+
+def _capture_args(history_lines: int, join: bool) -> list[str]:
+    args = ["capture-pane", "-p"]
+    if join:
+        args.append("-J")
+    if history_lines:
+        args += ["-S", str(-history_lines)]
+    return args
+
+
+def _rows(lines: list[str], height: int, history: bool) -> list[str]:
+    """The captured rows: the screen's ``height`` rows, or with history every row
+    (``lines`` is the capture split at newlines, so its last item is empty)."""
+    if history:
+        return lines[:-1] if lines and not lines[-1] else lines
+    return lines[:height]
 
 
 class Place(NamedTuple):
@@ -234,10 +256,10 @@ def _unknown(spec: str, places: list[Place]) -> str:
     )
 
 
-def _find_bridge(tmux: Tmux, session: str) -> PaneView:
+def _find_bridge(tmux: Tmux, session: str, capture: list[str], history: bool) -> PaneView:
     result = tmux.run_all(
         ["list-panes", "-s", "-t", f"={session}", "-F", _FORMAT],
-        ["capture-pane", "-p", "-t", f"={session}:"],
+        [*capture, "-t", f"={session}:"],
         check=False,
     )
     lines = result.stdout.split("\n")
@@ -252,7 +274,11 @@ def _find_bridge(tmux: Tmux, session: str) -> PaneView:
         (p for p in panes if p.active), panes[0]
     )
     screen_lines = [line for line in lines if line.count("\t") != len(_FIELDS) - 1]
-    screen = screen_lines[: pane.height] if pane.active and result.returncode == 0 else None
+    screen = (
+        _rows(screen_lines, pane.height, history)
+        if pane.active and result.returncode == 0
+        else None
+    )
     return PaneView(pane, screen)
 
 
@@ -264,13 +290,12 @@ def pane_state(tmux: Tmux, pane_id: str) -> PaneInfo | None:
     return _parse(result.stdout.rstrip("\n"))
 
 
-def capture_screen(tmux: Tmux, pane_id: str, history_lines: int = 0) -> list[str]:
+def capture_screen(
+    tmux: Tmux, pane_id: str, history_lines: int = 0, join: bool = True
+) -> list[str]:
     """The pane's visible rows (plus ``history_lines`` rows of scrollback), wrapped lines
-    joined. Empty when the pane is gone."""
-    args = ["capture-pane", "-p", "-J", "-t", pane_id]
-    if history_lines:
-        args += ["-S", str(-history_lines)]
-    result = tmux.run(*args, check=False)
+    joined unless ``join`` is false. Empty when the pane is gone."""
+    result = tmux.run(*_capture_args(history_lines, join), "-t", pane_id, check=False)
     return result.stdout.split("\n")[:-1] if result.returncode == 0 else []
 
 

@@ -26,11 +26,14 @@ class Target(NamedTuple):
     runtime_dir: str
 
     @classmethod
-    def from_env(cls, pane: str | None = None, socket: str | None = None) -> Target:
+    def from_env(
+        cls, pane: str | None = None, socket: str | None = None, timeout: float | None = None
+    ) -> Target:
         """Today's defaults: the default tmux server of ``$TMUX_TMPDIR`` (or ``socket``,
-        a name or a path), ``$TMUX_BRIDGE_SESSION``, ``$TMUX_BRIDGE_DIR``."""
+        a name or a path), ``$TMUX_BRIDGE_SESSION``, ``$TMUX_BRIDGE_DIR``. ``timeout``
+        bounds each tmux invocation (see :class:`Tmux`)."""
         path = socket if socket and "/" in socket else None
-        server = Tmux(socket_name=None if path else socket, socket_path=path)
+        server = Tmux(socket_name=None if path else socket, socket_path=path, timeout=timeout)
         return cls(server, session_name(), pane, runtime_dir())
 
     def with_pane(self, pane: str | None) -> Target:

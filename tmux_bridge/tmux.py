@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import select
+import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .errors import TmuxError, TmuxNotFound
+from .errors import TmuxError, TmuxNotFound, TmuxTimeout
 
 DEFAULT_SOCKET = "default"
 
@@ -56,15 +57,26 @@ def sequence(*commands: Sequence[str]) -> list[str]:
 
 
 class Tmux:
-    """One tmux server, named by socket name (``-L``) or socket path (``-S``)."""
+    """One tmux server, named by socket name (``-L``) or socket path (``-S``).
 
-    __slots__ = ("socket_args",)
+    ``timeout`` (seconds) bounds every tmux invocation: one that has not finished by
+    then is killed and :class:`TmuxTimeout` raised. ``None`` (tmux-send's choice) waits
+    as long as tmux takes; a server that must keep answering sets one.
+    """
 
-    def __init__(self, socket_name: str | None = None, socket_path: str | None = None) -> None:
+    __slots__ = ("socket_args", "timeout")
+
+    def __init__(
+        self,
+        socket_name: str | None = None,
+        socket_path: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
         if socket_path:
             self.socket_args: tuple[str, str] = ("-S", socket_path)
         else:
             self.socket_args = ("-L", socket_name or DEFAULT_SOCKET)
+        self.timeout = timeout
 
     def __repr__(self) -> str:
         return f"Tmux({self.socket_args[0]} {self.socket_args[1]})"
@@ -96,10 +108,11 @@ class Tmux:
         """Run one tmux command (or a chain made with :func:`sequence`) and wait for it.
 
         Blocks until tmux exits (about 2 ms). Raises :class:`TmuxNotFound` when tmux is
-        not installed, and :class:`TmuxError` naming the subcommand when tmux exits
-        non-zero and ``check`` is true.
+        not installed, :class:`TmuxTimeout` when it runs past the server's ``timeout``,
+        and :class:`TmuxError` naming the subcommand when tmux exits non-zero and
+        ``check`` is true.
         """
-        result = _spawn(tuple(self.argv(*args)), stdin)
+        result = _spawn(tuple(self.argv(*args)), stdin, self.timeout)
         if check and result.returncode != 0:
             raise TmuxError(result.argv, result.returncode, result.stderr)
         return result
@@ -111,7 +124,7 @@ class Tmux:
         return self.run(*sequence(*commands), check=check, stdin=stdin)
 
 
-def _spawn(argv: tuple[str, ...], stdin: bytes | None) -> TmuxResult:
+def _spawn(argv: tuple[str, ...], stdin: bytes | None, timeout: float | None) -> TmuxResult:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     in_r, in_w = os.pipe()
@@ -131,7 +144,12 @@ def _spawn(argv: tuple[str, ...], stdin: bytes | None) -> TmuxResult:
     if stdin:
         write_all(in_w, stdin)
     os.close(in_w)
-    out, err = _collect(out_r, err_r)
+    try:
+        out, err = _collect(out_r, err_r, timeout)
+    except TimeoutError:
+        os.kill(pid, 9)  # SIGKILL: a stopped server leaves its client stuck too
+        os.waitpid(pid, 0)
+        raise TmuxTimeout(argv, timeout or 0.0) from None
     _, wait_status = os.waitpid(pid, 0)
     return TmuxResult(
         argv,
@@ -141,15 +159,23 @@ def _spawn(argv: tuple[str, ...], stdin: bytes | None) -> TmuxResult:
     )
 
 
-def _collect(out_r: int, err_r: int) -> tuple[bytes, bytes]:
-    """Read both pipes to their end, without either one's buffer filling up."""
+def _collect(out_r: int, err_r: int, timeout: float | None = None) -> tuple[bytes, bytes]:
+    """Read both pipes to their end, without either one's buffer filling up. Raises
+    TimeoutError (both pipes closed) when they are still open after ``timeout`` s."""
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
     poller = select.poll()
     for fd in chunks:
         poller.register(fd, select.POLLIN)
     open_fds = set(chunks)
+    deadline = None if timeout is None else time.monotonic() + timeout
     while open_fds:
-        for fd, _event in poller.poll():
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0) * 1000
+        events = poller.poll(wait)
+        if not events and deadline is not None and time.monotonic() >= deadline:
+            for fd in open_fds:
+                os.close(fd)
+            raise TimeoutError
+        for fd, _event in events:
             data = os.read(fd, 65536)
             if data:
                 chunks[fd].append(data)

@@ -1,0 +1,219 @@
+"""The Starlette application: ``GET /health`` and ``POST /v1/tmux``, behind the gates.
+
+Each action runs on a worker thread with its own :class:`~tmux_bridge.cancel.Cancel`,
+which fires when the client disconnects (the command is interrupted as by Ctrl-C) or
+when the server is stopped (:meth:`Calls.cancel_all`, from the signal handler).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .. import __version__
+from ..cancel import Cancel
+from ..errors import BridgeError, InvalidRequest
+from .actions import error_metadata
+from .contract import ACTIONS, MAX_BODY, Request, error_reply, parse_request
+from .security import AUTHORIZED, ASGIApp, GateMiddleware, Gates
+
+# Actions that may wait long (a command, a REPL, wait_for) get their own threads, so that
+# however many of them wait (on a pane's lock, say), the quick ones (keys to answer a
+# prompt, a capture) still find a thread.
+SLOW_ACTIONS = frozenset({"run", "start_repl", "evaluate", "close_repl", "send_and_capture"})
+SLOW_WORKERS = 32
+QUICK_WORKERS = 8
+LOG = logging.getLogger("tmux_bridge.server")
+MESSAGES = {  # for errors raised without a message of their own
+    "no_bridge": "no such session on the tmux server; list_sessions shows those that run, "
+    "create_session makes one.",
+    "cancelled": "the call was cancelled (the server is stopping) before anything was typed.",
+}
+
+
+class Backend(Protocol):
+    """What tmux mode and stub mode both provide."""
+
+    mode: str
+
+    def handle(self, request: Request, cancel: Cancel) -> dict[str, Any]: ...
+
+    def health(self) -> dict[str, Any]: ...
+
+
+class Calls:
+    """The cancellations of the calls in flight, so a stopping server interrupts them
+    all. :meth:`cancel_all` is safe in a signal handler (it only writes to pipes)."""
+
+    def __init__(self) -> None:
+        self._cancels: set[Cancel] = set()
+        self._lock = threading.Lock()
+        self.stopping: int | None = None  # the signal that stops the server
+
+    def add(self, cancel: Cancel) -> None:
+        with self._lock:
+            self._cancels.add(cancel)
+        if self.stopping is not None:
+            cancel.cancel(self.stopping)
+
+    def discard(self, cancel: Cancel) -> None:
+        with self._lock:
+            self._cancels.discard(cancel)
+
+    def cancel_all(self, signum: int) -> None:
+        self.stopping = signum
+        for cancel in list(self._cancels):  # no lock: may run inside add() on this thread
+            cancel.cancel(signum)
+
+    def __len__(self) -> int:
+        return len(self._cancels)
+
+
+async def _disconnected(request: HttpRequest) -> None:
+    """Return once the client has gone (the body was read before)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+class Pools:
+    """The worker threads: one pool for slow actions, one for quick ones."""
+
+    def __init__(self) -> None:
+        self.slow = ThreadPoolExecutor(SLOW_WORKERS, thread_name_prefix="tmux-bridge-slow")
+        self.quick = ThreadPoolExecutor(QUICK_WORKERS, thread_name_prefix="tmux-bridge-quick")
+
+    def for_action(self, action: str) -> ThreadPoolExecutor:
+        return self.slow if action in SLOW_ACTIONS else self.quick
+
+    def shutdown(self) -> None:
+        self.slow.shutdown(wait=False)
+        self.quick.shutdown(wait=False)
+
+
+async def call_in_thread(
+    request: HttpRequest,
+    calls: Calls,
+    pool: ThreadPoolExecutor,
+    action: Callable[[Cancel], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run ``action`` on a thread of ``pool``; if the client disconnects first, cancel it
+    (SIGINT: the command is interrupted) and wait for it to wind up."""
+    cancel = Cancel()
+    calls.add(cancel)
+    loop = asyncio.get_running_loop()
+    work = asyncio.ensure_future(loop.run_in_executor(pool, action, cancel))
+    watch = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            cancel.cancel(signal.SIGINT)
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:  # the server gave up waiting (a forced stop)
+        cancel.cancel(signal.SIGTERM)
+        raise
+    finally:
+        watch.cancel()
+        calls.discard(cancel)
+        if work.done():  # else the thread still polls its pipe: leave it open
+            cancel.close()
+
+
+async def read_body(request: HttpRequest) -> bytes:
+    """The body, at most MAX_BODY bytes; :class:`_TooLarge` past that (also when
+    ``Content-Length`` says so, before reading)."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY:
+        raise _TooLarge()
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise _TooLarge()
+    return bytes(body)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _json(status: int, document: dict[str, Any]) -> Response:
+    return JSONResponse(document, status_code=status)
+
+
+def _error(action: str | None, error: BridgeError, request: Request | None = None) -> Response:
+    message = str(error) or MESSAGES.get(error.code, error.render())
+    metadata = error_metadata(request, error) if request is not None else {}
+    return _json(*error_reply(action, error.code, message, metadata))
+
+
+def create_app(backend: Backend, gates: Gates, calls: Calls) -> ASGIApp:
+    """The application, wrapped in the gates."""
+
+    async def health(request: HttpRequest) -> Response:
+        document: dict[str, Any] = {"ok": True}
+        if request.scope.get(AUTHORIZED):
+            document.update(mode=backend.mode, version=__version__, actions=list(ACTIONS))
+            document.update(backend.health())
+        return _json(200, document)
+
+    async def tmux(request: HttpRequest) -> Response:
+        content_type = request.headers.get("content-type", "")
+        if content_type.split(";")[0].strip().lower() != "application/json":
+            error = InvalidRequest("send the request as JSON (Content-Type: application/json).")
+            return _error(None, error)
+        try:
+            parsed = parse_request(await read_body(request))
+        except _TooLarge:
+            message = f"the request body is larger than {MAX_BODY} bytes."
+            return _json(*error_reply(None, "body_too_large", message))
+        except BridgeError as exc:
+            return _error(None, exc)
+        try:
+            document = await call_in_thread(
+                request,
+                calls,
+                pools.for_action(parsed.action),
+                lambda cancel: backend.handle(parsed, cancel),
+            )
+        except BridgeError as exc:
+            return _error(parsed.action, exc, parsed)
+        except Exception:
+            LOG.exception("action %s failed", parsed.action)
+            message = "the server failed; its log says why."
+            return _json(*error_reply(parsed.action, "internal_error", message))
+        return _json(200, document)
+
+    async def http_error(_request: HttpRequest, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "internal_error")
+        return _json(*error_reply(None, code, "no such endpoint or method: GET /health and "
+                                  "POST /v1/tmux are served."))  # fmt: skip
+
+    pools = Pools()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        pools.shutdown()
+
+    app = Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/tmux", tmux, methods=["POST"]),
+        ],
+        exception_handlers={404: http_error, 405: http_error},
+        lifespan=lifespan,
+    )
+    return GateMiddleware(app, gates)

@@ -1,0 +1,323 @@
+"""The HTTP contract v1 and what this server adds to it: the request's fields and their
+bounds, what each action requires, the reply, and the one table of HTTP statuses.
+
+Everything a client sends is checked here before any action runs, the same way in
+tmux and stub mode; the rules of the core (session names, directories, key names,
+literal text) are the core's own functions, called here early so that both modes refuse
+alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ..bridge import check_directory, check_session_name
+from ..errors import InvalidRequest
+from ..keys import MAX_KEYS, check_keys, check_text
+
+CONTRACT_ACTIONS = (
+    "list_sessions",
+    "create_session",
+    "send_keys",
+    "capture_pane",
+    "send_and_capture",
+    "kill_session",
+)
+EXTRA_ACTIONS = ("run", "start_repl", "evaluate", "close_repl", "status", "screen")
+ACTIONS = CONTRACT_ACTIONS + EXTRA_ACTIONS
+
+MAX_BODY = 256 * 1024  # bytes of one request body
+MAX_TEXT = 8000  # characters of literal input
+MAX_COMMAND = 128 * 1024  # characters of a command or of REPL code
+MAX_WORDS = 1000  # words of a command given as a list
+MAX_WAIT_FOR = 256  # characters of the wait_for regex
+MAX_PANE = 128  # characters of a pane target
+MAX_NAME = 64  # characters of a REPL name
+MAX_PATH = 4096  # characters of a directory
+LINES = (1, 5000)
+DEFAULT_LINES = 200
+TIMEOUT_MS = (100, 120_000)
+DEFAULT_WAIT_MS = 5000  # send_and_capture's wait for wait_for
+MAX_TIME_MS = (100, 3_600_000)
+REGEX_TIME = 0.1  # seconds one search of the screen for wait_for may take
+
+# Every error code (the core's and the gates') -> the HTTP status of its reply.
+HTTP_STATUS: dict[str, int] = {
+    "invalid_request": 400,
+    "label_taken": 400,
+    "ambiguous_pane": 400,
+    "repl_error": 400,
+    "unauthorized": 401,
+    "forbidden_peer": 403,
+    "forbidden_host": 403,
+    "forbidden_origin": 403,
+    "not_found": 404,
+    "no_bridge": 404,
+    "no_such_pane": 404,
+    "session_closed": 404,
+    "method_not_allowed": 405,
+    "wait_timeout": 408,
+    "session_exists": 409,
+    "pane_not_ready": 409,
+    "pane_busy": 409,
+    "pane_not_at_prompt": 409,
+    "half_typed_line": 409,
+    "lock_timeout": 409,
+    "repl_not_open": 409,
+    "repl_mismatch": 409,
+    "pane_piped": 409,
+    # files through the pane (not actions of the HTTP API yet; the table covers every code)
+    "file_not_found": 404,
+    "edit_no_match": 409,
+    "edit_ambiguous": 409,
+    "file_changed": 409,
+    "file_too_large": 413,
+    "file_error": 500,
+    "read_failed": 500,
+    "write_failed": 500,
+    "checksum_mismatch": 500,
+    "no_checksum_tool": 500,
+    "body_too_large": 413,
+    "bridge_error": 500,
+    "runtime_dir_unsafe": 500,
+    "internal_error": 500,
+    "cancelled": 503,
+    "tmux_failed": 504,
+    "tmux_timeout": 504,
+    "tmux_not_found": 504,
+}
+
+
+def http_status(code: str) -> int:
+    """The HTTP status for an error code (500 for a code the table does not know)."""
+    return HTTP_STATUS.get(code, 500)
+
+
+class Request(NamedTuple):
+    """One validated request. Absent fields are ``None`` (or empty, or false)."""
+
+    action: str
+    session: str | None = None
+    pane: str | None = None
+    cwd: str | None = None
+    text: str | None = None
+    keys: tuple[str, ...] = ()
+    enter: bool = False
+    lines: int | None = None
+    wait_for: str | None = None
+    timeout_ms: int | None = None
+    join_wrapped: bool | None = None
+    command: str | tuple[str, ...] | None = None
+    max_time_ms: int | None = None
+    raw: bool = False
+    name: str | None = None
+    code: str | None = None
+
+
+Parser = Callable[[str, Any], Any]
+
+
+def _string(limit: int) -> Parser:
+    def parse(name: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise InvalidRequest(f"{name} must be a string.")
+        if len(value) > limit:
+            raise InvalidRequest(f"{name} is too long: {len(value)} characters, at most {limit}.")
+        if "\0" in value:
+            raise InvalidRequest(f"{name} holds a NUL character.")
+        return value
+
+    return parse
+
+
+def _integer(low: int, high: int) -> Parser:
+    def parse(name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidRequest(f"{name} must be an integer.")
+        if not low <= value <= high:
+            raise InvalidRequest(f"{name} must be between {low} and {high}; got {value}.")
+        return value
+
+    return parse
+
+
+def _boolean(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidRequest(f"{name} must be true or false.")
+    return value
+
+
+def _session(name: str, value: Any) -> str:
+    session: str = _string(MAX_NAME + 16)(name, value)
+    check_session_name(session)
+    return session
+
+
+def _cwd(name: str, value: Any) -> str:
+    path: str = _string(MAX_PATH)(name, value)
+    check_directory(path)
+    return path
+
+
+def _text(name: str, value: Any) -> str:
+    text: str = _string(MAX_TEXT)(name, value)
+    check_text(text, allow_control=False)
+    return text
+
+
+def _keys(name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(key, str) for key in value):
+        raise InvalidRequest(f"{name} must be a list of key names (strings).")
+    if len(value) > MAX_KEYS:
+        raise InvalidRequest(f"{name} holds {len(value)} keys; at most {MAX_KEYS}.")
+    keys = tuple(key for key in value if key)
+    if keys:
+        check_keys(keys)
+    return keys
+
+
+def _command(name: str, value: Any) -> str | tuple[str, ...]:
+    if isinstance(value, str):
+        text: str = _string(MAX_COMMAND)(name, value)
+        return text
+    if not isinstance(value, list) or not value or len(value) > MAX_WORDS:
+        raise InvalidRequest(
+            f"{name} must be shell code (a string) or a command and its arguments (a list "
+            f"of 1-{MAX_WORDS} strings)."
+        )
+    words = tuple(_string(MAX_COMMAND)(name, word) for word in value)
+    if sum(len(word) + 1 for word in words) > MAX_COMMAND:
+        raise InvalidRequest(f"{name} is too long: at most {MAX_COMMAND} characters in all.")
+    return words
+
+
+def _wait_for(name: str, value: Any) -> str:
+    pattern: str = _string(MAX_WAIT_FOR)(name, value)
+    screen_matcher(pattern)  # compiles it: a bad pattern is refused now
+    return pattern
+
+
+FIELDS: dict[str, Parser] = {
+    "session": _session,
+    "pane": _string(MAX_PANE),
+    "cwd": _cwd,
+    "text": _text,
+    "keys": _keys,
+    "enter": _boolean,
+    "lines": _integer(*LINES),
+    "wait_for": _wait_for,
+    "timeout_ms": _integer(*TIMEOUT_MS),
+    "join_wrapped": _boolean,
+    "command": _command,
+    "max_time_ms": _integer(*MAX_TIME_MS),
+    "raw": _boolean,
+    "name": _string(MAX_NAME),
+    "code": _string(MAX_COMMAND),
+}
+
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "capture_pane": ("session",),
+    "kill_session": ("session",),
+    "send_keys": ("session",),
+    "send_and_capture": ("session",),
+    "run": ("command",),
+    "start_repl": ("name", "command"),
+    "evaluate": ("name", "code"),
+}
+
+
+def parse_request(body: bytes) -> Request:
+    """The request in ``body`` (JSON), checked field by field and against what its
+    action requires. ``null`` and ``""`` count as absent. Raises
+    :class:`InvalidRequest` naming the first problem; nothing has run then."""
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        raise InvalidRequest("the body is not valid JSON.") from None
+    if not isinstance(payload, dict):
+        raise InvalidRequest("the body must be a JSON object with an action.")
+    action = payload.get("action")
+    if not isinstance(action, str) or action not in ACTIONS:
+        shown = repr(action)[:80]
+        raise InvalidRequest(f"unknown action {shown}; the actions are {', '.join(ACTIONS)}.")
+    unknown = sorted(set(payload) - set(FIELDS) - {"action"})
+    if unknown:
+        raise InvalidRequest(
+            f"unknown fields: {', '.join(repr(name[:40]) for name in unknown[:5])}; the "
+            f"fields are action, {', '.join(FIELDS)}."
+        )
+    values = {
+        name: FIELDS[name](name, value)
+        for name, value in payload.items()
+        if name != "action" and value is not None and value != ""
+    }
+    request = Request(action=action, **values)
+    _check_required(request, values)
+    return request
+
+
+def _check_required(request: Request, given: dict[str, Any]) -> None:
+    missing = [name for name in REQUIRED.get(request.action, ()) if name not in given]
+    if missing:
+        raise InvalidRequest(f"{request.action} requires {' and '.join(missing)}.")
+    if request.action in ("send_keys", "send_and_capture") and not (
+        request.text or request.keys or request.enter
+    ):
+        raise InvalidRequest(f"{request.action} requires at least one of text, keys or enter=true.")
+
+
+def screen_matcher(pattern: str) -> Callable[[str], bool]:
+    """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) that gives
+    up after REGEX_TIME seconds, so that no pattern can hold a thread: a search that
+    runs out of time raises :class:`InvalidRequest`. Raises it too for a pattern that
+    does not compile."""
+    import regex  # the one module whose searches can be given a time limit
+
+    try:
+        compiled = regex.compile(pattern, regex.MULTILINE)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise InvalidRequest(f"wait_for is not a valid regular expression: {exc}.") from None
+
+    def matches(text: str) -> bool:
+        try:
+            return compiled.search(text, timeout=REGEX_TIME, concurrent=True) is not None
+        except TimeoutError:
+            raise InvalidRequest(
+                f"wait_for took more than {REGEX_TIME:g} s to search the screen once (it "
+                "backtracks without end); use a simpler pattern."
+            ) from None
+
+    return matches
+
+
+def reply(
+    action: str,
+    *,
+    session: str | None = None,
+    sessions: list[str] | None = None,
+    output: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A successful reply: ``ok``, ``action`` and the optional fields that are set."""
+    document: dict[str, Any] = {"ok": True, "action": action}
+    if session is not None:
+        document["session"] = session
+    if sessions is not None:
+        document["sessions"] = sessions
+    if output is not None:
+        document["output"] = output
+    if metadata is not None:
+        document["metadata"] = metadata
+    return document
+
+
+def error_reply(
+    action: str | None, code: str, message: str, metadata: dict[str, Any] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and reply of an error: ``ok`` false, the message, and the error's
+    stable code in ``metadata.error_code``."""
+    document: dict[str, Any] = {"ok": False, "action": action, "error": message}
+    document["metadata"] = {"error_code": code, **(metadata or {})}
+    return http_status(code), document

@@ -1,0 +1,254 @@
+"""The gates every request passes before any action runs, and the token.
+
+In order: the peer must be on loopback (TCP; a Unix socket is guarded by its mode
+0600), ``Host`` must be an allowed host (against DNS rebinding: a web page whose name
+now points at 127.0.0.1 still sends its own name), an ``Origin``, when there is one,
+must be an allowed origin (browsers always send it on cross-origin requests and cannot
+forge it; native clients such as curl send none), and the bearer token must match,
+compared in constant time. CORS headers go only to allowed origins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import stat
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, NamedTuple
+
+from ..errors import RuntimeDirError
+from ..runtime import ensure_private_dir, write_private_file
+from .contract import error_reply
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+DEFAULT_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+TOKEN_FILE = "token"
+AUTHORIZED = "tmux_bridge.authorized"  # scope key: the request carried the right token
+PUBLIC_PATHS = ("/health",)  # answered without a token (with less in them)
+
+
+class Gates(NamedTuple):
+    """What the gates let through. ``token`` ``None`` means no token is asked for
+    (stub mode without one, or ``--no-token`` on a private Unix socket)."""
+
+    token: str | None
+    allowed_hosts: tuple[str, ...] = DEFAULT_HOSTS
+    allowed_origins: tuple[str, ...] = ()
+    unix_socket: bool = False
+
+
+# --- the token ---------------------------------------------------------------------------
+
+
+def load_token(path: str, create: bool, private_dir: str | None = None) -> str:
+    """The token in file ``path``; when it does not exist and ``create``, a new random
+    one written there (mode 0600; ``private_dir``, the runtime directory, is made or
+    checked to be ours and 0700 first). Refuses a file that is a symlink, not ours, or
+    open to other users. Raises :class:`RuntimeDirError` with what to do."""
+    if private_dir is not None:
+        ensure_private_dir(private_dir)
+    if create and not os.path.exists(path):
+        with contextlib.suppress(FileExistsError):  # another server made it meanwhile
+            write_private_file(path, (secrets.token_urlsafe(32) + "\n").encode())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise RuntimeDirError(f"cannot read the token file {path}: {exc.strerror}.") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            raise RuntimeDirError(f"refusing the token file {path}: not a file of yours.")
+        if info.st_mode & 0o077:
+            raise RuntimeDirError(
+                f"refusing the token file {path}: other users may read it (mode "
+                f"{stat.S_IMODE(info.st_mode):04o}). Run `chmod 600 {path}` or remove it."
+            )
+        token = file.read(4096).decode("utf-8", "replace").strip()
+    if len(token) < 16:
+        raise RuntimeDirError(f"the token in {path} is shorter than 16 characters.")
+    return token
+
+
+def token_file(runtime_dir: str) -> str:
+    """The default token file: ``token`` in the runtime directory."""
+    return os.path.join(runtime_dir, TOKEN_FILE)
+
+
+# --- the checks (pure) -------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """Whether an address is on loopback (127.0.0.0/8, ::1, or IPv4-mapped 127.x)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def host_allowed(host: str, allowed: Sequence[str]) -> bool:
+    """Whether a ``Host`` header names an allowed host: ``NAME:*`` allows NAME with any
+    port (or none), anything else must match exactly; case does not matter."""
+    host = host.strip().lower()
+    for pattern in allowed:
+        pattern = pattern.strip().lower()
+        if pattern.endswith(":*"):
+            name = pattern[:-2]
+            port = host[len(name) + 1 :]
+            if host == name or (host.startswith(name + ":") and port.isdigit()):
+                return True
+        elif host == pattern:
+            return True
+    return False
+
+
+def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
+    """Whether an ``Origin`` is one of the allowed origins (scheme://host[:port])."""
+    return origin.strip().lower().rstrip("/") in {o.strip().lower().rstrip("/") for o in allowed}
+
+
+def token_matches(header: str | None, token: str) -> bool:
+    """Whether an ``Authorization`` header is ``Bearer TOKEN`` (the scheme's case does
+    not matter, as in RFC 9110); the token is compared in constant time."""
+    scheme, _, given = (header or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode("latin-1"), token.encode("utf-8"))
+
+
+def refusal(scope: Scope, gates: Gates) -> tuple[str, str] | None:
+    """Why the request in ``scope`` is refused (an error code and a sentence), or
+    ``None``. The token is checked last, and only where the path needs it."""
+    headers = _headers(scope)
+    client = scope.get("client")
+    if not gates.unix_socket and (client is None or not is_loopback(str(client[0]))):
+        return "forbidden_peer", "requests are taken from this machine (loopback) only."
+    host = headers.get("host")
+    if host is None or not host_allowed(host, gates.allowed_hosts):
+        return (
+            "forbidden_host",
+            f"the Host {str(host)[:100]!r} is not an allowed host; start the server with "
+            "--allowed-hosts to allow it.",
+        )
+    origin = headers.get("origin")
+    if origin is not None and not origin_allowed(origin, gates.allowed_origins):
+        return (
+            "forbidden_origin",
+            f"the origin {origin[:100]!r} is not allowed; start the server with "
+            "--allowed-origins to allow it.",
+        )
+    # a preflight carries no token (and runs nothing); /health tells less without one,
+    # but a token given there must be right, so that a client can check its token
+    needed = scope.get("path") not in PUBLIC_PATHS or "authorization" in headers
+    if (
+        gates.token is not None
+        and needed
+        and scope.get("method") != "OPTIONS"
+        and not token_matches(headers.get("authorization"), gates.token)
+    ):
+        return "unauthorized", _TOKEN_HELP
+    return None
+
+
+_TOKEN_HELP = (
+    "a valid token is required: send the header Authorization: Bearer TOKEN, with the "
+    "token the server printed where to find when it started."
+)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers, names lower-cased; for a repeated header, the first."""
+    found: dict[str, str] = {}
+    for name, value in scope.get("headers", ()):
+        found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    return found
+
+
+# --- the middleware ----------------------------------------------------------------------
+
+
+class GateMiddleware:
+    """ASGI middleware: refuses what :func:`refusal` refuses before the app sees it,
+    answers CORS preflights for allowed origins, and marks requests that carried the
+    right token (``scope[AUTHORIZED]``) for ``/health``."""
+
+    def __init__(self, app: ASGIApp, gates: Gates) -> None:
+        self.app = app
+        self.gates = gates
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no WebSockets here
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        reason = refusal(scope, self.gates)
+        if reason is not None:
+            await _respond(send, *error_reply(None, *reason), _cors(scope, self.gates))
+            return
+        headers = _headers(scope)
+        scope[AUTHORIZED] = self.gates.token is None or token_matches(
+            headers.get("authorization"), self.gates.token
+        )
+        cors = _cors(scope, self.gates)
+        if scope["method"] == "OPTIONS" and cors:
+            await _respond(send, 204, None, cors + _preflight(headers))
+            return
+        await self.app(scope, receive, _with_headers(send, cors))
+
+
+def _cors(scope: Scope, gates: Gates) -> list[tuple[bytes, bytes]]:
+    """CORS headers for an allowed origin; none otherwise."""
+    origin = _headers(scope).get("origin")
+    if origin is None or not origin_allowed(origin, gates.allowed_origins):
+        return []
+    return [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+
+
+def _preflight(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    extra = [
+        (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+        (b"access-control-allow-headers", b"Authorization, Content-Type"),
+        (b"access-control-max-age", b"600"),
+    ]
+    if headers.get("access-control-request-private-network") == "true":
+        extra.append((b"access-control-allow-private-network", b"true"))  # Chrome's PNA
+    return extra
+
+
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    if not extra:
+        return send
+
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message.get("headers", []), *extra]
+        await send(message)
+
+    return wrapped
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    document: dict[str, Any] | None,
+    extra: list[tuple[bytes, bytes]],
+) -> None:
+    body = b"" if document is None else json.dumps(document, separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers + extra})
+    await send({"type": "http.response.body", "body": body})

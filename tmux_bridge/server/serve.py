@@ -1,0 +1,256 @@
+"""Running the server: the listening socket, the token, uvicorn, and a clean stop.
+
+The socket is bound here, not by uvicorn: a Unix socket is created with mode 0600 from
+the start (uvicorn would make it 0666), and a TCP port of 0 is known before the banner
+is printed. SIGINT, SIGTERM and SIGHUP stop the server: the calls in flight are
+cancelled first (their commands interrupted as by Ctrl-C), the replies are sent, the
+socket file is removed, and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+import signal
+import socket
+import stat
+import sys
+from collections.abc import Iterator
+from types import FrameType
+from typing import NamedTuple
+
+import uvicorn
+
+from ..errors import InvalidRequest, RuntimeDirError
+from ..runtime import runtime_dir, session_name
+from ..target import Target
+from .app import Backend, Calls, create_app
+from .security import DEFAULT_HOSTS, Gates, load_token, token_file
+
+GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class ServeOptions(NamedTuple):
+    """What ``tmux-bridge serve`` was asked for (see its --help)."""
+
+    host: str = "127.0.0.1"
+    port: int = 3337
+    uds: str | None = None
+    mode: str = "tmux"
+    token_file: str | None = None
+    no_token: bool = False
+    allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = DEFAULT_HOSTS
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    socket: str | None = None  # the tmux server's socket name or path
+    tmux_timeout: float = 10.0
+
+
+class _Token(NamedTuple):
+    value: str | None
+    where: str  # how a client gets it, for the banner
+
+
+def check_options(options: ServeOptions) -> None:
+    """Refuse what cannot be served safely; raises :class:`InvalidRequest`."""
+    if options.uds is None and not _loopback_host(options.host):
+        raise InvalidRequest(
+            f"--host {options.host} is not a loopback address; the server takes requests "
+            "from this machine only (127.0.0.1, ::1 or localhost)."
+        )
+    if options.no_token and options.uds is None:
+        raise InvalidRequest(
+            "--no-token needs --uds: on a TCP port any user of this machine could run "
+            "commands as you; a Unix socket of mode 0600 lets only you connect."
+        )
+    if options.no_token and (options.token_file or os.environ.get("TMUX_BRIDGE_TOKEN")):
+        raise InvalidRequest("--no-token goes without --token-file and TMUX_BRIDGE_TOKEN.")
+    if (options.tls_cert is None) != (options.tls_key is None):
+        raise InvalidRequest("--tls-cert and --tls-key go together.")
+    if any(host.strip() in ("*", "*:*") for host in options.allowed_hosts):
+        raise InvalidRequest("--allowed-hosts '*' would let any web site in (DNS rebinding).")
+
+
+def _loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(options: ServeOptions) -> _Token:
+    """``TMUX_BRIDGE_TOKEN``, else the token file's (made in tmux mode when missing),
+    else none (``--no-token``, or stub mode without a file asked for)."""
+    if options.no_token:
+        return _Token(None, f"none (only you can connect to {options.uds}, mode 0600)")
+    from_env = os.environ.get("TMUX_BRIDGE_TOKEN", "").strip()
+    if from_env:
+        if len(from_env) < 16:
+            raise RuntimeDirError("TMUX_BRIDGE_TOKEN must be at least 16 characters long.")
+        return _Token(from_env, "the value of TMUX_BRIDGE_TOKEN")
+    if options.mode == "stub" and options.token_file is None:
+        return _Token(None, "none (stub mode runs nothing; set TMUX_BRIDGE_TOKEN to ask one)")
+    if options.token_file is not None:
+        path = options.token_file
+        return _Token(load_token(path, create=True), f"in {path}")
+    path = token_file(runtime_dir())
+    return _Token(load_token(path, create=True, private_dir=runtime_dir()), f"in {path}")
+
+
+@contextlib.contextmanager
+def listening(options: ServeOptions) -> Iterator[socket.socket]:
+    """The bound, listening socket; a Unix socket file is removed afterwards."""
+    if options.uds is None:
+        with _tcp_socket(options) as sock:
+            yield sock
+        return
+    path = options.uds
+    _clear_stale_socket(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # the file is 0600 from its first moment
+    try:
+        sock.bind(path)
+    finally:
+        os.umask(old_umask)
+    try:
+        info = os.lstat(path)
+        if stat.S_IMODE(info.st_mode) & 0o077 or info.st_uid != os.geteuid():
+            raise RuntimeDirError(f"the socket {path} is not private (mode 0600, yours).")
+        sock.listen(256)
+        with sock:
+            yield sock
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def _tcp_socket(options: ServeOptions) -> socket.socket:
+    """A listening TCP socket. Made with IPPROTO_TCP named, so that asyncio sets
+    TCP_NODELAY on the connections it accepts (it checks the protocol number): without
+    it, a reply written in two pieces waits out the client's delayed ACK, 40 ms."""
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET
+    host = "127.0.0.1" if options.host == "localhost" else options.host
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, options.port))
+        sock.listen(256)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _clear_stale_socket(path: str) -> None:
+    """Remove a socket file nobody listens on (a killed server's); refuse anything else
+    in the way."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(info.st_mode):
+        raise RuntimeDirError(f"{path} exists and is not a socket; choose another --uds path.")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:
+        os.unlink(path)
+        return
+    finally:
+        probe.close()
+    raise RuntimeDirError(f"another server listens on {path}.")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopping our way: cancel the calls in flight at the first
+    signal, and exit normally afterwards (uvicorn would re-raise the signal)."""
+
+    def __init__(self, config: uvicorn.Config, calls: Calls) -> None:
+        super().__init__(config)
+        self.calls = calls
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        previous = {signum: signal.signal(signum, self.handle_exit) for signum in SIGNALS}
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.calls.cancel_all(sig)
+        super().handle_exit(sig, frame)
+
+
+def make_backend(options: ServeOptions) -> Backend:
+    if options.mode == "stub":
+        from .stub import StubBackend
+
+        return StubBackend(session_name())
+    from .actions import TmuxBackend
+
+    return TmuxBackend(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
+
+
+def banner(options: ServeOptions, sock: socket.socket, token: _Token) -> str:
+    """What the person reads on start: where, which mode, how to get the token."""
+    scheme = "https" if options.tls_cert else "http"
+    if options.uds is not None:
+        where = f"{scheme} on the Unix socket {options.uds}"
+        curl = f"curl --unix-socket {options.uds} {scheme}://localhost/health"
+    else:
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        where = f"{scheme}://{shown}:{port}"
+        curl = f"curl {where}/health"
+    tmux = "simulated (nothing runs)" if options.mode == "stub" else "your own tmux server"
+    if token.value is not None:
+        header = '-H "Authorization: Bearer $TOKEN" '
+        curl = curl.replace("curl ", f"curl {header}", 1)
+    lines = [
+        f"tmux-bridge serve: listening on {where}",
+        f"  mode:    {options.mode} ({tmux})",
+        f"  token:   {token.where}",
+        f"  try:     {curl}",
+        "  stop:    Ctrl-C",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def serve(options: ServeOptions) -> int:
+    """Serve until stopped; the process's exit status (0 after a requested stop)."""
+    check_options(options)
+    token = resolve_token(options)
+    gates = Gates(
+        token.value, options.allowed_hosts, options.allowed_origins, options.uds is not None
+    )
+    calls = Calls()
+    app = create_app(make_backend(options), gates, calls)
+    with listening(options) as sock:
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            http="h11",
+            ws="none",
+            loop="asyncio",
+            proxy_headers=False,
+            server_header=False,
+            timeout_graceful_shutdown=int(GRACE),
+            ssl_certfile=options.tls_cert,
+            ssl_keyfile=options.tls_key,
+        )
+        server = _Server(config, calls)
+        sys.stdout.write(banner(options, sock, token))
+        sys.stdout.flush()
+        server.run(sockets=[sock])
+    print("tmux-bridge serve: stopped.", flush=True)
+    return 0
