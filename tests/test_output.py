@@ -11,6 +11,7 @@ from typing import NamedTuple
 import pytest
 
 from tmux_bridge.output import MAX_HELD_LINE, SentinelScanner, TerminalText, clean, render_line
+from tmux_bridge.pipestream import repl_part
 
 
 class LineCase(NamedTuple):
@@ -378,3 +379,24 @@ BODY_CASES = [
 @pytest.mark.parametrize("case", BODY_CASES, ids=[c.test_id for c in BODY_CASES])
 def test_sentinel_body(case: BodyCase) -> None:
     assert _scan([b"x", PREFIX + case.body + END]) == (b"x", case.expected)
+
+
+# --- what a REPL printed, once it has exited ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("after_exit", "printed"),
+    [
+        # SIGKILL: bash's report of the signal, the start call's marker, the prompt
+        (b"Killed\r\n___TMUXSEND_END_9d41e86be5 137___\r\n$ ", b""),
+        (b"last words\r\nKilled\r\n___TMUXSEND_END_9d41e86be5 137___\r\n$ ", b"last words\r\n"),
+        (b"zsh: killed     python3 -q\r\n___TMUXSEND_END_0123456789 137___\r\n", b""),
+        # a REPL that quit by itself: no report, every line before the marker is its own
+        (b"bye\r\n___TMUXSEND_END_0123456789 0___\r\n$ ", b"bye\r\n"),
+        (b"bye\r\n___TMUXSEND_END_0123456789 3___\r\n$ ", b"bye\r\n"),
+        # the marker not (yet) there: all of it
+        (b"still printing\r\n", b"still printing\r\n"),
+    ],
+)
+def test_what_a_repl_printed_before_its_shell_took_over(after_exit: bytes, printed: bytes) -> None:
+    assert repl_part(after_exit) == printed

@@ -153,7 +153,7 @@ class PaneStream:
         cap = 0.1 if not clock.running else float("inf")  # look for the prompt coming back
         for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), cap)):
             if fd == pidfd:
-                self._drain(relay, scanner, collect)
+                self._drain_after_exit(relay, scanner, collect)
                 if collect is None:
                     self._emit_stream(scanner.flush())
                 return True
@@ -208,6 +208,21 @@ class PaneStream:
                 self._emit_stream(output)
         return got
 
+    def _drain_after_exit(
+        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None
+    ) -> None:
+        """The rest of the stream once the REPL has exited: what it printed last (still
+        on its way through tmux), without what its shell printed after it (a report of
+        the signal that killed it, the end marker of the call that started it, the
+        prompt)."""
+        output = scanner.feed(repl_part(read_until_end_marker(relay, EXIT_READ_LIMIT)))
+        if not output:
+            return
+        if collect is not None:
+            collect.append(output)
+        else:
+            self._emit_stream(output)
+
     def _emit_stream(self, output: bytes) -> None:
         """Output of the stream: cleaned (the text keeps the unfinished line, a prompt,
         for :meth:`pending`), or passed on raw."""
@@ -260,3 +275,39 @@ class PaneStream:
         """The program in the pane's foreground: the shell's newest child in that group
         started since this call began (fish keeps older helpers in its own group)."""
         return procfs.foreground_child(self.pane.pid, tpgid, self.started_ticks)
+
+
+# How long to read on after the REPL exited, for the end marker its shell prints.
+EXIT_READ_LIMIT = 1.0
+# The end marker of a command-mode call (the one that started the REPL), with its status.
+_RUNNER_END = re.compile(rb"___TMUXSEND_END_[0-9a-f]{10} (\d+)___")
+
+
+def read_until_end_marker(relay: Relay, limit: float) -> bytes:
+    """What the relay gets until a command's end marker has come (or ``limit`` seconds)."""
+    data = b""
+    deadline = time.monotonic() + limit
+    while not _RUNNER_END.search(data):
+        chunk = relay.read()
+        if chunk is not None:
+            data += chunk
+            continue
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        select.select([relay.master], [], [], remaining)
+    return data
+
+
+def repl_part(data: bytes) -> bytes:
+    """The bytes of ``data`` the REPL printed: those before the end marker of the call
+    that started it, less the line before that marker when the status says a signal
+    killed the REPL (bash, zsh and fish report the signal on a line of their own)."""
+    end = _RUNNER_END.search(data)
+    if end is None:
+        return data
+    head = data[: end.start()]
+    if int(end.group(1)) > 128:
+        lines = head.rstrip(b"\r\n").rsplit(b"\n", 1)
+        head = lines[0] + b"\n" if len(lines) == 2 else b""
+    return head
