@@ -201,9 +201,11 @@ def _pane_line(info: dict[str, Any]) -> str:
 @click.argument("name", required=False)
 @click.option("--clear", is_flag=True, help="Remove the pane's label.")
 def label(pane: str, name: str | None, clear: bool) -> int:
-    """Label pane TARGET as NAME (1-40 of A-Z a-z 0-9 _ . -, unique on the tmux server),
-    so tmux-send -p NAME reaches it. The label is kept on the pane itself (tmux shows it
-    as #{@tmux-bridge-label}) and survives restarts of tmux-bridge."""
+    """Label pane TARGET as NAME, so that tmux-send -p NAME reaches it.
+
+    NAME is 1-40 of A-Z a-z 0-9 _ . - and unique on the tmux server. The label is kept
+    on the pane itself (tmux shows it as #{@tmux-bridge-label}) and survives restarts of
+    tmux-bridge."""
     from .api import Bridge
 
     if clear == (name is not None):

@@ -42,6 +42,8 @@ REPL mode keeps an interpreter open in the pane between calls: --repl NAME
 starts it (COMMAND is the shell command) and then evaluates COMMAND as code
 in it; stdout is what the REPL printed in response; --close quits it.
 With --keys, the arguments are tmux key names instead of a command.
+Every mode takes -p TARGET for another pane: a label (tmux-bridge label),
+a pane id (%3), WINDOW.PANE or SESSION:WINDOW.PANE.
 
 \b
 --check runs nothing: it says which pane and shell would run COMMAND,
