@@ -390,6 +390,55 @@ def serve(**params: Any) -> int:
         raise click.ClickException(f"cannot listen: {exc.strerror or exc}.") from None
 
 
+MCP_HELP = """Serve the bridge to an MCP client (Claude Code, Codex, Cursor, VS Code, Zed)
+on stdin and stdout: the client starts this command itself.
+
+\b
+Tools: run, start_repl, evaluate, close_repl, send_keys, type_text,
+read_screen, status, list_panes, pane_info, read_file, write_file, edit_file
+(--list-tools describes them). Each returns the document tmux-send --json
+prints; run and evaluate send their output as progress while they work, and a
+cancelled call is interrupted as by Ctrl-C. Every call is in your audit log
+(tmux-bridge log) under the client's name.
+
+\b
+Examples:
+  claude mcp add tmux-bridge -- tmux-bridge mcp
+  claude mcp add tmux-bridge-ro -- tmux-bridge mcp --readonly
+  tmux-bridge mcp --list-tools
+"""
+
+
+@cli.command(help=MCP_HELP, context_settings={"max_content_width": 100})
+@click.option(
+    "--readonly",
+    is_flag=True,
+    help="Serve only the tools that change nothing: read_screen, status, list_panes, "
+    "pane_info, read_file.",
+)
+@click.option(
+    "--socket",
+    "tmux_socket",
+    metavar="NAME|PATH",
+    help="The tmux server (a socket name or path; default: tmux-bridge's).",
+)
+@click.option("--list-tools", is_flag=True, help="Print the tools as a Markdown table and exit.")
+def mcp(readonly: bool, tmux_socket: str | None, list_tools: bool) -> int:
+    if list_tools:
+        from .mcp.texts import tool_table
+
+        click.echo(tool_table(readonly), nl=False)
+        return 0
+    try:
+        from .mcp.server import main as serve_mcp
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server's dependencies are missing ({exc.name}); install tmux-bridge "
+            "with its mcp extra: pip install 'tmux-bridge[mcp]'."
+        ) from None
+    return serve_mcp(Target.from_env(socket=tmux_socket), readonly)
+
+
 def main() -> None:
     """Console-script entry point."""
     code = run_cli(cli)
