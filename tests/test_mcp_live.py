@@ -40,7 +40,7 @@ class Progress:
         self.seen: list[tuple[float, float, str]] = []
         self.started = anyio.Event()
 
-    async def __call__(self, progress: float, _total: float | None, message: str | None) -> None:
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         self.seen.append((time.monotonic(), progress, message or ""))
         if "started" in (message or ""):
             self.started.set()
