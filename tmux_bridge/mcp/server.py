@@ -1,13 +1,18 @@
 """Building the MCP server (the SDK's ``MCPServer``) and serving it on stdio.
 
-``tmux-bridge mcp`` serves stdio: a client starts it as a subprocess. SIGINT, SIGTERM
-and SIGHUP stop it after interrupting the calls in flight (as Ctrl-C would); a client
-that closes its end interrupts what it started (the SDK cancels its requests).
+``tmux-bridge mcp`` serves stdio: a client starts it as a subprocess. A client that
+closes its end interrupts what it started (the SDK cancels its requests, and each tool
+waits for its command to be interrupted). SIGINT, SIGTERM and SIGHUP interrupt the calls
+in flight (as Ctrl-C would), wait for them to end, and exit 0 at once: the SDK reads
+stdin on a thread that nothing can cancel while the client keeps it open.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -21,6 +26,7 @@ from .tools import Tools
 
 NAME = "tmux-bridge"
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
 
 
 def build_server(base: Target, readonly: bool = False, calls: Calls | None = None) -> MCPServer:
@@ -55,19 +61,24 @@ async def serve_stdio(base: Target, readonly: bool = False) -> None:
     server = build_server(base, readonly, calls)
     try:
         async with anyio.create_task_group() as group:
-
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(*SIGNALS) as received:
-                    async for signum in received:
-                        calls.cancel_all(signum)
-                        group.cancel_scope.cancel()
-                        return
-
-            group.start_soon(stop_on_signal)
+            group.start_soon(_stop_on_signal, calls)
             await server.run_stdio_async()
             group.cancel_scope.cancel()
     finally:
         calls.pool.shutdown(wait=True)
+
+
+async def _stop_on_signal(calls: Calls) -> None:
+    """At the first signal, interrupt the calls in flight, wait until they are over
+    (polled, at most :data:`GRACE` seconds), and exit 0."""
+    with anyio.open_signal_receiver(*SIGNALS) as received:
+        async for signum in received:
+            calls.cancel_all(signum)
+            deadline = time.monotonic() + GRACE
+            while len(calls) and time.monotonic() < deadline:
+                await anyio.sleep(0.02)
+            sys.stderr.flush()
+            os._exit(0)
 
 
 def main(base: Target, readonly: bool = False) -> int:
