@@ -32,6 +32,7 @@ Examples:
   tmux-bridge split --label db -- ssh db.example.com   # a second, labelled pane
   tmux-bridge panes    # every pane: target, label, shell, what is in front
   tmux-bridge serve    # the HTTP API, for agents that reach you over HTTP
+  tmux-bridge mcp      # the MCP server an agent client starts (Claude Code, Codex)
 
 \b
 Environment:
@@ -269,6 +270,8 @@ capture_pane, send_and_capture, kill_session (the contract), and run, start_repl
 evaluate, close_repl, status, screen (results as tmux-send --json gives them). GET
 /health answers without a token (and says more with one). Sessions are made on
 your own tmux server (the one tmux-bridge uses), so you can attach and watch.
+In tmux mode, with the mcp extra installed, /mcp serves the tools of tmux-bridge
+mcp over Streamable HTTP, behind the same gates.
 
 \b
 Every request must come from this machine, name an allowed Host, come from an
