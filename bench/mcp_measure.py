@@ -1,6 +1,7 @@
 """The MCP server's measurement (issue 14): ``run`` of ``true`` through the SDK's
 in-memory client and through a ``tmux-bridge mcp`` stdio subprocess, each against the
-pane's own round trip; how soon the first line a command prints reaches the client as
+pane's own round trip and against the same call of the facade in this process (what the
+MCP face itself adds); how soon the first line a command prints reaches the client as
 progress; and the stdio server's idle RSS.
 
 The clients live on one asyncio loop on a thread of their own, so the steps stay plain
@@ -49,6 +50,7 @@ class Clients:
         self.pane, self.loop = pane, loop
         self.memory: Any = None
         self.stdio: Any = None
+        self.facade: Any = None  # the api.Bridge the in-memory server calls
         self._ready = threading.Event()
         self._done: asyncio.Event | None = None
         self._held = asyncio.run_coroutine_threadsafe(self._hold(), loop.loop)
@@ -59,6 +61,7 @@ class Clients:
     async def _hold(self) -> None:
         from mcp import Client, StdioServerParameters
 
+        from tmux_bridge.api import Bridge
         from tmux_bridge.mcp.server import build_server
         from tmux_bridge.target import Target
         from tmux_bridge.tmux import Tmux
@@ -67,6 +70,7 @@ class Clients:
         socket = Path(env["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}" / "default"
         target = Target(Tmux(socket_path=str(socket)), self.pane.session, None,
                         env["TMUX_BRIDGE_DIR"])  # fmt: skip
+        self.facade = Bridge(target, "bench")
         params = StdioServerParameters(command=str(TMUX_BRIDGE), args=["mcp"], env=dict(env))
         self._done = asyncio.Event()
         async with (
@@ -88,6 +92,15 @@ class Clients:
             return elapsed
 
         return self.loop.run(one())
+
+    def timed_facade(self) -> float:
+        """Seconds for ``Bridge.run("true")`` here, no MCP; it must have exited 0."""
+        started = time.perf_counter()
+        result = self.facade.run("true")
+        elapsed = time.perf_counter() - started
+        if result.exit_status != 0:
+            raise BenchError(f"Bridge.run('true') exited {result.exit_status}")
+        return float(elapsed)
 
     def first_line_delay(self, client: Any) -> float:
         """Seconds from the shell printing a line (its own clock, ``date +%s.%N``) to the
@@ -149,6 +162,7 @@ def mcp(state: ShellState, cfg: Config) -> Outcome:
         steps: dict[str, Step] = {
             "memory": lambda: clients.timed_run(clients.memory),
             "stdio": lambda: clients.timed_run(clients.stdio),
+            "facade": clients.timed_facade,
             "pane": lambda: pane.round_trip("true"),
         }
         s = interleaved(pane, steps, cfg.runs)
@@ -165,6 +179,7 @@ def _metrics(
     memory = Metric("mcp", shell, "run true, in-memory client", "ms", to_ms(s["memory"]))
     stdio = Metric("mcp", shell, "run true, stdio client", "ms", to_ms(s["stdio"]))
     own = Metric("mcp", shell, "pane round trip (send-keys + wait-for)", "ms", to_ms(s["pane"]))
+    facade = Metric("mcp", shell, "Bridge.run('true') in process", "ms", to_ms(s["facade"]))
     arrival = Metric(
         "mcp", shell, "first printed line -> progress (stdio)", "ms", to_ms(first)
     ).at_most(50)
@@ -172,7 +187,9 @@ def _metrics(
         memory,
         stdio,
         own,
+        facade,
         ratio("mcp", shell, "run true in memory / pane round trip", memory, own).at_most(2),
+        ratio("mcp", shell, "run true in memory / Bridge.run in process", memory, facade),
         ratio("mcp", shell, "run true over stdio / pane round trip", stdio, own).at_most(3),
         arrival,
         Metric("mcp", shell, "tmux-bridge mcp RSS idle", "MiB", [idle], derived=True),
