@@ -139,3 +139,12 @@ def test_a_stopping_server_interrupts_an_mcp_call_in_flight(pane: Pane, server: 
     wait_until(lambda: at_prompt(pane), "the prompt")
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.base_url + "/health", timeout=5)
+
+
+def test_no_mcp_leaves_mcp_out(pane: Pane) -> None:
+    with running(pane.env, "--no-mcp") as server:
+        assert any("mcp:     not served (--no-mcp)" in line for line in server.banner)
+        with server.client(headers=MCP_HEADERS) as http:
+            answer = http.post("/mcp", json=INITIALIZE)
+            assert answer.status_code == 404, answer.text
+            assert http.get("/health").json()["mcp"] is None

@@ -376,6 +376,7 @@ def _list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     show_default=True,
     help="Seconds a tmux command may take (then 504).",
 )
+@click.option("--no-mcp", is_flag=True, help="Do not serve /mcp (the MCP SDK is not loaded).")
 def serve(**params: Any) -> int:
     if not params["allowed_hosts"]:
         params.pop("allowed_hosts")

@@ -47,6 +47,7 @@ class ServeOptions(NamedTuple):
     tls_key: str | None = None
     socket: str | None = None  # the tmux server's socket name or path
     tmux_timeout: float = 10.0
+    no_mcp: bool = False  # leave /mcp out (the SDK is not loaded)
 
 
 class _Token(NamedTuple):
@@ -202,7 +203,7 @@ def make_backend(options: ServeOptions) -> Backend:
 def make_mcp(options: ServeOptions) -> McpMount | None:
     """The MCP server at ``/mcp``, in tmux mode when its SDK is installed (the ``mcp``
     extra); ``None`` otherwise."""
-    if options.mode == "stub":
+    if options.mode == "stub" or options.no_mcp:
         return None
     try:
         from ..mcp.http import streamable_http
@@ -233,6 +234,8 @@ def banner(
         mcp_line = f"  mcp:     {served} (Streamable HTTP, the same token)"
     elif options.mode == "stub":
         mcp_line = "  mcp:     not in stub mode"
+    elif options.no_mcp:
+        mcp_line = "  mcp:     not served (--no-mcp)"
     else:
         mcp_line = "  mcp:     not served (pip install 'tmux-bridge[mcp]')"
     lines = [
