@@ -148,3 +148,32 @@ def test_no_mcp_leaves_mcp_out(pane: Pane) -> None:
             answer = http.post("/mcp", json=INITIALIZE)
             assert answer.status_code == 404, answer.text
             assert http.get("/health").json()["mcp"] is None
+
+
+def test_a_client_that_ends_its_session_interrupts_what_it_started(
+    pane: Pane, server: Server
+) -> None:
+    """Over Streamable HTTP a dropped connection is no cancellation (the spec: the
+    request may be resumed); ending the session (DELETE, as a closing client does) is."""
+    with server.client(headers=MCP_HEADERS) as http:
+        answer = http.post("/mcp", json=INITIALIZE)
+        session = {"mcp-session-id": answer.headers["mcp-session-id"],
+                   "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+        http.post("/mcp", headers=session, json={"jsonrpc": "2.0",
+                  "method": "notifications/initialized"})  # fmt: skip
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "run", "arguments": {"command": SLEEPER}}}  # fmt: skip
+        with (
+            server.client(headers={**MCP_HEADERS, **session}) as caller,
+            caller.stream("POST", "/mcp", json=call),
+        ):
+            pane.wait_for(lambda: pane.foreground() == "sleep", "the command to run")
+        # the connection is gone; the command runs on
+        assert pane.foreground() == "sleep" and read(str(pane.runtime), None) == []
+        assert http.delete("/mcp", headers=session).status_code == 200
+    pane.wait_for(lambda: at_prompt(pane), "the prompt", timeout=1.0)
+    pane.wait_for(lambda: read(str(pane.runtime), None) != [], "the call's log entry")
+    entries = read(str(pane.runtime), None)
+    assert [(e["client"], e["command"], e["exit_status"]) for e in entries] == [
+        ("forger", SLEEPER, 130)
+    ]
