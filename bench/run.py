@@ -1,5 +1,6 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
-streaming, REPL, files, several panes and the HTTP API (``tmux-bridge serve``), each in
+streaming, REPL, files, several panes, the HTTP API (``tmux-bridge serve``) and the MCP
+server (``tmux-bridge mcp``, issue 14), each in
 bash, zsh and fish panes of a private tmux server.
 
 Usage::
@@ -29,11 +30,14 @@ from types import FrameType
 from typing import Any
 
 from machine import describe, load_average
-from measures import MEASUREMENTS, Config, Outcome, ShellState, Skip
+from mcp_measure import mcp
+from measures import MEASUREMENTS as BASE_MEASUREMENTS
+from measures import Config, Outcome, ShellState, Skip
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
+MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp)]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
 

@@ -298,6 +298,10 @@ def test_guide() -> None:
     guide = _guide()
     for words in ("tmux-bridge", "--timeout", "--keys", "--type", "--screen", "--repl", "125"):
         assert words in guide
+    from tmux_bridge.mcp.texts import TOOL_NAMES
+
+    tools = " ".join(guide.split("## As MCP tools", 1)[1].split())
+    assert all(f" {name}," in tools or f" {name}." in tools for name in TOOL_NAMES)
 
 
 def _guide_pagers() -> list[str]:

@@ -118,5 +118,16 @@ def test_the_check_sees_the_servers_dependencies_when_serve_is_imported() -> Non
     assert {"starlette", "uvicorn"} <= set(loaded)
 
 
+def test_the_check_sees_the_sdk_when_the_mcp_server_is_imported() -> None:
+    loaded = _loaded_after_import("tmux_bridge.mcp.server", SERVER_DEPENDENCIES)
+    assert {"mcp", "anyio"} <= set(loaded)
+
+
+def test_the_mcp_texts_and_cap_do_not_import_the_sdk() -> None:
+    """`tmux-bridge mcp --list-tools` and the README's tool list need no SDK."""
+    for module in ("tmux_bridge.mcp.texts", "tmux_bridge.mcp.cap"):
+        assert _loaded_after_import(module, SERVER_DEPENDENCIES) == [], module
+
+
 def test_python_m_tmux_bridge_imports_bridge_cli_only_for_bridge() -> None:
     assert _loaded_after_import("tmux_bridge.__main__", ["tmux_bridge.bridge_cli"]) == []

@@ -32,6 +32,7 @@ Examples:
   tmux-bridge split --label db -- ssh db.example.com   # a second, labelled pane
   tmux-bridge panes    # every pane: target, label, shell, what is in front
   tmux-bridge serve    # the HTTP API, for agents that reach you over HTTP
+  tmux-bridge mcp      # the MCP server an agent client starts (Claude Code, Codex)
 
 \b
 Environment:
@@ -271,6 +272,8 @@ capture_pane, send_and_capture, kill_session (the contract), and run, start_repl
 evaluate, close_repl, status, screen (results as tmux-send --json gives them). GET
 /health answers without a token (and says more with one). Sessions are made on
 your own tmux server (the one tmux-bridge uses), so you can attach and watch.
+In tmux mode, with the mcp extra installed, /mcp serves the tools of tmux-bridge
+mcp over Streamable HTTP, behind the same gates.
 
 \b
 Every request must come from this machine, name an allowed Host, come from an
@@ -375,6 +378,7 @@ def _list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     show_default=True,
     help="Seconds a tmux command may take (then 504).",
 )
+@click.option("--no-mcp", is_flag=True, help="Do not serve /mcp (the MCP SDK is not loaded).")
 def serve(**params: Any) -> int:
     if not params["allowed_hosts"]:
         params.pop("allowed_hosts")
@@ -390,6 +394,55 @@ def serve(**params: Any) -> int:
         return serve(ServeOptions(**params))
     except OSError as exc:  # the port is taken, the socket's directory is missing ...
         raise click.ClickException(f"cannot listen: {exc.strerror or exc}.") from None
+
+
+MCP_HELP = """Serve the bridge to an MCP client (Claude Code, Codex, Cursor, VS Code, Zed)
+on stdin and stdout: the client starts this command itself.
+
+\b
+Tools: run, start_repl, evaluate, close_repl, send_keys, type_text,
+read_screen, status, list_panes, pane_info, read_file, write_file, edit_file
+(--list-tools describes them). Each returns the document tmux-send --json
+prints; run and evaluate send their output as progress while they work, and a
+cancelled call is interrupted as by Ctrl-C. Every call is in your audit log
+(tmux-bridge log) under the client's name.
+
+\b
+Examples:
+  claude mcp add tmux-bridge -- tmux-bridge mcp
+  claude mcp add tmux-bridge-ro -- tmux-bridge mcp --readonly
+  tmux-bridge mcp --list-tools
+"""
+
+
+@cli.command(help=MCP_HELP, context_settings={"max_content_width": 100})
+@click.option(
+    "--readonly",
+    is_flag=True,
+    help="Serve only the tools that change nothing: read_screen, status, list_panes, "
+    "pane_info, read_file.",
+)
+@click.option(
+    "--socket",
+    "tmux_socket",
+    metavar="NAME|PATH",
+    help="The tmux server (a socket name or path; default: tmux-bridge's).",
+)
+@click.option("--list-tools", is_flag=True, help="Print the tools as a Markdown table and exit.")
+def mcp(readonly: bool, tmux_socket: str | None, list_tools: bool) -> int:
+    if list_tools:
+        from .mcp.texts import tool_table
+
+        click.echo(tool_table(readonly), nl=False)
+        return 0
+    try:
+        from .mcp.server import main as serve_mcp
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the MCP server's dependencies are missing ({exc.name}); install tmux-bridge "
+            "with its mcp extra: pip install 'tmux-bridge[mcp]'."
+        ) from None
+    return serve_mcp(Target.from_env(socket=tmux_socket), readonly)
 
 
 def main() -> None:

@@ -89,4 +89,11 @@ refused: evaluate with --repl NAME or --close first.
 ## Machine-readable results
 Add --json for one JSON object: stdout, stderr, exit_status, timed_out, signals_sent,
 duration_s, error. Output that is not valid UTF-8 also comes as stdout_b64/stderr_b64.
+
+## As MCP tools
+If your client has the tmux-bridge MCP server (`tmux-bridge mcp`), its tools are the
+same calls: run, start_repl, evaluate, close_repl, send_keys, type_text, read_screen,
+status, list_panes, pane_info, read_file, write_file, edit_file. Each returns the
+--json document; output streams as progress; cancelling a call is Ctrl-C. A tool error
+ends with its error_code (no_bridge: ask the person to start `tmux-bridge`).
 """

@@ -14,7 +14,8 @@ import signal
 import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from contextlib import AbstractAsyncContextManager
+from typing import Any, NamedTuple, Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -53,14 +54,27 @@ class Backend(Protocol):
     def health(self) -> dict[str, Any]: ...
 
 
+class McpMount(NamedTuple):
+    """The MCP server over Streamable HTTP (``tmux_bridge.mcp.http``), served at
+    ``path`` behind the gates: its ASGI app, its lifespan (the SDK's session manager)
+    and the cancellation of its calls in flight."""
+
+    path: str
+    app: Any  # an ASGI application
+    lifespan: Callable[[], AbstractAsyncContextManager[None]]
+    cancel_all: Callable[[int], None]
+
+
 class Calls:
     """The cancellations of the calls in flight, so a stopping server interrupts them
-    all. :meth:`cancel_all` is safe in a signal handler (it only writes to pipes)."""
+    all. :meth:`cancel_all` is safe in a signal handler (it only writes to pipes);
+    ``also`` are more of its kind (the MCP server's calls)."""
 
     def __init__(self) -> None:
         self._cancels: set[Cancel] = set()
         self._lock = threading.Lock()
         self.stopping: int | None = None  # the signal that stops the server
+        self.also: list[Callable[[int], None]] = []
 
     def add(self, cancel: Cancel) -> None:
         with self._lock:
@@ -76,6 +90,8 @@ class Calls:
         self.stopping = signum
         for cancel in list(self._cancels):  # no lock: may run inside add() on this thread
             cancel.cancel(signum)
+        for cancel_all in self.also:
+            cancel_all(signum)
 
     def __len__(self) -> int:
         return len(self._cancels)
@@ -158,13 +174,16 @@ def _error(action: str | None, error: BridgeError, request: Request | None = Non
     return _json(*error_reply(action, error.code, message, metadata))
 
 
-def create_app(backend: Backend, gates: Gates, calls: Calls) -> ASGIApp:
-    """The application, wrapped in the gates."""
+def create_app(
+    backend: Backend, gates: Gates, calls: Calls, mcp: McpMount | None = None
+) -> ASGIApp:
+    """The application, wrapped in the gates; with ``mcp``, the MCP server too."""
 
     async def health(request: HttpRequest) -> Response:
         document: dict[str, Any] = {"ok": True}
         if request.scope.get(AUTHORIZED):
             document.update(mode=backend.mode, version=__version__, actions=list(ACTIONS))
+            document.update(mcp=mcp.path if mcp is not None else None)
             document.update(backend.health())
         return _json(200, document)
 
@@ -195,25 +214,35 @@ def create_app(backend: Backend, gates: Gates, calls: Calls) -> ASGIApp:
             return _json(*error_reply(parsed.action, "internal_error", message))
         return _json(200, document)
 
-    async def http_error(_request: HttpRequest, exc: Exception) -> Response:
-        status = exc.status_code if isinstance(exc, HTTPException) else 500
-        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "internal_error")
-        return _json(*error_reply(None, code, "no such endpoint or method: GET /health and "
-                                  "POST /v1/tmux are served."))  # fmt: skip
-
     pools = Pools()
+    routes = [Route("/health", health, methods=["GET"]), Route("/v1/tmux", tmux, methods=["POST"])]
+    return GateMiddleware(_starlette(routes, pools, calls, mcp), gates)
+
+
+async def _http_error(_request: HttpRequest, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    code = {404: "not_found", 405: "method_not_allowed"}.get(status, "internal_error")
+    return _json(*error_reply(None, code, "no such endpoint or method: GET /health, "
+                              "POST /v1/tmux (and /mcp in tmux mode) are served."))  # fmt: skip
+
+
+def _starlette(routes: list[Route], pools: Pools, calls: Calls, mcp: McpMount | None) -> Starlette:
+    """The Starlette app of ``routes``, with the MCP server at its path when given (its
+    session manager running for the app's life, its calls cancelled with the others)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        yield
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp is not None:
+                await stack.enter_async_context(mcp.lifespan())
+            yield
         pools.shutdown()
 
-    app = Starlette(
-        routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/v1/tmux", tmux, methods=["POST"]),
-        ],
-        exception_handlers={404: http_error, 405: http_error},
+    if mcp is not None:
+        calls.also.append(mcp.cancel_all)
+        routes = [*routes, Route(mcp.path, mcp.app)]
+    return Starlette(
+        routes=routes,
+        exception_handlers={404: _http_error, 405: _http_error},
         lifespan=lifespan,
     )
-    return GateMiddleware(app, gates)

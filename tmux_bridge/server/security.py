@@ -214,13 +214,20 @@ def _cors(scope: Scope, gates: Gates) -> list[tuple[bytes, bytes]]:
     origin = _headers(scope).get("origin")
     if origin is None or not origin_allowed(origin, gates.allowed_origins):
         return []
-    return [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", b"Mcp-Session-Id"),
+        (b"vary", b"Origin"),
+    ]
 
 
 def _preflight(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     extra = [
-        (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
-        (b"access-control-allow-headers", b"Authorization, Content-Type"),
+        (b"access-control-allow-methods", b"GET, POST, DELETE, OPTIONS"),
+        (
+            b"access-control-allow-headers",
+            b"Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID",
+        ),
         (b"access-control-max-age", b"600"),
     ]
     if headers.get("access-control-request-private-network") == "true":

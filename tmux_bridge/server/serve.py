@@ -25,7 +25,7 @@ import uvicorn
 from ..errors import InvalidRequest, RuntimeDirError
 from ..runtime import runtime_dir, session_name
 from ..target import Target
-from .app import Backend, Calls, create_app
+from .app import Backend, Calls, McpMount, create_app
 from .security import DEFAULT_HOSTS, Gates, load_token, token_file
 
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
@@ -47,6 +47,7 @@ class ServeOptions(NamedTuple):
     tls_key: str | None = None
     socket: str | None = None  # the tmux server's socket name or path
     tmux_timeout: float = 10.0
+    no_mcp: bool = False  # leave /mcp out (the SDK is not loaded)
 
 
 class _Token(NamedTuple):
@@ -199,7 +200,21 @@ def make_backend(options: ServeOptions) -> Backend:
     return TmuxBackend(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
 
 
-def banner(options: ServeOptions, sock: socket.socket, token: _Token) -> str:
+def make_mcp(options: ServeOptions) -> McpMount | None:
+    """The MCP server at ``/mcp``, in tmux mode when its SDK is installed (the ``mcp``
+    extra); ``None`` otherwise."""
+    if options.mode == "stub" or options.no_mcp:
+        return None
+    try:
+        from ..mcp.http import streamable_http
+    except ImportError:
+        return None
+    return streamable_http(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
+
+
+def banner(
+    options: ServeOptions, sock: socket.socket, token: _Token, mcp: McpMount | None = None
+) -> str:
     """What the person reads on start: where, which mode, how to get the token."""
     scheme = "https" if options.tls_cert else "http"
     if options.uds is not None:
@@ -214,11 +229,21 @@ def banner(options: ServeOptions, sock: socket.socket, token: _Token) -> str:
     if token.value is not None:
         header = '-H "Authorization: Bearer $TOKEN" '
         curl = curl.replace("curl ", f"curl {header}", 1)
+    if mcp is not None:
+        served = f"{mcp.path} on the same socket" if options.uds else f"{where}{mcp.path}"
+        mcp_line = f"  mcp:     {served} (Streamable HTTP, the same token)"
+    elif options.mode == "stub":
+        mcp_line = "  mcp:     not in stub mode"
+    elif options.no_mcp:
+        mcp_line = "  mcp:     not served (--no-mcp)"
+    else:
+        mcp_line = "  mcp:     not served (pip install 'tmux-bridge[mcp]')"
     lines = [
         f"tmux-bridge serve: listening on {where}",
         f"  mode:    {options.mode} ({tmux})",
         f"  token:   {token.where}",
         f"  try:     {curl}",
+        mcp_line,
         "  stop:    Ctrl-C",
     ]
     return "\n".join(lines) + "\n"
@@ -232,7 +257,8 @@ def serve(options: ServeOptions) -> int:
         token.value, options.allowed_hosts, options.allowed_origins, options.uds is not None
     )
     calls = Calls()
-    app = create_app(make_backend(options), gates, calls)
+    mcp = make_mcp(options)
+    app = create_app(make_backend(options), gates, calls, mcp)
     with listening(options) as sock:
         config = uvicorn.Config(
             app,
@@ -249,7 +275,7 @@ def serve(options: ServeOptions) -> int:
             ssl_keyfile=options.tls_key,
         )
         server = _Server(config, calls)
-        sys.stdout.write(banner(options, sock, token))
+        sys.stdout.write(banner(options, sock, token, mcp))
         sys.stdout.flush()
         server.run(sockets=[sock])
     print("tmux-bridge serve: stopped.", flush=True)

@@ -1,0 +1,152 @@
+"""A tool's call on a worker thread: its :class:`Cancel` fired by the client's
+cancellation, a disconnect or a stopping server, and its output sent on as progress.
+
+Cancellation: the SDK cancels a tool's task when the client sends
+``notifications/cancelled`` or goes away. :func:`in_thread` then fires the call's
+:class:`Cancel` (the command is interrupted as by Ctrl-C) and waits, shielded, until the
+facade returns, so the pane is back at its prompt before the task ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import signal
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import anyio
+
+from ..cancel import Cancel
+
+T = TypeVar("T")
+WORKERS = 32  # threads for calls: a call waiting on a pane's lock holds one
+INTERVAL = 0.25  # seconds between two progress notifications of a call, at least
+MAX_MESSAGE = 16 * 1024  # characters of new output in one notification (the rest: its tail)
+
+Report = Callable[[float, str], Awaitable[None]]
+
+
+class Calls:
+    """The cancellations of the calls in flight, so a stopping server interrupts them
+    all; :meth:`cancel_all` only writes to pipes (safe from a signal handler)."""
+
+    def __init__(self) -> None:
+        self._cancels: set[Cancel] = set()
+        self._lock = threading.Lock()
+        self.stopping: int | None = None  # the signal that stops the server
+        self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="tmux-bridge-mcp")
+
+    def add(self, cancel: Cancel) -> None:
+        with self._lock:
+            self._cancels.add(cancel)
+        if self.stopping is not None:
+            cancel.cancel(self.stopping)
+
+    def discard(self, cancel: Cancel) -> None:
+        with self._lock:
+            self._cancels.discard(cancel)
+
+    def cancel_all(self, signum: int) -> None:
+        self.stopping = signum
+        for cancel in list(self._cancels):
+            cancel.cancel(signum)
+
+    def __len__(self) -> int:
+        return len(self._cancels)
+
+
+async def in_thread(calls: Calls, work: Callable[[Cancel], T], live: Live | None = None) -> T:
+    """``work(cancel)`` on a worker thread, its output pumped by ``live`` meanwhile. When
+    this task is cancelled, fire ``cancel`` (SIGINT) and wait for ``work`` to end before
+    letting the cancellation through."""
+    cancel = Cancel()
+    calls.add(cancel)
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(calls.pool, work, cancel)
+    pump = asyncio.ensure_future(live.pump()) if live is not None else None
+    try:
+        result = await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancel.cancel(signal.SIGINT)
+        await _outlast(future)
+        raise
+    finally:
+        if pump is not None:
+            pump.cancel()
+        calls.discard(cancel)
+        if future.done():  # else the thread still polls its pipe: leave it open
+            cancel.close()
+    if live is not None and pump is not None:
+        await asyncio.wait([pump])  # cancelled above: no report is half sent
+        with contextlib.suppress(Exception):  # the client went: the result may still go
+            await live.flush()
+    return result
+
+
+async def _outlast(future: asyncio.Future[T]) -> None:
+    """Wait until ``future`` is done, whatever cancels this task meanwhile (the SDK's
+    cancel scope, or a plain ``Task.cancel``)."""
+    with anyio.CancelScope(shield=True):
+        while not future.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([future])
+
+
+class Live:
+    """Output as it arrives on the worker thread: kept whole for the result, and its new
+    text reported to the client at most every :data:`INTERVAL` seconds (the first chunk
+    at once). ``report(progress, message)`` gets the bytes seen so far and the text."""
+
+    def __init__(self, report: Report) -> None:
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self._report = report
+        self._pending = bytearray()
+        self._seen = 0
+        self._lock = threading.Lock()
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def out(self, chunk: bytes) -> None:
+        """The stdout sink (called on the worker thread)."""
+        self._add(self.stdout, chunk)
+
+    def err(self, chunk: bytes) -> None:
+        """The stderr sink (called on the worker thread)."""
+        self._add(self.stderr, chunk)
+
+    def _add(self, whole: bytearray, chunk: bytes) -> None:
+        with self._lock:
+            whole += chunk
+            self._pending += chunk
+        self._loop.call_soon_threadsafe(self._wake.set)
+
+    async def pump(self) -> None:
+        """Report new output until cancelled; a client that cannot take it any more ends
+        the reports, not the call."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception:
+                return
+            await asyncio.sleep(INTERVAL)  # a rate limit, not a wait for anything
+
+    async def flush(self) -> None:
+        """Report what arrived since the last report, if anything did."""
+        with self._lock:
+            data, self._pending = bytes(self._pending), bytearray()
+        if not data:
+            return
+        self._seen += len(data)
+        text = self._decoder.decode(data)
+        if len(text) > MAX_MESSAGE:
+            cut = len(text) - MAX_MESSAGE
+            text = f"[... {cut} characters ...]\n" + text[cut:]
+        await self._report(self._seen, text)

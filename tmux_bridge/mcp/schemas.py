@@ -1,0 +1,88 @@
+"""The tools' output schemas: the documents ``tmux-send --json``, ``tmux-bridge status
+--json`` and ``tmux-bridge panes --json`` print, described for a model.
+
+Extra fields are allowed: a document may grow (``info``, the cap's ``stdout_file``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FileDocument(BaseModel):
+    """The file a write, read or edit handled, as the pane's shell saw it."""
+
+    path: str = Field(description="the path as given, relative to the shell's directory")
+    abs_path: str
+    size: int = Field(description="bytes")
+    sha256: str
+    mode: str | None = Field(description='permission bits in octal, e.g. "0644"')
+    mtime: int | None = Field(description="seconds since the epoch")
+    backup: str | None = Field(description="where the old content was copied first")
+
+
+class ResultDocument(BaseModel):
+    """One call's result (the document ``tmux-send --json`` prints), or the call that
+    could not be made (``error_code`` set, nothing typed)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = Field(description="the call's id in the person's audit log")
+    mode: str
+    pane: str | None = Field(description="the pane's id, %N")
+    target: str | None = Field(description="SESSION:WINDOW.PANE of the pane")
+    label: str | None
+    command: str
+    exit_status: int = Field(
+        description="the command's own status; 124 after a timeout, 128+N when cancelled "
+        "or killed by signal N, 125 when it could not be run"
+    )
+    status: int | None = Field(description="the command's own status, null when unknown")
+    timed_out: str | None = Field(description='"idle" or "overall" when a timeout fired')
+    signals_sent: list[str] = Field(description="what interrupted the command, in order")
+    duration_s: float
+    shell: str | None
+    repl: str | None
+    waited_for_input: bool = Field(description="the command waited for the person's input")
+    shell_restarted: bool
+    error: str | None
+    error_code: str | None
+    stdout: str | None = Field(description="exact output; capped: see stdout_file")
+    stderr: str | None
+    notes: list[str] = Field(description="remarks: waits, interruptions, hints")
+    screen: str | None = Field(None, description="the screen, for keys, text and screen")
+    file: FileDocument | None = None
+    stdout_b64: str | None = Field(None, description="stdout's bytes when not UTF-8")
+    stderr_b64: str | None = None
+    stdout_file: str | None = Field(None, description="where the whole capped stdout is")
+    stdout_bytes: int | None = Field(None, description="the size of a capped stdout")
+    stderr_file: str | None = None
+    stderr_bytes: int | None = None
+    info: dict[str, Any] | None = Field(None, description="pane_info: the platform")
+
+
+class StatusDocument(BaseModel):
+    """What ``tmux-bridge status --json`` prints."""
+
+    model_config = ConfigDict(extra="allow")
+
+    session: str
+    running: bool = Field(description="false: no bridge runs; ask the person to start it")
+    pane: str | None = None
+    shell: str | None = None
+    shell_pid: int | None = None
+    cwd: str | None = None
+    foreground: str | None = Field(None, description="the program in front; null: the prompt")
+    repl: dict[str, Any] | None = None
+    in_flight: dict[str, Any] | None = None
+
+
+class PanesDocument(BaseModel):
+    """What ``tmux-bridge panes --json`` prints, as ``panes``."""
+
+    panes: list[dict[str, Any]] = Field(
+        description="each pane: pane, target, label, bridge, shell, user, host, cwd, front, "
+        "in_flight, attached, platform, last_command"
+    )

@@ -1,0 +1,260 @@
+"""What a model reads: the tool table, each tool's description, the server's
+instructions, and the advice added to a tool error by its ``error_code``.
+
+Pure text (no SDK): the README's tool list is compared with :data:`TOOLS` by a test.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..errors import BridgeError, NoBridgeSession, ReplError
+
+NO_BRIDGE = (
+    "If it fails with error_code no_bridge, no bridge terminal runs: tell the person to "
+    "start one by running `tmux-bridge` in their own terminal (do not try to start it "
+    "yourself), then call the tool again."
+)
+PANE = (
+    "pane picks the terminal: a label, a pane id (%3), WINDOW.PANE or SESSION:WINDOW.PANE "
+    "(default: the bridge pane); list_panes shows them."
+)
+
+
+class ToolText(NamedTuple):
+    """One tool: its name, whether it only reads (``--readonly`` serves only those),
+    whether it may destroy what was there, its title and its description."""
+
+    name: str
+    read_only: bool
+    destructive: bool
+    title: str
+    description: str
+
+
+TOOLS: tuple[ToolText, ...] = (
+    ToolText(
+        "run",
+        False,
+        True,
+        "Run a command in the person's terminal",
+        "Run a shell command in the terminal a person watches (the tmux-bridge pane), in "
+        "that pane's own shell, as if you ran it yourself: cd, export and functions persist "
+        "between calls, sudo can ask the person for a password, ssh reaches what the person "
+        "can reach. Returns the command's exact stdout, its stderr separately and its exit "
+        "status (exit_status: the command's own; 124 when a timeout interrupted it, 130 "
+        "when it was cancelled). Output arrives as progress notifications while it runs; "
+        "cancelling the call interrupts the command like Ctrl-C. Use it for the commands "
+        "the person should see or may need to answer; for full-screen programs (vim, top) "
+        "use type_text, send_keys and read_screen instead. timeout is the idle timeout "
+        "(seconds without output), max_time the overall one. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "start_repl",
+        False,
+        False,
+        "Start a REPL in the person's terminal",
+        "Start an interactive interpreter (a REPL) in the pane and wait for its prompt: "
+        "name is a preset (python, node, psql, sqlite3, ...) or any name with prompt, a "
+        "regex for its prompt line; command is the shell command that starts it (python3, "
+        "psql -h db). Then send code with evaluate and quit with close_repl. Use it when "
+        "state must live on between snippets (a database session, a loaded dataset). "
+        + PANE
+        + " "
+        + NO_BRIDGE,
+    ),
+    ToolText(
+        "evaluate",
+        False,
+        True,
+        "Evaluate code in the open REPL",
+        "Evaluate code in the REPL start_repl opened in the pane (name must match it). "
+        "stdout is what the REPL printed in response, without the echo and prompts; "
+        "exit_status 0, or 1 when the REPL reported an error. Output arrives as progress "
+        "notifications; cancelling interrupts the evaluation like Ctrl-C and the REPL stays "
+        "open. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "close_repl",
+        False,
+        False,
+        "Quit the open REPL",
+        "Quit the REPL start_repl opened in the pane, the way it expects (exit(), \\q, "
+        "...), back to the shell. Nothing is typed when none is open. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "send_keys",
+        False,
+        True,
+        "Press keys in the person's terminal",
+        "Send tmux key names to whatever is in front in the pane (C-c, Enter, Escape, Up, "
+        "q, y, F1, ...) and return the screen once it settles. Use it to answer a prompt, "
+        "leave a pager or interrupt a program; it takes no lock and does not wait for a "
+        "command. Literal text goes through type_text. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "type_text",
+        False,
+        True,
+        "Type text into the person's terminal",
+        "Type text literally into whatever is in front in the pane (no control "
+        "characters; keys such as Enter or C-c go through send_keys), then Enter when "
+        "enter is true; returns the screen once it settles. Use it for answers to "
+        "programs that ask (a [Y/n], a menu), not for shell commands: run those with run, "
+        "which returns their output. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "read_screen",
+        True,
+        False,
+        "Read the person's terminal",
+        "The text on the pane's screen now, or with lines the last N lines of history "
+        "and screen: to see what a program in front shows, what the person did, or why a "
+        "call was refused (pane_busy). Changes nothing. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "status",
+        True,
+        False,
+        "Whether the bridge runs and what is in front",
+        "Whether the bridge session runs (running false: ask the person to start it with "
+        "`tmux-bridge`), the pane's shell and directory, the program in front (foreground "
+        "null: the shell waits at its prompt), the open REPL and a call in flight. Cheap; "
+        "call it first when unsure. Changes nothing. " + PANE,
+    ),
+    ToolText(
+        "list_panes",
+        True,
+        False,
+        "List the bridge's panes",
+        "Every pane of the bridge session (every_session: of the tmux server): its target "
+        "and label (what the pane parameter of the other tools takes), shell, user, host, "
+        "directory, what is in front, a call in flight, and the platform and last command "
+        "remembered for it. Changes nothing. " + NO_BRIDGE,
+    ),
+    ToolText(
+        "pane_info",
+        True,
+        False,
+        "The platform of a pane's shell",
+        "The platform of the pane's shell (os, kernel, architecture, distribution, host, "
+        "user, shell and its version, directory), found by one short probe command run in "
+        "that shell (so it sees through ssh); in info. Use it before commands that differ "
+        "between systems. Changes nothing on the system. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "read_file",
+        True,
+        False,
+        "Read a file through the person's terminal",
+        "Read a file through the pane's shell, as its user and on its machine (through "
+        "ssh too): stdout holds the exact content (stdout_b64 when it is not UTF-8), file "
+        "its size, mode, mtime and SHA-256, checked end to end. path is relative to the "
+        "shell's directory. Changes nothing. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "write_file",
+        False,
+        True,
+        "Write a file through the person's terminal",
+        "Write content to a file through the pane's shell, as its user and on its machine: "
+        "SHA-256 checked there, moved into place atomically, an existing file first copied "
+        "to a backup (file.backup) unless backup is false. path is relative to the shell's "
+        "directory. For a change inside a file prefer edit_file. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "edit_file",
+        False,
+        True,
+        "Edit a file through the person's terminal",
+        "Replace the one occurrence of old with new in a file, through the pane's shell "
+        "(none or several occurrences: an error, the file untouched), after a backup unless "
+        "backup is false; stdout is the unified diff. old must be the file's exact text, "
+        "spaces and line ends included (read_file shows it). " + PANE + " " + NO_BRIDGE,
+    ),
+)
+TOOL_NAMES = tuple(tool.name for tool in TOOLS)
+READ_ONLY = frozenset(tool.name for tool in TOOLS if tool.read_only)
+
+INSTRUCTIONS = (
+    "tmux-bridge runs your commands in a terminal a person watches and can type into "
+    "(their own shell, in tmux), and returns exact stdout, stderr and exit status. Use "
+    "run for commands, start_repl/evaluate/close_repl for interpreters, type_text and "
+    "send_keys to answer what a program asks, read_screen to look. The person may be "
+    "using the terminal too: when a call is refused (pane_busy, half_typed_line), look "
+    "with read_screen and ask them rather than forcing it. If no bridge runs "
+    "(error_code no_bridge, or status says running false), ask the person to start it by "
+    "running `tmux-bridge` in their terminal."
+)
+
+# What to do about an error, in terms of the tools (the core's messages name no flags).
+ADVICE = {
+    "no_bridge": "Tell the person to start it by running `tmux-bridge` in their own "
+    "terminal (do not try to start it yourself), then call the tool again.",
+    "pane_busy": "Look with read_screen. Answer what the program asks with type_text or "
+    "send_keys, or ask the person to finish or stop it; interrupt it (send_keys C-c) "
+    "only if it is yours or the person agrees.",
+    "half_typed_line": "The person has typed at the prompt and not run it: ask them to run "
+    "or clear their line; do not clear it yourself.",
+    "pane_not_at_prompt": "Ask the person to bring the pane back to a shell prompt "
+    "(read_screen shows what is there).",
+    "pane_not_ready": "Look with read_screen and ask the person to bring the pane back to "
+    "its prompt.",
+    "lock_timeout": "Another call holds the pane; call again later, or pass a larger "
+    "max_time to wait longer.",
+    "no_such_pane": "list_panes shows the panes with their targets and labels.",
+    "ambiguous_pane": "list_panes shows the panes with their targets and labels; name the "
+    "pane by its id (%N).",
+    "repl_not_open": "Start it with start_repl first.",
+    "pane_piped": "Ask the person to stop the pipe-pane they set up on this pane.",
+    "edit_no_match": "old must be the file's exact text, spaces and line ends included; "
+    "read_file shows it.",
+    "edit_ambiguous": "Give an old that takes in more of the neighbouring lines, so that it "
+    "occurs once.",
+    "file_changed": "Call edit_file again: it reads the file anew.",
+    "tmux_not_found": "Ask the person to install tmux.",
+    "tmux_timeout": "Ask the person whether their tmux server is stopped or overloaded.",
+    "runtime_dir_unsafe": "Ask the person to fix the runtime directory as the message says.",
+    "session_closed": "Ask the person whether they closed the bridge; `tmux-bridge` "
+    "starts it again.",
+    "cancelled": "Nothing was typed; call again when you want it done.",
+}
+
+
+def tool_table(readonly: bool = False) -> str:
+    """The tools as a Markdown table (the README's list): name, whether it only reads,
+    and its title."""
+    rows = ["| tool | read-only | what it does |", "| --- | --- | --- |"]
+    for tool in TOOLS:
+        if tool.read_only or not readonly:
+            mark = "yes" if tool.read_only else ""
+            rows.append(f"| `{tool.name}` | {mark} | {tool.title} |")
+    return "\n".join(rows) + "\n"
+
+
+def advice(error: BridgeError, tool: str) -> str:
+    """What the model should do or ask the person about ``error``, in terms of the tools;
+    empty when the message says all."""
+    if isinstance(error, ReplError) and error.code == "repl_mismatch":
+        if error.repl is None:
+            return "No REPL is open: call run, or start_repl first."
+        return (
+            f"The REPL {error.repl} is open in the pane: evaluate code in it with "
+            f"name={error.repl!r}, or quit it with close_repl first."
+        )
+    if error.code == "invalid_request" and tool == "type_text":
+        return "Send keys such as Enter or C-c with send_keys."
+    if error.code == "invalid_request" and tool == "send_keys":
+        return "Type literal text with type_text."
+    return ADVICE.get(error.code, "")
+
+
+def error_text(error: BridgeError, tool: str) -> str:
+    """The text of a tool error: what is in the way, what to do or ask the person, and
+    the ``error_code`` (the same as ``tmux-send --json`` gives)."""
+    if isinstance(error, NoBridgeSession):
+        message = str(error) or "No tmux-bridge session is running, so there is no terminal."
+    else:
+        message = str(error)
+    hint = advice(error, tool)
+    return f"{message}{' ' + hint if hint else ''} (error_code: {error.code})"

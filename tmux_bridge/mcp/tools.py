@@ -1,0 +1,385 @@
+"""The tools: each one call of :class:`tmux_bridge.api.Bridge` on a worker thread.
+
+Their structured content is the document the command line prints with ``--json``
+(:func:`tmux_bridge.report.to_document`, ``tmux-bridge status --json``, ``tmux-bridge
+panes --json`` as ``panes``), each stream capped (:mod:`.cap`). A :class:`BridgeError`
+becomes a tool error: a sentence for the model with what to do or ask the person and
+the ``error_code``, and the error document as structured content. The facade keeps the
+audit log, with the client's name from its initialize request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field
+
+from ..api import Bridge
+from ..cancel import Cancel
+from ..errors import BridgeError, InvalidRequest
+from ..report import error_document, to_document
+from ..results import CallResult, RunOptions
+from ..target import Target
+from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
+from .live import Calls, Live, Report, in_thread
+from .schemas import PanesDocument, ResultDocument, StatusDocument
+from .texts import advice, error_text
+
+Ctx = Context[Any, Any]
+MAX_COMMAND = 128 * 1024  # characters of a command or of REPL code
+MAX_TEXT = 8000  # characters typed at once
+MAX_CONTENT = 8 * 1024 * 1024  # characters of a file written
+MAX_SECONDS = 3600.0
+MAX_KEYS = 200
+IDLE, MAX_TIME = RunOptions().idle_timeout, RunOptions().max_time  # tmux-send's defaults
+MODES = {  # the mode an error document names, as the result's would
+    "run": "command", "start_repl": "repl_start", "evaluate": "repl_eval",
+    "close_repl": "repl_close", "send_keys": "keys", "type_text": "type",
+    "read_screen": "screen", "pane_info": "command", "read_file": "read",
+    "write_file": "write", "edit_file": "edit", "status": "status", "list_panes": "panes",
+}  # fmt: skip
+
+Pane = Annotated[
+    str | None,
+    Field(
+        max_length=128,
+        description="The pane: a label, a pane id (%3), WINDOW.PANE or SESSION:WINDOW.PANE; "
+        "default: the bridge pane.",
+    ),
+]
+Timeout = Annotated[
+    float,
+    Field(gt=0, le=MAX_SECONDS, description="Seconds without output before it is interrupted."),
+]
+MaxTime = Annotated[
+    float,
+    Field(gt=0, le=MAX_SECONDS, description="Seconds in all (waiting for the pane included)."),
+]
+MaxOutput = Annotated[
+    int,
+    Field(
+        ge=MIN_CAP,
+        le=MAX_CAP,
+        description="Bytes of each of stdout and stderr in the result; beyond it the head and "
+        "tail are kept and the whole stream is saved in a file (stdout_file).",
+    ),
+]
+Code = Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)]
+ReplName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=32,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="A preset (python, node, psql, sqlite3, ...) or any name with prompt.",
+    ),
+]
+Prompt = Annotated[
+    str | None,
+    Field(max_length=256, description="A regex for the REPL's prompt line (no preset needed)."),
+]
+Path = Annotated[str, Field(min_length=1, max_length=4096, description="Relative to the shell.")]
+Backup = Annotated[bool, Field(description="Copy an existing file to a backup first.")]
+Result = Annotated[CallToolResult, ResultDocument]
+Make = Callable[[Bridge, Cancel, list[str]], CallResult]
+
+
+def client_name(ctx: Ctx) -> str:
+    """The client's name from its initialize request (``mcp`` when it gave none)."""
+    params = ctx.request_context.session.client_params
+    return params.client_info.name if params is not None else "mcp"
+
+
+def success(document: dict[str, Any]) -> CallToolResult:
+    """The document as structured content, and as JSON text for clients that show text."""
+    text = json.dumps(document, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=document
+    )
+
+
+def failure(error: BridgeError, tool: str, shown: str, notes: list[str]) -> CallToolResult:
+    """A tool error: the sentence for the model, and the error document ``tmux-send
+    --json`` prints (its hint among the notes)."""
+    hint = advice(error, tool)
+    document = error_document(error, shown, MODES[tool], [*notes, *([hint] if hint else [])])
+    text = error_text(error, tool)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=document, is_error=True
+    )
+
+
+class Tools:
+    """The tools, on the tmux server, session and runtime directory of ``base``."""
+
+    def __init__(self, base: Target, calls: Calls) -> None:
+        self.base = base
+        self.calls = calls
+
+    def _bridge(self, ctx: Ctx, pane: str | None) -> Bridge:
+        return Bridge(self.base.with_pane(pane), client_name(ctx))
+
+    async def _call(
+        self,
+        ctx: Ctx,
+        tool: str,
+        shown: str,
+        pane: str | None,
+        make: Make,
+        max_output: int = DEFAULT_CAP,
+        live: Live | None = None,
+    ) -> CallToolResult:
+        """Make one call that gives a :class:`CallResult`; its document, capped."""
+        bridge, notes = self._bridge(ctx, pane), list[str]()
+
+        def work(cancel: Cancel) -> CallResult:
+            return make(bridge, cancel, notes)
+
+        try:
+            result = await in_thread(self.calls, work, live)
+        except BridgeError as exc:
+            return failure(exc, tool, shown, notes)
+        out = bytes(live.stdout) if live is not None else result.stdout or b""
+        err = bytes(live.stderr) if live is not None else result.stderr or b""
+        document = to_document(result, stdout=out, stderr=err, notes=notes)
+        for name, data in (("stdout", out), ("stderr", err)):
+            cap_stream(document, name, data, max_output, self.base.runtime_dir)
+        return success(document)
+
+    async def _plain(
+        self, ctx: Ctx, tool: str, pane: str | None, make: Callable[[Bridge], dict[str, Any]]
+    ) -> CallToolResult:
+        """Make one call that gives a document of its own (status, panes)."""
+        bridge = self._bridge(ctx, pane)
+        try:
+            document = await in_thread(self.calls, lambda _cancel: make(bridge))
+        except BridgeError as exc:
+            return failure(exc, tool, "", [])
+        return success(document)
+
+    # --- commands and REPLs --------------------------------------------------------------
+
+    async def run(
+        self,
+        command: Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)],
+        ctx: Ctx,
+        pane: Pane = None,
+        timeout: Timeout = IDLE,
+        max_time: MaxTime = MAX_TIME,
+        raw: Annotated[bool, Field(description="Keep terminal control sequences.")] = False,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Result:
+        options, live = RunOptions(timeout, max_time, raw), Live(_reporter(ctx))
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.run(
+                command,
+                options,
+                stdout=live.out,
+                stderr=live.err,
+                notice=notes.append,
+                cancel=cancel,
+            )
+
+        return await self._call(ctx, "run", command, pane, make, max_output, live)
+
+    async def start_repl(
+        self,
+        name: ReplName,
+        command: Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)],
+        ctx: Ctx,
+        prompt: Prompt = None,
+        pane: Pane = None,
+        timeout: Timeout = IDLE,
+        max_time: MaxTime = MAX_TIME,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Result:
+        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.start_repl(
+                name,
+                command,
+                options,
+                prompt=prompt,
+                stdout=live.out,
+                notice=notes.append,
+                cancel=cancel,
+            )
+
+        return await self._call(ctx, "start_repl", command, pane, make, max_output, live)
+
+    async def evaluate(
+        self,
+        name: ReplName,
+        code: Code,
+        ctx: Ctx,
+        prompt: Prompt = None,
+        pane: Pane = None,
+        timeout: Timeout = IDLE,
+        max_time: MaxTime = MAX_TIME,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Result:
+        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.evaluate(
+                name,
+                code,
+                options,
+                prompt=prompt,
+                stdout=live.out,
+                notice=notes.append,
+                cancel=cancel,
+            )
+
+        return await self._call(ctx, "evaluate", code, pane, make, max_output, live)
+
+    async def close_repl(self, ctx: Ctx, pane: Pane = None, max_time: MaxTime = MAX_TIME) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.close_repl(options, notice=notes.append, cancel=cancel)
+
+        return await self._call(ctx, "close_repl", "", pane, make)
+
+    # --- keys and the screen -------------------------------------------------------------
+
+    async def send_keys(
+        self,
+        keys: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=64)]],
+            Field(min_length=1, max_length=MAX_KEYS, description="tmux key names, in order."),
+        ],
+        ctx: Ctx,
+        pane: Pane = None,
+    ) -> Result:
+        def make(bridge: Bridge, _cancel: Cancel, _notes: list[str]) -> CallResult:
+            return bridge.send_keys(keys)
+
+        return await self._call(ctx, "send_keys", " ".join(keys), pane, make)
+
+    async def type_text(
+        self,
+        text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT)],
+        ctx: Ctx,
+        enter: Annotated[bool, Field(description="Press Enter after the text.")] = False,
+        pane: Pane = None,
+    ) -> Result:
+        def make(bridge: Bridge, _cancel: Cancel, _notes: list[str]) -> CallResult:
+            return bridge.type_text(text, enter)
+
+        return await self._call(ctx, "type_text", text, pane, make)
+
+    async def read_screen(
+        self,
+        ctx: Ctx,
+        pane: Pane = None,
+        lines: Annotated[
+            int, Field(ge=0, le=50_000, description="0: the visible screen; N: the last N lines.")
+        ] = 0,
+        join_wrapped: Annotated[bool, Field(description="Join wrapped lines.")] = True,
+    ) -> Result:
+        def make(bridge: Bridge, _cancel: Cancel, _notes: list[str]) -> CallResult:
+            return bridge.screen(lines, join_wrapped)
+
+        return await self._call(ctx, "read_screen", "", pane, make, MAX_CAP)
+
+    async def status(
+        self, ctx: Ctx, pane: Pane = None
+    ) -> Annotated[CallToolResult, StatusDocument]:
+        return await self._plain(ctx, "status", pane, lambda bridge: bridge.status())
+
+    async def list_panes(
+        self,
+        ctx: Ctx,
+        every_session: Annotated[bool, Field(description="Every session's panes.")] = False,
+    ) -> Annotated[CallToolResult, PanesDocument]:
+        return await self._plain(
+            ctx, "list_panes", None, lambda bridge: {"panes": bridge.panes(every_session)}
+        )
+
+    async def pane_info(self, ctx: Ctx, pane: Pane = None, max_time: MaxTime = MAX_TIME) -> Result:
+        options, facts = RunOptions(max_time=max_time), dict[str, Any]()
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            result, found = bridge.info(options, notice=notes.append, cancel=cancel)
+            facts.update(found)
+            return result
+
+        result = await self._call(ctx, "pane_info", "", pane, make)
+        if not result.is_error and isinstance(result.structured_content, dict):
+            return success({**result.structured_content, "info": facts})
+        return result
+
+    # --- files ---------------------------------------------------------------------------
+
+    async def read_file(
+        self,
+        path: Path,
+        ctx: Ctx,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.read_file(path, options=options, notice=notes.append, cancel=cancel)
+
+        return await self._call(ctx, "read_file", path, pane, make, max_output)
+
+    async def write_file(
+        self,
+        path: Path,
+        content: Annotated[str, Field(max_length=MAX_CONTENT, description="The text (UTF-8).")],
+        ctx: Ctx,
+        backup: Backup = True,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            try:
+                data = content.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidRequest("content holds a lone surrogate: no UTF-8 for it.") from None
+            return bridge.write_file(
+                path, data, backup=backup, options=options, notice=notes.append, cancel=cancel
+            )
+
+        return await self._call(ctx, "write_file", path, pane, make)
+
+    async def edit_file(
+        self,
+        path: Path,
+        old: Annotated[str, Field(min_length=1, max_length=MAX_CONTENT)],
+        new: Annotated[str, Field(max_length=MAX_CONTENT)],
+        ctx: Ctx,
+        backup: Backup = True,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.edit_file(
+                path, old, new, backup=backup, options=options, notice=notes.append, cancel=cancel
+            )
+
+        return await self._call(ctx, "edit_file", path, pane, make, max_output)
+
+
+def _reporter(ctx: Ctx) -> Report:
+    """Progress for this request: the bytes of output so far, and the new text."""
+
+    async def report(progress: float, text: str) -> None:
+        await ctx.report_progress(progress, None, text)
+
+    return report
