@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
+from collections.abc import Callable
 from types import FrameType, TracebackType
 
 
@@ -95,3 +97,35 @@ class SignalCancel(Cancel):
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         self.cancel(signum)
+
+
+class InFlight:
+    """The cancellations of a server's calls in flight, so a stopping server interrupts
+    them all. :meth:`cancel_all` is safe in a signal handler (it only writes to pipes);
+    ``also`` are more of its kind (another face's calls, served by the same process)."""
+
+    def __init__(self) -> None:
+        self._cancels: set[Cancel] = set()
+        self._lock = threading.Lock()
+        self.stopping: int | None = None  # the signal that stops the server
+        self.also: list[Callable[[int], None]] = []
+
+    def add(self, cancel: Cancel) -> None:
+        with self._lock:
+            self._cancels.add(cancel)
+        if self.stopping is not None:
+            cancel.cancel(self.stopping)
+
+    def discard(self, cancel: Cancel) -> None:
+        with self._lock:
+            self._cancels.discard(cancel)
+
+    def cancel_all(self, signum: int) -> None:
+        self.stopping = signum
+        for cancel in list(self._cancels):  # no lock: may run inside add() on this thread
+            cancel.cancel(signum)
+        for cancel_all in self.also:
+            cancel_all(signum)
+
+    def __len__(self) -> int:
+        return len(self._cancels)

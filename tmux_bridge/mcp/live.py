@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import anyio
 
-from ..cancel import Cancel
+from ..cancel import Cancel, InFlight
 
 T = TypeVar("T")
 WORKERS = 32  # threads for calls: a call waiting on a pane's lock holds one
@@ -30,33 +30,12 @@ MAX_MESSAGE = 16 * 1024  # characters of new output in one notification (the res
 Report = Callable[[float, str], Awaitable[None]]
 
 
-class Calls:
-    """The cancellations of the calls in flight, so a stopping server interrupts them
-    all; :meth:`cancel_all` only writes to pipes (safe from a signal handler)."""
+class Calls(InFlight):
+    """The MCP server's calls in flight, and the worker threads they run on."""
 
     def __init__(self) -> None:
-        self._cancels: set[Cancel] = set()
-        self._lock = threading.Lock()
-        self.stopping: int | None = None  # the signal that stops the server
+        super().__init__()
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="tmux-bridge-mcp")
-
-    def add(self, cancel: Cancel) -> None:
-        with self._lock:
-            self._cancels.add(cancel)
-        if self.stopping is not None:
-            cancel.cancel(self.stopping)
-
-    def discard(self, cancel: Cancel) -> None:
-        with self._lock:
-            self._cancels.discard(cancel)
-
-    def cancel_all(self, signum: int) -> None:
-        self.stopping = signum
-        for cancel in list(self._cancels):
-            cancel.cancel(signum)
-
-    def __len__(self) -> int:
-        return len(self._cancels)
 
 
 async def in_thread(calls: Calls, work: Callable[[Cancel], T], live: Live | None = None) -> T:

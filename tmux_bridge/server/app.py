@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -24,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..cancel import Cancel
+from ..cancel import Cancel, InFlight
 from ..errors import BridgeError, InvalidRequest
 from .actions import error_metadata
 from .contract import ACTIONS, MAX_BODY, Request, error_reply, parse_request
@@ -65,36 +64,7 @@ class McpMount(NamedTuple):
     cancel_all: Callable[[int], None]
 
 
-class Calls:
-    """The cancellations of the calls in flight, so a stopping server interrupts them
-    all. :meth:`cancel_all` is safe in a signal handler (it only writes to pipes);
-    ``also`` are more of its kind (the MCP server's calls)."""
-
-    def __init__(self) -> None:
-        self._cancels: set[Cancel] = set()
-        self._lock = threading.Lock()
-        self.stopping: int | None = None  # the signal that stops the server
-        self.also: list[Callable[[int], None]] = []
-
-    def add(self, cancel: Cancel) -> None:
-        with self._lock:
-            self._cancels.add(cancel)
-        if self.stopping is not None:
-            cancel.cancel(self.stopping)
-
-    def discard(self, cancel: Cancel) -> None:
-        with self._lock:
-            self._cancels.discard(cancel)
-
-    def cancel_all(self, signum: int) -> None:
-        self.stopping = signum
-        for cancel in list(self._cancels):  # no lock: may run inside add() on this thread
-            cancel.cancel(signum)
-        for cancel_all in self.also:
-            cancel_all(signum)
-
-    def __len__(self) -> int:
-        return len(self._cancels)
+Calls = InFlight  # the server's calls in flight (the MCP server's among ``also``)
 
 
 async def _disconnected(request: HttpRequest) -> None:
