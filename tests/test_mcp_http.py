@@ -150,30 +150,64 @@ def test_no_mcp_leaves_mcp_out(pane: Pane) -> None:
             assert http.get("/health").json()["mcp"] is None
 
 
-def test_a_client_that_ends_its_session_interrupts_what_it_started(
-    pane: Pane, server: Server
-) -> None:
-    """Over Streamable HTTP a dropped connection is no cancellation (the spec: the
-    request may be resumed); ending the session (DELETE, as a closing client does) is."""
-    with server.client(headers=MCP_HEADERS) as http:
-        answer = http.post("/mcp", json=INITIALIZE)
-        session = {"mcp-session-id": answer.headers["mcp-session-id"],
-                   "mcp-protocol-version": "2025-11-25"}  # fmt: skip
-        http.post("/mcp", headers=session, json={"jsonrpc": "2.0",
-                  "method": "notifications/initialized"})  # fmt: skip
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "run", "arguments": {"command": SLEEPER}}}  # fmt: skip
-        with (
-            server.client(headers={**MCP_HEADERS, **session}) as caller,
-            caller.stream("POST", "/mcp", json=call),
-        ):
-            pane.wait_for(lambda: pane.foreground() == "sleep", "the command to run")
-        # the connection is gone; the command runs on
-        assert pane.foreground() == "sleep" and read(str(pane.runtime), None) == []
-        assert http.delete("/mcp", headers=session).status_code == 200
+def open_session(http: httpx.Client) -> dict[str, str]:
+    """Initialize a session by hand; its headers."""
+    answer = http.post("/mcp", json=INITIALIZE)
+    session = {"mcp-session-id": answer.headers["mcp-session-id"],
+               "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+    http.post("/mcp", headers=session, json={"jsonrpc": "2.0",
+              "method": "notifications/initialized"})  # fmt: skip
+    return session
+
+
+SLEEP_CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "run", "arguments": {"command": SLEEPER}}}  # fmt: skip
+
+
+def interrupted_once(pane: Pane) -> None:
+    """The pane is back at its prompt within 1 s, the call logged as Ctrl-C ended it."""
     pane.wait_for(lambda: at_prompt(pane), "the prompt", timeout=1.0)
     pane.wait_for(lambda: read(str(pane.runtime), None) != [], "the call's log entry")
     entries = read(str(pane.runtime), None)
     assert [(e["client"], e["command"], e["exit_status"]) for e in entries] == [
         ("forger", SLEEPER, 130)
     ]
+
+
+def test_a_dropped_connection_interrupts_the_call_it_carried(pane: Pane, server: Server) -> None:
+    """No event store: a dropped answer can never be resumed, so its command stops."""
+    with server.client(headers=MCP_HEADERS) as http:
+        session = open_session(http)
+        with (
+            server.client(headers={**MCP_HEADERS, **session}) as caller,
+            caller.stream("POST", "/mcp", json=SLEEP_CALL),
+        ):
+            pane.wait_for(lambda: pane.foreground() == "sleep", "the command to run")
+            assert read(str(pane.runtime), None) == []
+        interrupted_once(pane)
+        # the session lives on: the next call runs
+        answer = http.post("/mcp", headers=session, json={**SLEEP_CALL, "id": 3, "params": {
+            "name": "run", "arguments": {"command": "echo after"}}})  # fmt: skip
+        assert '\\"stdout\\": \\"after\\\\n\\"' in answer.text, answer.text
+
+
+def test_a_client_that_ends_its_session_interrupts_what_it_started(
+    pane: Pane, server: Server
+) -> None:
+    with server.client(headers=MCP_HEADERS) as http:
+        session = open_session(http)
+        with (
+            server.client(headers={**MCP_HEADERS, **session}) as caller,
+            caller.stream("POST", "/mcp", json=SLEEP_CALL),
+        ):
+            pane.wait_for(lambda: pane.foreground() == "sleep", "the command to run")
+            assert http.delete("/mcp", headers=session).status_code == 200
+            interrupted_once(pane)
+
+
+def test_an_oversized_body_is_refused(server: Server) -> None:
+    from tmux_bridge.mcp.http import MAX_BODY
+
+    with server.client(headers=MCP_HEADERS) as http:
+        answer = http.post("/mcp", content=b"[" + b" " * MAX_BODY + b"]")
+    assert answer.status_code == 413 and "larger than" in answer.json()["error"]["message"]

@@ -2,7 +2,10 @@
 cancellation, a disconnect or a stopping server, and its output sent on as progress.
 
 Cancellation: the SDK cancels a tool's task when the client sends
-``notifications/cancelled`` or goes away. :func:`in_thread` then fires the call's
+``notifications/cancelled`` or goes away (stdio). Over HTTP the SDK lets a request run on
+when the connection that carried it drops; with no event store to resume from, its
+answer would be lost, so :class:`Calls` lets that connection's end (``mcp.http``)
+interrupt it too. :func:`in_thread` then fires the call's
 :class:`Cancel` (the command is interrupted as by Ctrl-C) and waits, shielded, until the
 facade returns, so the pane is back at its prompt before the task ends.
 """
@@ -30,20 +33,59 @@ MAX_MESSAGE = 16 * 1024  # characters of new output in one notification (the res
 Report = Callable[[float, str], Awaitable[None]]
 
 
+Key = tuple[str, str]  # (MCP session id, JSON-RPC request id) of a call over HTTP
+REMEMBERED = 256  # connections dropped before their call began, kept for it to see
+
+
 class Calls(InFlight):
-    """The MCP server's calls in flight, and the worker threads they run on."""
+    """The MCP server's calls in flight, and the worker threads they run on; over HTTP
+    each call's :class:`Cancel` is also found by its :data:`Key`, so that the connection
+    that carried the request interrupts it by going away (:meth:`drop`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="tmux-bridge-mcp")
+        self._keyed: dict[Key, Cancel] = {}
+        self._dropped: dict[Key, None] = {}  # insertion-ordered: the oldest go first
+
+    def add_keyed(self, cancel: Cancel, key: Key | None) -> None:
+        """Add ``cancel``; fire it at once if its connection has already gone."""
+        self.add(cancel)
+        if key is None:
+            return
+        with self._lock:
+            self._keyed[key] = cancel
+            gone = self._dropped.pop(key, 0) is None
+        if gone:
+            cancel.cancel(signal.SIGINT)
+
+    def discard_keyed(self, cancel: Cancel, key: Key | None) -> None:
+        self.discard(cancel)
+        with self._lock:
+            if key is not None and self._keyed.get(key) is cancel:
+                del self._keyed[key]
+
+    def drop(self, key: Key) -> None:
+        """The connection that carried request ``key`` went before its answer: interrupt
+        the call (as Ctrl-C), or remember it for a call that has not begun yet."""
+        with self._lock:
+            cancel = self._keyed.get(key)
+            if cancel is None:
+                self._dropped[key] = None
+                while len(self._dropped) > REMEMBERED:
+                    del self._dropped[next(iter(self._dropped))]
+        if cancel is not None:
+            cancel.cancel(signal.SIGINT)
 
 
-async def in_thread(calls: Calls, work: Callable[[Cancel], T], live: Live | None = None) -> T:
+async def in_thread(
+    calls: Calls, work: Callable[[Cancel], T], live: Live | None = None, key: Key | None = None
+) -> T:
     """``work(cancel)`` on a worker thread, its output pumped by ``live`` meanwhile. When
-    this task is cancelled, fire ``cancel`` (SIGINT) and wait for ``work`` to end before
-    letting the cancellation through."""
+    this task is cancelled (or the connection of request ``key`` drops), fire ``cancel``
+    (SIGINT) and wait for ``work`` to end before letting the cancellation through."""
     cancel = Cancel()
-    calls.add(cancel)
+    calls.add_keyed(cancel, key)
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(calls.pool, work, cancel)
     pump = asyncio.ensure_future(live.pump()) if live is not None else None
@@ -56,7 +98,7 @@ async def in_thread(calls: Calls, work: Callable[[Cancel], T], live: Live | None
     finally:
         if pump is not None:
             pump.cancel()
-        calls.discard(cancel)
+        calls.discard_keyed(cancel, key)
         if future.done():  # else the thread still polls its pipe: leave it open
             cancel.close()
     if live is not None and pump is not None:

@@ -25,7 +25,7 @@ from ..report import error_document, to_document
 from ..results import CallResult, RunOptions
 from ..target import Target
 from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
-from .live import Calls, Live, Report, in_thread
+from .live import Calls, Key, Live, Report, in_thread
 from .schemas import PanesDocument, ResultDocument, StatusDocument
 from .texts import advice, error_text
 
@@ -94,6 +94,13 @@ def client_name(ctx: Ctx) -> str:
     return params.client_info.name if params is not None else "mcp"
 
 
+def http_key(ctx: Ctx) -> Key | None:
+    """The MCP session and request id of a call that came over HTTP (None on stdio)."""
+    headers = getattr(ctx.request_context.request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return (session, ctx.request_id) if isinstance(session, str) else None
+
+
 def success(document: dict[str, Any]) -> CallToolResult:
     """The document as structured content, and as JSON text for clients that show text."""
     text = json.dumps(document, ensure_ascii=False)
@@ -140,7 +147,7 @@ class Tools:
             return make(bridge, cancel, notes)
 
         try:
-            result = await in_thread(self.calls, work, live)
+            result = await in_thread(self.calls, work, live, http_key(ctx))
         except BridgeError as exc:
             return failure(exc, tool, shown, notes)
         out = bytes(live.stdout) if live is not None else result.stdout or b""
