@@ -25,7 +25,9 @@ from .results import CallRecord, CallResult, Mode, RunOptions
 from .target import Target
 
 if TYPE_CHECKING:
+    from .agents import Agent
     from .check import CheckResult
+    from .prompt import PromptReceipt
 
 Sink = Callable[[bytes], None]
 DEFAULT_OPTIONS = RunOptions()
@@ -466,6 +468,83 @@ class Bridge:
             wait_for_new_shell(self.target, pane.pane_id, cancel)
             Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
         return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+
+    # --- agents ----------------------------------------------------------------------
+
+    def agents(self) -> list[Agent]:
+        """Every AI agent on the target's tmux server (a known agent CLI in front, or a
+        session that declares one and whose program still runs), with its state
+        (``working``, ``idle``, ``unknown``); empty when none runs. Reads only."""
+        from .agents import list_agents
+
+        return list_agents(self.target.tmux)
+
+    def send_prompt(
+        self,
+        agent: str,
+        text: str,
+        *,
+        replace_draft: bool = False,
+        timeout: float = 30.0,
+        cancel: Cancel | None = None,
+    ) -> PromptReceipt:
+        """Deliver ``text`` into the input box of ``agent`` (a name, pane id or target
+        from :meth:`agents`) and submit it; returns the receipt once the target showed
+        that it took the prompt. Waits up to ``timeout`` seconds for another sender
+        and for the agent to be idle. Raises :class:`~tmux_bridge.errors.NotDelivered`
+        (exit 1; ``receipt`` says why: busy, no input box, a draft in the box, Enter
+        never taken), :class:`~tmux_bridge.errors.NoSuchAgent`, or what tmux raises
+        (exit 125). A draft not ours is refused unless ``replace_draft``. Logged."""
+        from .prompt import deliver
+
+        if not text.strip():
+            from .errors import InvalidRequest
+
+            raise InvalidRequest("the prompt is empty.")
+        started = time.monotonic()
+        try:
+            receipt = deliver(
+                self.target.tmux, self.target.runtime_dir, agent, text, replace_draft,
+                timeout, cancel,
+            )  # fmt: skip
+        except BridgeError as exc:
+            self._log_prompt("prompt", agent, text, started, None, exc)
+            raise
+        self._log_prompt("prompt", agent, text, started, receipt)
+        return receipt
+
+    def _log_prompt(
+        self,
+        mode: str,
+        agent: str,
+        text: str,
+        started: float,
+        receipt: PromptReceipt | None,
+        error: BridgeError | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """A prompt or message in the audit log: to whom, the text, the outcome."""
+        from .audit import record
+
+        got = receipt if receipt is not None else getattr(error, "receipt", None)
+        record(
+            self.target.runtime_dir,
+            {
+                "id": None,
+                "mode": mode,
+                "pane": got.pane if got else error.pane if error else None,
+                "target": got.target if got else None,
+                "agent": agent,
+                "client": self.client,
+                "command": text,
+                "exit_status": error.exit_code if error else 0,
+                "duration_s": round(time.monotonic() - started, 3),
+                "enters": got.enters if got else 0,
+                "error": str(error) if error else None,
+                "error_code": error.code if error else None,
+                **(extra or {}),
+            },
+        )
 
     # --- the audit log -----------------------------------------------------------------
 

@@ -33,6 +33,8 @@ Examples:
   tmux-bridge panes    # every pane: target, label, shell, what is in front
   tmux-bridge serve    # the HTTP API, for agents that reach you over HTTP
   tmux-bridge mcp      # the MCP server an agent client starts (Claude Code, Codex)
+  tmux-bridge agents   # the AI agents in tmux panes, and what each is doing
+  tmux-bridge prompt --to codex "review the PR"   # a prompt, with a receipt
 
 \b
 Environment:
@@ -443,6 +445,100 @@ def mcp(readonly: bool, tmux_socket: str | None, list_tools: bool) -> int:
             "with its mcp extra: pip install 'tmux-bridge[mcp]'."
         ) from None
     return serve_mcp(Target.from_env(socket=tmux_socket), readonly)
+
+
+# --- agents, prompts, messages ---------------------------------------------------------
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON array.")
+def agents(as_json: bool) -> int:
+    """List the AI agents on the tmux server: panes whose program is a known agent CLI
+    (claude, codex, gemini, cursor-agent, auggie, amp, opencode, aider, goose), or whose
+    session sets TMUX_BRIDGE_AGENT=NAME (or GT_AGENT). Each with its name, runtime,
+    role, rig, directory, whether a person is attached, its pane and its state
+    (working, idle, unknown)."""
+    from .api import Bridge
+
+    found = Bridge(client="tmux-bridge").agents()
+    if as_json:
+        click.echo(json.dumps([a.document() for a in found], ensure_ascii=False))
+        return 0
+    if not found:
+        click.echo("No agents are running.", err=True)
+    for a in found:
+        seen = " (attached)" if a.attached else ""
+        role = f" {a.role}" if a.role else ""
+        click.echo(
+            f"{a.name:<20} {a.runtime:<9} {a.state:<8} {a.target:<14}{role}{seen}  {a.work_dir}"
+        )
+    return 0
+
+
+def _prompt_text(text: str | None, path: str | None) -> str:
+    if (text is None) == (path is None):
+        raise click.UsageError("give the text, or --file FILE (- for stdin), not both")
+    if path is None:
+        assert text is not None
+        return text
+    with click.open_file(path, encoding="utf-8") as f:
+        return str(f.read())
+
+
+_FILE_OPTION = click.option(
+    "--file", "path", metavar="FILE", help="Read the text from FILE (- for stdin)."
+)
+
+
+@cli.command()
+@click.option("--to", "agent", required=True, metavar="AGENT", help="A name from `agents`.")
+@_FILE_OPTION
+@click.option(
+    "--replace-draft",
+    is_flag=True,
+    help="Clear text someone left in the agent's input box (default: refuse).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for another sender and for a working agent to be idle.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The receipt as one JSON object.")
+@click.argument("text", required=False)
+def prompt(
+    agent: str,
+    path: str | None,
+    replace_draft: bool,
+    timeout: float,
+    as_json: bool,
+    text: str | None,
+) -> int:
+    """Put TEXT into AGENT's input box and submit it, as if the person typed it; report
+    delivered only once the agent showed it took it (the box emptied and the text
+    appears in the conversation, or it started working). Swallowed Enters are retried.
+
+    \b
+    Exit status: 0 delivered; 1 not delivered (why on stderr: busy, no input box,
+    a draft in the box, Enter never taken); 125 could not try (no such agent).
+    """
+    from .api import Bridge
+    from .errors import NotDelivered
+
+    body = _prompt_text(text, path)
+    try:
+        receipt = Bridge(client="tmux-bridge").send_prompt(
+            agent, body, replace_draft=replace_draft, timeout=timeout
+        )
+    except NotDelivered as exc:
+        if as_json and exc.receipt is not None:
+            doc = {**exc.receipt.document(), "error_code": exc.code}  # type: ignore[attr-defined]
+            click.echo(json.dumps(doc, ensure_ascii=False))
+        raise
+    if as_json:
+        click.echo(json.dumps(receipt.document(), ensure_ascii=False))
+    return 0
 
 
 def main() -> None:
