@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import time
 from typing import Any
 
 import click
@@ -55,6 +57,8 @@ Environment:
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-bridge")
 @click.pass_context
 def cli(ctx: click.Context, detach: bool) -> int:
+    if ctx.invoked_subcommand not in ("serve", "mcp", "message", "inbox"):
+        _deliver_pending()  # a message pending for an idle agent waits for no one
     if ctx.invoked_subcommand is not None:
         if detach:
             raise click.UsageError("--detach goes without a subcommand")
@@ -538,6 +542,95 @@ def prompt(
         raise
     if as_json:
         click.echo(json.dumps(receipt.document(), ensure_ascii=False))
+    return 0
+
+
+def _deliver_pending() -> None:
+    from .errors import BridgeError
+    from .inbox import exists
+    from .runtime import runtime_dir
+
+    if not exists(runtime_dir()):
+        return
+    from .api import Bridge
+
+    with contextlib.suppress(BridgeError):
+        Bridge(client="tmux-bridge").deliver_pending()
+
+
+@cli.command()
+@click.option("--to", "agent", required=True, metavar="AGENT", help="A name from `agents`.")
+@click.option("--from", "sender", metavar="NAME", help="Who sends (default: your agent's name).")
+@_FILE_OPTION
+@click.option(
+    "--wait-reply", is_flag=True, help="Wait until AGENT has answered and print its answer."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Seconds --wait-reply waits for delivery and the answer.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The message (and reply) as JSON.")
+@click.argument("text", required=False)
+def message(
+    agent: str,
+    sender: str | None,
+    path: str | None,
+    wait_reply: bool,
+    timeout: float,
+    as_json: bool,
+    text: str | None,
+) -> int:
+    """Send TEXT to AGENT as a message from another agent: kept in the inbox, and
+    delivered as a prompt (marked as a message, not from the person) once AGENT is idle.
+    A message AGENT cannot take now stays pending; the next tmux-bridge command (or
+    `serve`) delivers it.
+
+    \b
+    Exit status: 0 delivered (with --wait-reply: answered, the answer on stdout);
+    1 pending or failed (why on stderr); 124 --wait-reply timed out; 125 could not
+    try (no such agent); 2 a message to yourself.
+    """
+    from .api import Bridge
+
+    body = _prompt_text(text, path)
+    sent = Bridge(client="tmux-bridge").send_message(
+        agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout
+    )
+    if as_json:
+        click.echo(json.dumps(sent.document(), ensure_ascii=False))
+    elif sent.reply is not None:
+        click.echo(sent.reply)
+    note = sent.message
+    if note.state in ("delivered", "read"):
+        return 0
+    why = f": {note.error}" if note.error else ""
+    click.echo(f"message #{note.id} to {note.recipient} is {note.state}{why}", err=True)
+    return 1
+
+
+@cli.command()
+@click.argument("agent", required=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON array.")
+@click.option("--clear", is_flag=True, help="First remove the messages that are done.")
+def inbox(agent: str | None, as_json: bool, clear: bool) -> int:
+    """Show the messages between agents (those AGENT sent or got, or all) and their
+    states: pending, delivered, failed, read. Pending ones are tried first."""
+    from .api import Bridge
+
+    messages = Bridge(client="tmux-bridge").inbox(agent, clear)
+    if as_json:
+        click.echo(json.dumps([m.document() for m in messages], ensure_ascii=False))
+        return 0
+    if not messages:
+        click.echo("No messages.", err=True)
+    for m in messages:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))
+        body = " ".join(m.body.split())
+        body = body if len(body) <= 60 else body[:57] + "..."
+        click.echo(f"#{m.id:<4} {m.state:<9} {when}  {m.sender} -> {m.recipient}: {body}")
     return 0
 
 

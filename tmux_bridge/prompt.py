@@ -139,16 +139,35 @@ def deliver(
     :class:`NotDelivered` subclasses with the receipt (``AgentBusy``, ``NoInputBox``,
     ``DraftInInput``, ``PromptNotTaken``), :class:`Cancelled`, tmux errors."""
     started = time.monotonic()
-    agent = find_agent(tmux, agent_name)
-    if agent is None:
-        raise NoSuchAgent(
-            f"no agent called {agent_name!r} runs on this tmux server; "
-            "list them with `tmux-bridge agents`."
-        )
+    agent = require_agent(tmux, agent_name)
     records = PaneDir(runtime_dir, tmux, agent.pane)
     with records.locked(started + timeout, cancel, lambda: None):
-        attempt = _Attempt(tmux, agent, text, records, started)
-        return attempt.run(replace_draft, started + timeout, cancel)
+        return deliver_locked(tmux, agent, records, text, replace_draft, started + timeout, cancel)
+
+
+def require_agent(tmux: Tmux, name: str) -> Agent:
+    """The agent ``name`` names; :class:`NoSuchAgent` when none does."""
+    agent = find_agent(tmux, name)
+    if agent is None:
+        raise NoSuchAgent(
+            f"no agent called {name!r} runs on this tmux server; "
+            "list them with `tmux-bridge agents`."
+        )
+    return agent
+
+
+def deliver_locked(
+    tmux: Tmux,
+    agent: Agent,
+    records: PaneDir,
+    text: str,
+    replace_draft: bool,
+    deadline: float,
+    cancel: Cancel | None,
+) -> PromptReceipt:
+    """:func:`deliver` for a caller that holds the agent pane's lock (``records``)."""
+    attempt = _Attempt(tmux, agent, text, records, time.monotonic())
+    return attempt.run(replace_draft, deadline, cancel)
 
 
 class _Attempt:
@@ -215,7 +234,7 @@ class _Attempt:
                     NoInputBox,
                     "the agent shows no input box (a question or a menu may be open).",
                 )
-            _sleep(0.05, cancel)
+            sleep_or_cancel(0.05, cancel)
 
     def clear_draft(self, now: Look, replace_draft: bool) -> None:
         """Refuse a draft that is not ours, else clear the box with the runtime's keys."""
@@ -294,6 +313,27 @@ class _Attempt:
         )
 
 
+def reply_after(now: Look, text: str) -> str | None:
+    """What the agent printed after ``text`` on the screen (``now``), above its input
+    box: the rows after the last one that ends ``text``, without blank edges and rows
+    of box drawing; ``None`` when ``text`` is no longer on the screen."""
+    rows = now.screen[: now.row] if now.row is not None else now.screen
+    sig = signature(text)
+    end = next((i for i in range(len(rows) - 1, -1, -1) if _ends_at(rows, i, sig)), None)
+    if end is None:
+        return None
+    kept = [row.rstrip() for row in rows[end + 1 :] if squeeze(row)]
+    return "\n".join(kept)
+
+
+def _ends_at(rows: list[str], i: int, sig: str) -> bool:
+    """Whether ``sig`` ends on row ``i`` (it may start up to 4 rows above)."""
+    first = max(i - 4, 0)
+    return sig in squeeze("".join(rows[first : i + 1])) and sig not in squeeze(
+        "".join(rows[first:i])
+    )
+
+
 def _above(now: Look) -> str:
     """The squeezed text of the rows above the input box."""
     rows = now.screen[: now.row] if now.row is not None else now.screen
@@ -314,10 +354,10 @@ def _wait(predicate: Callable[[], bool], seconds: float, cancel: Cancel | None) 
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        _sleep(min(POLL, left), cancel)
+        sleep_or_cancel(min(POLL, left), cancel)
 
 
-def _sleep(seconds: float, cancel: Cancel | None) -> None:
+def sleep_or_cancel(seconds: float, cancel: Cancel | None) -> None:
     if cancel is None:
         time.sleep(seconds)
     elif select.select([cancel.fd], [], [], seconds)[0]:
