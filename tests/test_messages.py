@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 from collections.abc import Iterator
 
+import pexpect
 import pytest
 
 from tests.agent_support import World
@@ -129,3 +130,24 @@ def test_every_message_is_in_the_audit_log(world: World) -> None:
         "audited",
         "delivered",
     )
+
+
+@pytest.mark.pty
+def test_the_person_sees_a_notice_on_the_status_line(world: World) -> None:
+    world.start("alpha", "claude", "STANDIN_WORK=0")
+    world.start("person", "bash --norc")
+    world.wait_names({"alpha"})
+    client = pexpect.spawn(
+        "tmux", ["-L", "default", "attach-session", "-t", "=person:"], env=world.b.env,
+        dimensions=(24, 120),
+    )  # fmt: skip
+    try:
+        world.b.wait_for(lambda: bool(world.b.tmux("list-clients")), "the person's client")
+        assert world.cli("message", "--to", "alpha", "--from", "boss", "notice me")[0] == 0
+        client.expect("boss -> alpha: message #1 delivered", timeout=10)
+        kept = world.b.tmux("show-options", "-gv", "@tmux-bridge-notice")
+        assert kept.rstrip().endswith("] tmux-bridge: boss -> alpha: message #1 delivered")
+        # nothing was typed into the person's pane
+        assert "notice" not in world.screen("person")
+    finally:
+        client.close(force=True)

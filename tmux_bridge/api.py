@@ -605,7 +605,13 @@ class Bridge:
         return attempts
 
     def _log_attempt(self, attempt: Attempt, started: float) -> None:
+        """Log a try at a message; a delivery or failure is also a notice for the person."""
         message = attempt.message
+        if attempt.changed:
+            from .notices import message_notice, notify
+
+            text = message_notice(message.recipient, message.sender, message.id, message.state)
+            notify(self.target.tmux, text)
         extra = {"message_id": message.id, "sender": message.sender, "state": message.state}
         self._log_prompt(
             "message", message.recipient, message.body, started, attempt.receipt,

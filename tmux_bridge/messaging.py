@@ -46,6 +46,7 @@ class Attempt(NamedTuple):
     message: Message
     receipt: PromptReceipt | None
     error: BridgeError | None
+    changed: bool = False  # this try delivered it or made it fail
 
 
 def try_deliver(
@@ -57,8 +58,8 @@ def try_deliver(
     agent = find_agent(tmux, message.recipient)
     if agent is None:
         error = f"the agent {message.recipient} is gone."
-        inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=error)
-        return Attempt(_now(runtime_dir, message), None, None)
+        changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=error)
+        return Attempt(_now(runtime_dir, message), None, None, changed)
     records = PaneDir(runtime_dir, tmux, agent.pane)
     deadline = time.monotonic() + IDLE_WAIT
     try:
@@ -75,11 +76,11 @@ def try_deliver(
                     "failed" if isinstance(exc, PromptNotTaken) else "pending"
                 )
                 inbox.mark(runtime_dir, message.id, state, expect="pending", error=str(exc))
-                return Attempt(_now(runtime_dir, message), None, exc)
+                return Attempt(_now(runtime_dir, message), None, exc, state == "failed")
             inbox.mark(runtime_dir, message.id, "delivered", expect="pending")
     except LockTimeout as exc:
         return Attempt(message, None, exc)  # another sender holds the agent: later
-    return Attempt(_now(runtime_dir, message), receipt, None)
+    return Attempt(_now(runtime_dir, message), receipt, None, True)
 
 
 def _now(runtime_dir: str, message: Message) -> Message:
