@@ -191,7 +191,7 @@ def test_our_stranded_text_is_cleared_by_the_next_prompt(
 
 
 def test_a_hundred_prompts_with_enters_ignored_at_random(world: World) -> None:
-    world.start("flaky", "claude", "STANDIN_IGNORE=0.2", "STANDIN_SEED=12", "STANDIN_WORK=0")
+    world.start("flaky", "claude", "STANDIN_IGNORE=0.1", "STANDIN_SEED=12", "STANDIN_WORK=0")
     world.wait_names({"flaky"})
     facade = world.facade()
     texts = [f"prompt number {n} of a hundred" for n in range(100)]

@@ -14,6 +14,7 @@ import pytest
 
 from tests.agent_support import World
 from tests.conftest import BIN, MakeBridge
+from tests.serve_support import running
 
 
 @pytest.fixture
@@ -151,3 +152,22 @@ def test_the_person_sees_a_notice_on_the_status_line(world: World) -> None:
         assert "notice" not in world.screen("person")
     finally:
         client.close(force=True)
+
+
+def test_serve_delivers_pending_messages_and_notices_an_agent_that_waits(world: World) -> None:
+    world.start("alpha", "claude", "STANDIN_WORK=2.5")
+    world.wait_names({"alpha"})
+    world.facade().send_prompt("alpha", "keep busy")
+    assert world.cli("message", "--to", "alpha", "--from", "boss", "later")[0] == 1
+    assert _states(world) == [(1, "pending")]
+    with running(world.b.env, "--no-mcp"):
+        # no other tmux-bridge process runs: serve's background task delivers it
+        world.b.wait_for(lambda: _states(world) == [(1, "delivered")], "delivery by serve")
+        world.b.wait_for(
+            lambda: (
+                "alpha is done and waits for your input"
+                in world.b.tmux("show-options", "-gv", "@tmux-bridge-notice")
+            ),
+            "the notice that alpha waits",
+        )
+    assert world.prompts("alpha")[1].endswith("\nlater")

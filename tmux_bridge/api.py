@@ -604,6 +604,19 @@ class Bridge:
             self._log_attempt(attempt, started)
         return attempts
 
+    def tend_agents(self, seen: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """One pass of the background work ``serve`` does every few seconds: deliver the
+        pending messages whose recipients are idle, and show the person a notice for
+        each agent that stopped working since ``seen`` (pane id -> (name, state), from
+        the last pass). Returns the states now, for the next pass."""
+        from .notices import notify, waiting_notices
+
+        self.deliver_pending()
+        now: dict[str, tuple[str, str]] = {a.pane: (a.name, a.state) for a in self.agents()}
+        for text in waiting_notices(seen, now):
+            notify(self.target.tmux, text)
+        return now
+
     def _log_attempt(self, attempt: Attempt, started: float) -> None:
         """Log a try at a message; a delivery or failure is also a notice for the person."""
         message = attempt.message

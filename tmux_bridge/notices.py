@@ -48,3 +48,20 @@ def message_notice(recipient: str, sender: str, message_id: int, state: str) -> 
     if state == "failed":
         return f"tmux-bridge: message #{message_id} from {sender} to {recipient} failed"
     return f"tmux-bridge: {sender} -> {recipient}: message #{message_id} delivered"
+
+
+def waiting_notices(
+    before: dict[str, tuple[str, str]], now: dict[str, tuple[str, str]]
+) -> list[str]:
+    """Notices for agents that stopped working since ``before``: each map is pane id ->
+    (agent name, state). Working -> idle: it waits for the person's input; working ->
+    unknown: it shows something other than its input box (a question, a menu)."""
+    notices = []
+    for pane, (name, state) in now.items():
+        if before.get(pane, ("", ""))[1] != "working":
+            continue
+        if state == "idle":
+            notices.append(f"tmux-bridge: {name} is done and waits for your input")
+        elif state == "unknown":
+            notices.append(f"tmux-bridge: {name} asks you something")
+    return notices

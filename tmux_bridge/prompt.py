@@ -273,11 +273,16 @@ class _Attempt:
         atomic_write(self.records.file(STRANDED_FILE), squeeze(self.text).encode())
 
     def wait_pasted(self, cancel: Cancel | None) -> Look:
-        """The look once the box holds text that stopped changing."""
+        """The look once the box shows the text's end, or holds text that stopped
+        changing."""
         seen: list[Look] = []
+
+        sig = signature(self.text)
 
         def settled() -> bool:
             seen.append(self.look())
+            if sig in squeeze(seen[-1].box or ""):
+                return True  # shown as sent; else (a TUI that folds pastes) once it settles
             boxes = [s.box for s in seen[-3:]]
             return len(boxes) == 3 and bool(boxes[0]) and boxes[0] == boxes[1] == boxes[2]
 
