@@ -407,11 +407,12 @@ on stdin and stdout: the client starts this command itself.
 
 \b
 Tools: run, start_repl, evaluate, close_repl, send_keys, type_text,
-read_screen, status, list_panes, pane_info, read_file, write_file, edit_file
-(--list-tools describes them). Each returns the document tmux-send --json
-prints; run and evaluate send their output as progress while they work, and a
-cancelled call is interrupted as by Ctrl-C. Every call is in your audit log
-(tmux-bridge log) under the client's name.
+read_screen, status, list_panes, pane_info, read_file, write_file, edit_file,
+list_agents, send_prompt, send_message (--list-tools describes them). Each
+returns the document tmux-send --json prints; run and evaluate send their
+output as progress while they work, and a cancelled call is interrupted as by
+Ctrl-C. Every call is in your audit log (tmux-bridge log) under the client's
+name.
 
 \b
 Examples:
@@ -426,7 +427,7 @@ Examples:
     "--readonly",
     is_flag=True,
     help="Serve only the tools that change nothing: read_screen, status, list_panes, "
-    "pane_info, read_file.",
+    "pane_info, read_file, list_agents.",
 )
 @click.option(
     "--socket",
