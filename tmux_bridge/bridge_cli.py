@@ -547,6 +547,7 @@ def prompt(
 
 
 def _deliver_pending() -> None:
+    """Pending messages to agents that are idle now (no wait for busy ones)."""
     from .errors import BridgeError
     from .inbox import exists
     from .runtime import runtime_dir

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import time
 from collections.abc import Iterator
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .runtime import ensure_private_dir
+
+if TYPE_CHECKING:
+    import sqlite3
 
 INBOX_FILE = "inbox.sqlite3"
 MessageState = Literal["pending", "delivered", "failed", "read"]
@@ -86,6 +88,8 @@ def exists(runtime_dir: str) -> bool:
 def opened(runtime_dir: str) -> Iterator[sqlite3.Connection]:
     """The inbox, created (0600, in the private runtime directory) on first use.
     Waits up to 10 s for another process's transaction."""
+    import sqlite3  # here: `tmux-bridge` checks for pending messages on every start
+
     ensure_private_dir(runtime_dir)
     path = inbox_path(runtime_dir)
     with contextlib.suppress(FileExistsError):

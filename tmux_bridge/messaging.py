@@ -50,18 +50,23 @@ class Attempt(NamedTuple):
 
 
 def try_deliver(
-    tmux: Tmux, runtime_dir: str, message: Message, cancel: Cancel | None = None
+    tmux: Tmux,
+    runtime_dir: str,
+    message: Message,
+    cancel: Cancel | None = None,
+    idle_wait: float = IDLE_WAIT,
 ) -> Attempt:
     """Deliver a pending message if its recipient is idle now (waiting at most
-    IDLE_WAIT s): delivered, still pending (busy, a draft in the box, no input box), or
-    failed (the agent is gone, or Enter was never taken)."""
+    ``idle_wait`` s for it and for another sender): delivered, still pending (busy, a
+    draft in the box, no input box), or failed (the agent is gone, or Enter was never
+    taken)."""
     agent = find_agent(tmux, message.recipient)
     if agent is None:
         error = f"the agent {message.recipient} is gone."
         changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=error)
         return Attempt(_now(runtime_dir, message), None, None, changed)
     records = PaneDir(runtime_dir, tmux, agent.pane)
-    deadline = time.monotonic() + IDLE_WAIT
+    deadline = time.monotonic() + idle_wait
     try:
         with records.locked(deadline, cancel, lambda: None):
             current = inbox.get(runtime_dir, message.id)
@@ -88,14 +93,15 @@ def _now(runtime_dir: str, message: Message) -> Message:
 
 
 def deliver_pending(tmux: Tmux, runtime_dir: str, cancel: Cancel | None = None) -> list[Attempt]:
-    """Try every pending message once, oldest first (a recipient's messages in order:
-    after one that stays pending, its later ones wait too)."""
+    """Try every pending message once, oldest first, without waiting for a busy
+    recipient (a recipient's messages in order: after one that stays pending, its later
+    ones wait too)."""
     attempts: list[Attempt] = []
     waiting: set[str] = set()
     for message in inbox.listing(runtime_dir, state="pending"):
         if message.recipient in waiting:
             continue
-        attempt = try_deliver(tmux, runtime_dir, message, cancel)
+        attempt = try_deliver(tmux, runtime_dir, message, cancel, idle_wait=0.0)
         attempts.append(attempt)
         if attempt.message.state == "pending":
             waiting.add(message.recipient)
