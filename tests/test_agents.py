@@ -35,11 +35,16 @@ def test_agents_are_detected_with_the_spec_fields(world: World) -> None:
     world.start("beta", "codex", "GT_ROLE=crew", "GT_RIG=gastown")
     world.start("plain", "bash --norc")  # a shell is no agent
     world.start("helper", "python3 -q", "TMUX_BRIDGE_AGENT=pyhelper", "TMUX_BRIDGE_ROLE=calc")
-    world.wait_names({"alpha", "beta", "pyhelper"})
-    world.b.wait_for(
-        lambda: {a.state for a in world.facade().agents()} == {"idle"}, "all agents idle"
-    )
-    agents = {a.name: a.document() for a in world.facade().agents()}
+    seen: list[dict[str, dict[str, object]]] = []
+
+    def all_idle() -> bool:
+        seen.append({a.name: a.document() for a in world.facade().agents()})
+        return set(seen[-1]) == {"alpha", "beta", "pyhelper"} and all(
+            entry["state"] == "idle" for entry in seen[-1].values()
+        )
+
+    world.b.wait_for(all_idle, "the three agents, idle")
+    agents = seen[-1]
     pane = world.b.tmux("display-message", "-p", "-t", "=beta:", "#{pane_id}").strip()
     assert agents["beta"] == {
         "name": "beta",

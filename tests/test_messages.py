@@ -166,7 +166,7 @@ def test_serve_delivers_pending_messages_and_notices_an_agent_that_waits(world: 
         world.b.wait_for(
             lambda: (
                 "alpha is done and waits for your input"
-                in world.b.tmux("show-options", "-gv", "@tmux-bridge-notice")
+                in world.b.tmux("show-options", "-gv", "@tmux-bridge-notice", check=False)
             ),
             "the notice that alpha waits",
         )
