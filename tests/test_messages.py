@@ -171,3 +171,22 @@ def test_serve_delivers_pending_messages_and_notices_an_agent_that_waits(world: 
             "the notice that alpha waits",
         )
     assert world.prompts("alpha")[1].endswith("\nlater")
+
+
+def test_a_password_prompt_in_the_bridge_is_a_notice(world: World) -> None:
+    world.b.start()
+    facade = world.facade()
+    seen = facade.tend_agents({})
+    assert seen["bridge"] == ("bridge", "")
+    world.b.tmux("send-keys", "-t", world.b.target, "read -s -p 'Password: ' x", "Enter")
+    world.b.wait_for_text("Password:")
+
+    def noticed() -> bool:
+        nonlocal seen
+        seen = facade.tend_agents(seen)
+        kept = world.b.tmux("show-options", "-gv", "@tmux-bridge-notice", check=False)
+        return "the bridge terminal waits for your password" in kept
+
+    world.b.wait_for(noticed, "the password notice")
+    assert "read -s" in world.b.screen()  # nothing typed into the bridge
+    assert "waits for your password" not in world.b.screen()

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .prompt import PromptReceipt
 
 Sink = Callable[[bytes], None]
+BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
 DEFAULT_OPTIONS = RunOptions()
 Notice = Callable[[str], None]
 # the calls kept as a pane's last command in the context
@@ -613,9 +614,21 @@ class Bridge:
 
         self.deliver_pending()
         now: dict[str, tuple[str, str]] = {a.pane: (a.name, a.state) for a in self.agents()}
+        now[BRIDGE_KEY] = ("bridge", "password" if self._asks_password() else "")
         for text in waiting_notices(seen, now):
             notify(self.target.tmux, text)
         return now
+
+    def _asks_password(self) -> bool:
+        """Whether the bridge pane's program waits for the person's password."""
+        from . import procfs
+        from .pane import find_pane
+
+        try:
+            pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
+        except BridgeError:
+            return False
+        return procfs.asks_password(pane.pid, pane.tty)
 
     def _log_attempt(self, attempt: Attempt, started: float) -> None:
         """Log a try at a message; a delivery or failure is also a notice for the person."""

@@ -8,7 +8,8 @@ show the latest one in their status bar permanently::
     set -g status-right '#{@tmux-bridge-notice} %H:%M'
 
 Sent when a message is delivered or fails, and by ``tmux-bridge serve`` when an agent
-stops working and waits for the person. Never fails the call that sends it.
+stops working and waits for the person, or the bridge terminal asks for a password.
+Never fails the call that sends it.
 """
 
 from __future__ import annotations
@@ -55,9 +56,13 @@ def waiting_notices(
 ) -> list[str]:
     """Notices for agents that stopped working since ``before``: each map is pane id ->
     (agent name, state). Working -> idle: it waits for the person's input; working ->
-    unknown: it shows something other than its input box (a question, a menu)."""
+    unknown: it shows something other than its input box (a question, a menu). The entry
+    ``"bridge"`` (not a pane id) is ``("bridge", "password")`` while the bridge pane's
+    program asks for a password: noticed when it appears."""
     notices = []
     for pane, (name, state) in now.items():
+        if pane == "bridge" and state == "password" and before.get(pane) != now[pane]:
+            notices.append("tmux-bridge: the bridge terminal waits for your password")
         if before.get(pane, ("", ""))[1] != "working":
             continue
         if state == "idle":
