@@ -141,6 +141,9 @@ def test_a_draft_is_refused_and_replaced_only_when_asked(world: World) -> None:
     assert "not ours" in err and "half typed" in err
     assert world.prompts("alpha") == []
     assert "> half typed by the person" in world.screen("alpha")  # left as it was
+    code, out, err = world.cli("prompt", "--to", "alpha", "--json", "from the agent")
+    receipt = json.loads(out)
+    assert (code, receipt["delivered"], receipt["error_code"]) == (1, False, "draft_in_input")
     with pytest.raises(DraftInInput):
         world.facade().send_prompt("alpha", "from the agent")
     receipt = world.facade().send_prompt("alpha", "from the agent", replace_draft=True)
