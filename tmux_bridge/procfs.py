@@ -238,6 +238,12 @@ def _is_terminal(pid: int, fd: int, tty: str) -> bool:
     return target == tty or target == "/dev/tty"
 
 
+def asks_password(shell_pid: int, tty: str) -> bool:
+    """Whether the program in front waits for a password: it reads the terminal with echo
+    off in canonical mode (sudo, ssh, passwd)."""
+    return _password_mode(tty) and waiting_for_input(shell_pid, tty)
+
+
 def _password_mode(tty: str) -> bool:
     lflag = local_modes(tty)
     return lflag is not None and bool(lflag & termios.ICANON) and not lflag & termios.ECHO
