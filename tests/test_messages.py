@@ -87,7 +87,8 @@ def test_inbox_states_survive_a_restart_of_everything(world: World) -> None:
     world.start("alpha", "claude", "STANDIN_WORK=30")
     world.wait_names({"alpha"})
     world.facade().send_prompt("alpha", "now busy")
-    assert world.cli("message", "--to", "alpha", "--from", "x", "three")[0] == 1
+    code, _, err = world.cli("message", "--to", "alpha", "--from", "x", "three")
+    assert code == 0 and "is pending" in err and "Do not send it again" in err
     world.b.tmux("kill-server")  # alpha is gone for good with a message pending
     code, out, _err = world.cli("inbox", "--json")
     assert code == 0

@@ -591,9 +591,10 @@ def message(
     `serve`) delivers it.
 
     \b
-    Exit status: 0 delivered (with --wait-reply: answered, the answer on stdout);
-    1 pending or failed (why on stderr); 124 --wait-reply timed out; 125 could not
-    try (no such agent); 2 a message to yourself.
+    Exit status: 0 delivered (with --wait-reply: answered, the answer on stdout), or
+    kept pending for a busy AGENT (said on stderr; do not send it again); 1 failed (why
+    on stderr); 124 --wait-reply timed out; 125 could not try (no such agent); 2 a
+    message to yourself.
     """
     from .api import Bridge
 
@@ -610,6 +611,10 @@ def message(
         return 0
     why = f": {note.error}" if note.error else ""
     click.echo(f"message #{note.id} to {note.recipient} is {note.state}{why}", err=True)
+    if note.state == "pending":
+        click.echo(f"It is delivered once {note.recipient} is idle; `tmux-bridge inbox` "
+                   "shows it. Do not send it again.", err=True)  # fmt: skip
+        return 0
     return 1
 
 

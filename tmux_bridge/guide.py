@@ -95,7 +95,8 @@ Agents in other tmux panes (claude, codex, gemini ...) are listed by
 `tmux-bridge agents` (name, runtime, state: working, idle, unknown).
 - `tmux-bridge message --to NAME "TEXT"` hands them work, marked as from you (not from
   the person): delivered when they are idle, else kept pending and delivered later
-  (exit 1 says so). Add --wait-reply to wait for the answer and print it.
+  (exit 0, "is pending" on stderr: do not send it again). Add --wait-reply to wait
+  for the answer and print it.
 - `tmux-bridge prompt --to NAME "TEXT"` types a prompt as if the person did; exit 0 only
   once the agent took it, 1 not delivered (busy, a draft in its box: never force it
   with --replace-draft unless the person agrees).
