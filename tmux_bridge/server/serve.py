@@ -21,11 +21,13 @@ from types import FrameType
 from typing import NamedTuple
 
 import uvicorn
+from starlette.routing import BaseRoute
 
 from ..errors import InvalidRequest, RuntimeDirError
 from ..runtime import runtime_dir, session_name
 from ..target import Target
 from .app import Backend, Calls, McpMount, create_app
+from .live import MAX_FRAME
 from .security import DEFAULT_HOSTS, Gates, load_token, token_file
 
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
@@ -48,6 +50,7 @@ class ServeOptions(NamedTuple):
     socket: str | None = None  # the tmux server's socket name or path
     tmux_timeout: float = 10.0
     no_mcp: bool = False  # leave /mcp out (the SDK is not loaded)
+    read_only_token_file: str | None = None  # a token that may watch and read only
 
 
 class _Token(NamedTuple):
@@ -212,6 +215,15 @@ def make_mcp(options: ServeOptions) -> McpMount | None:
     return streamable_http(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
 
 
+def make_live(options: ServeOptions, gates: Gates) -> list[BaseRoute] | None:
+    """``/ws`` and the browser view, in tmux mode."""
+    if options.mode == "stub":
+        return None
+    from .view import routes
+
+    return routes(Target.from_env(socket=options.socket, timeout=options.tmux_timeout), gates)
+
+
 def banner(
     options: ServeOptions, sock: socket.socket, token: _Token, mcp: McpMount | None = None
 ) -> str:
@@ -244,6 +256,11 @@ def banner(
         f"  token:   {token.where}",
         f"  try:     {curl}",
         mcp_line,
+        *(
+            [f"  view:    {where}/ (a browser; it asks for the token), /ws"]
+            if options.mode == "tmux" and options.uds is None
+            else []
+        ),
         "  stop:    Ctrl-C",
     ]
     return "\n".join(lines) + "\n"
@@ -253,12 +270,19 @@ def serve(options: ServeOptions) -> int:
     """Serve until stopped; the process's exit status (0 after a requested stop)."""
     check_options(options)
     token = resolve_token(options)
+    read_only = None
+    if options.read_only_token_file is not None:
+        read_only = load_token(options.read_only_token_file, create=True)
     gates = Gates(
-        token.value, options.allowed_hosts, options.allowed_origins, options.uds is not None
+        token.value,
+        options.allowed_hosts,
+        options.allowed_origins,
+        options.uds is not None,
+        read_only,
     )
     calls = Calls()
     mcp = make_mcp(options)
-    app = create_app(make_backend(options), gates, calls, mcp)
+    app = create_app(make_backend(options), gates, calls, mcp, make_live(options, gates))
     with listening(options) as sock:
         config = uvicorn.Config(
             app,
@@ -266,7 +290,9 @@ def serve(options: ServeOptions) -> int:
             access_log=False,
             lifespan="on",
             http="h11",
-            ws="none",
+            ws="websockets-sansio" if options.mode == "tmux" else "none",
+            ws_max_size=MAX_FRAME,
+            ws_per_message_deflate=False,
             loop="asyncio",
             proxy_headers=False,
             server_header=False,
