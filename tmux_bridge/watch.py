@@ -10,7 +10,10 @@ The pipe is checked twice a second. When it is gone (someone ran ``pipe-pane``, 
 ``cat`` died, a REPL call took the pane's one pipe) or stalled (the ``cat`` stopped),
 it is re-armed as soon as the pane has no pipe, and the listeners are told
 (``resync``): bytes may have been missed, so they need a snapshot. Arming never closes
-another pipe: it is one ``if-shell -F '#{pane_pipe}'`` inside the tmux server.
+another pipe: it is one ``if-shell -F '#{pane_pipe}'`` inside the tmux server, which
+also marks the pipe as ours (:data:`ARMED_OPTION`, a token per arming). Closing is as
+careful: only while the pane still carries our token (a REPL call that takes the pipe
+clears it), since tmux itself notices a dead ``-O`` reader only when it next writes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from .tmux import Tmux
 CHECK_EVERY = 0.5  # seconds between checks that our pipe is alive
 READ_SIZE = 65536
 WATCH_OPTION = "@tmux-bridge-watch"  # set on a watched pane: REPL mode may take its pipe
+ARMED_OPTION = "@tmux-bridge-watch-pipe"  # which arming owns the pane's pipe (cleared by REPL)
 DEFAULT_HISTORY = 5000  # rows of scrollback in a snapshot
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 
@@ -91,6 +95,8 @@ class PaneWatch:
         self.fd = self._open_fifo()
         self.stop_r, self.stop_w = os.pipe()
         self.cat_pid: int | None = None
+        self.token = ""  # the mark of our current arming (ARMED_OPTION)
+        self.armings = 0
         self.rearms = 0  # how often the pipe had to be re-armed (for tests and status)
         self.thread = threading.Thread(target=self._loop, name=f"watch-{pane_id}", daemon=True)
 
@@ -119,6 +125,7 @@ class PaneWatch:
         if self.thread.is_alive() and threading.current_thread() is not self.thread:
             self.thread.join(5)
         self.tmux.run("set-option", "-p", "-u", "-t", self.pane_id, WATCH_OPTION, check=False)
+        self._close_ours()
         self._kill_cat()
         for fd in (self.fd, self.stop_r, self.stop_w):
             with contextlib.suppress(OSError):
@@ -164,8 +171,9 @@ class PaneWatch:
         """Re-arm a pipe that is gone or stalled; ``False`` when the pane is gone."""
         if self.cat_pid is not None and _alive(self.cat_pid) and not _stopped(self.cat_pid):
             return True
-        if self.cat_pid is not None:  # stalled: end it; the pane's pipe closes with it
-            self._kill_cat()
+        # dead or stalled: close the pane's pipe if it is still ours, end our cat
+        self._close_ours()
+        self._kill_cat()
         state = self.tmux.run(
             "display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False
         )
@@ -181,13 +189,24 @@ class PaneWatch:
             return list(self.listeners)
 
     def _arm(self) -> bool:
-        """Open our pipe if the pane has none; whether it is ours now (waits up to 2 s
-        for the ``cat`` to write its pid)."""
+        """Open our pipe if the pane has none; whether it is ours now (then waits up to
+        2 s for the ``cat`` to write its pid)."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.pidfile)
+        self.armings += 1
+        self.token = f"{os.path.basename(self.dir)}-{self.armings}"
         command = f"echo $$ > {self.pidfile}; exec cat > {self.fifo}"
-        opened = f"pipe-pane -O -t {self.pane_id} '{command}'"
-        self.tmux.run("if-shell", "-F", "-t", self.pane_id, "#{pane_pipe}", "", opened, check=False)
+        opened = (
+            f"pipe-pane -O -t {self.pane_id} '{command}' ; "
+            f"set-option -p -t {self.pane_id} {ARMED_OPTION} {self.token}"
+        )
+        result = self.tmux.run_all(
+            ["if-shell", "-F", "-t", self.pane_id, "#{pane_pipe}", "", opened],
+            ["display-message", "-p", "-t", self.pane_id, f"#{{{ARMED_OPTION}}}"],
+            check=False,
+        )
+        if result.returncode != 0 or result.stdout.strip() != self.token:
+            return False  # another's pipe (or the pane is gone): not ours to touch
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
             pid = _read_pid(self.pidfile)
@@ -195,16 +214,19 @@ class PaneWatch:
                 self.cat_pid = pid
                 self.rearms += 1
                 return True
-            if self._pane_piped_by_other():
-                return False
             time.sleep(0.005)
+        self._close_ours()  # armed, but no cat came: let the next check try afresh
         return False
 
-    def _pane_piped_by_other(self) -> bool:
-        result = self.tmux.run(
-            "display-message", "-p", "-t", self.pane_id, "#{pane_pipe}", check=False
-        )
-        return result.stdout.strip() == "1" and _read_pid(self.pidfile) is None
+    def _close_ours(self) -> None:
+        """Close the pane's pipe if it is still the one we armed (one tmux command, so a
+        REPL call that took the pipe in between keeps it)."""
+        if not self.token:
+            return
+        closing = f"pipe-pane -t {self.pane_id} ; set-option -p -u -t {self.pane_id} {ARMED_OPTION}"
+        condition = f"#{{==:#{{{ARMED_OPTION}}},{self.token}}}"
+        self.tmux.run("if-shell", "-F", "-t", self.pane_id, condition, closing, check=False)
+        self.token = ""
 
     def _open_fifo(self) -> int:
         return os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -30,6 +30,7 @@ from .app import Backend, Calls, McpMount, create_app
 from .live import MAX_FRAME
 from .security import DEFAULT_HOSTS, Gates, load_token, token_file
 
+SEND_BUFFER = 256 * 1024  # bytes of socket send buffer per connection (SO_SNDBUF)
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -143,6 +144,10 @@ def _tcp_socket(options: ServeOptions) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # what the kernel holds for one connection: so that a slow /ws reader lags after
+        # live.LAG_LIMIT and this, not after several more MB that loopback's send buffer
+        # tuning would give it (the accepted connections inherit it)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         sock.bind((host, options.port))
         sock.listen(256)
     except OSError:
