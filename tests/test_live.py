@@ -225,6 +225,43 @@ def test_a_slow_client_gets_a_lagging_event_and_a_snapshot_never_a_gap(
         assert b"slow-$((6*7))\r\n" in runs[0] and b"\r\n1000000\r\nslow-42" in runs[0]
 
 
+def test_a_repl_call_takes_the_watched_pipe_and_the_watch_comes_back(
+    pane: Pane, server: Server
+) -> None:
+    async def scenario() -> tuple[list[Any], list[dict[str, Any]], bytes]:
+        async with await open_ws(server) as ws:
+            await ws.send(json.dumps({"id": "1", "type": "subscribe-output", "agent": "tb-test"}))
+            await reply(ws, "1")
+            await ws.recv()
+            calls = [
+                await asyncio.to_thread(pane.send_text, "--repl", "python", "--", "python3 -q"),
+                await asyncio.to_thread(pane.send_text, "--repl", "python", "--", "print(6*7)"),
+            ]
+            # the REPL call closed its pipe when it ended: a pipe now is the watch's again
+            await asyncio.to_thread(
+                pane.wait_for, lambda: pane.pane("#{pane_pipe}") == "1", "the watch re-armed"
+            )
+            events: list[dict[str, Any]] = []
+            while not events:  # the watch said it missed bytes: a lagging event
+                message = await asyncio.wait_for(ws.recv(), WAIT)
+                if isinstance(message, str):
+                    events.append(json.loads(message))
+            await ws.send(frame(2, "tb-test", b'print("watch-" * 2)\r'))
+            live = b""
+            while b"watch-watch-\r\n" not in live:  # live bytes, not a snapshot
+                message = await asyncio.wait_for(ws.recv(), WAIT)
+                if isinstance(message, bytes) and b"\x00\x1bc" not in message[:300]:
+                    live += message[message.index(b"\x00") + 1 :]
+            calls.append(await asyncio.to_thread(pane.send_text, "--close"))
+            return calls, events, live
+
+    calls, events, live = run(scenario())
+    started, printed, closed = calls
+    assert started[0] == 0 and printed == (0, "42\n", "") and closed[0] == 0, calls
+    assert events and {e["type"] for e in events} == {"lagging"}
+    assert b"watch-watch-\r\n" in live
+
+
 def _watch_cat(pane: Pane) -> int:
     """The pid of the watch's ``cat`` (its stdout is the watch's FIFO)."""
     fifo = pane.pane("#{@tmux-bridge-watch}")

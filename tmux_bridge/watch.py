@@ -30,12 +30,12 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
+from .pane import WATCH_OPTION
+from .pane import WATCH_PIPE_OPTION as ARMED_OPTION
 from .tmux import Tmux
 
 CHECK_EVERY = 0.5  # seconds between checks that our pipe is alive
 READ_SIZE = 65536
-WATCH_OPTION = "@tmux-bridge-watch"  # set on a watched pane: REPL mode may take its pipe
-ARMED_OPTION = "@tmux-bridge-watch-pipe"  # which arming owns the pane's pipe (cleared by REPL)
 DEFAULT_HISTORY = 5000  # rows of scrollback in a snapshot
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 
@@ -206,6 +206,7 @@ class PaneWatch:
             check=False,
         )
         if result.returncode != 0 or result.stdout.strip() != self.token:
+            self.token = ""
             return False  # another's pipe (or the pane is gone): not ours to touch
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
