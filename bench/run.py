@@ -1,6 +1,7 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
 streaming, REPL, files, several panes, the HTTP API (``tmux-bridge serve``) and the MCP
-server (``tmux-bridge mcp``, issue 14), each in
+server (``tmux-bridge mcp``, issue 14) and prompt delivery to a stand-in agent (issue 12),
+each in
 bash, zsh and fish panes of a private tmux server.
 
 Usage::
@@ -33,11 +34,12 @@ from machine import describe, load_average
 from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
 from measures import Config, Outcome, ShellState, Skip
+from prompt_measure import prompt
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
-MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp)]
+MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp), ("prompt", prompt)]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
 

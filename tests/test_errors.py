@@ -16,10 +16,12 @@ import pytest
 import tmux_bridge
 from tmux_bridge import errors
 from tmux_bridge.errors import (
+    AgentBusy,
     AmbiguousPane,
     BridgeError,
     Cancelled,
     ChecksumMismatch,
+    DraftInInput,
     EditAmbiguous,
     EditNoMatch,
     FileChanged,
@@ -32,16 +34,21 @@ from tmux_bridge.errors import (
     LockTimeout,
     NoBridgeSession,
     NoChecksumTool,
+    NoInputBox,
+    NoSuchAgent,
     NoSuchPane,
+    NotDelivered,
     PaneBusy,
     PaneNotAtPrompt,
     PaneNotReady,
     PanePiped,
+    PromptNotTaken,
     ReadFailed,
     ReplError,
     ReplMismatch,
     ReplNotOpen,
     RuntimeDirError,
+    SelfSend,
     SessionClosed,
     SessionExists,
     TmuxError,
@@ -241,6 +248,14 @@ CODE_CASES = [
     CodeCase("tmux-timeout", TmuxTimeout, "tmux_timeout", 125),
     CodeCase("session-exists", SessionExists, "session_exists", 125),
     CodeCase("wait-timeout", WaitTimeout, "wait_timeout", 124),
+    # tmux-bridge prompt / message: 0 delivered, 1 not delivered (with why), 125 could not try
+    CodeCase("no-agent", NoSuchAgent, "no_such_agent", 125),
+    CodeCase("self-send", SelfSend, "self_send", 2),
+    CodeCase("not-delivered", NotDelivered, "not_delivered", 1),
+    CodeCase("agent-busy", AgentBusy, "agent_busy", 1),
+    CodeCase("no-input-box", NoInputBox, "no_input_box", 1),
+    CodeCase("draft", DraftInInput, "draft_in_input", 1),
+    CodeCase("not-taken", PromptNotTaken, "prompt_not_taken", 1),
 ]
 
 _EXAMPLES: dict[type[BridgeError], BridgeError] = {

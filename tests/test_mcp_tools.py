@@ -24,8 +24,9 @@ from .mcp_support import call, document, text, with_client
 ALL_TOOLS = [
     "run", "start_repl", "evaluate", "close_repl", "send_keys", "type_text", "read_screen",
     "status", "list_panes", "pane_info", "read_file", "write_file", "edit_file",
+    "list_agents", "send_prompt", "send_message",
 ]  # fmt: skip
-READ_ONLY = {"read_screen", "status", "list_panes", "pane_info", "read_file"}
+READ_ONLY = {"read_screen", "status", "list_panes", "pane_info", "read_file", "list_agents"}
 
 
 def bash(command: str) -> subprocess.CompletedProcess[str]:

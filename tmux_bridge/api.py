@@ -25,7 +25,11 @@ from .results import CallRecord, CallResult, Mode, RunOptions
 from .target import Target
 
 if TYPE_CHECKING:
+    from .agents import Agent
     from .check import CheckResult
+    from .inbox import Message
+    from .messaging import Attempt, Sent
+    from .prompt import PromptReceipt
     from .watch import Listener, Snapshot
 
 Sink = Callable[[bytes], None]
@@ -528,6 +532,199 @@ class Bridge:
             raise
         self._log_event("upload", name)
         return result
+
+    # --- agents ----------------------------------------------------------------------
+
+    def agents(self) -> list[Agent]:
+        """Every AI agent on the target's tmux server (a known agent CLI in front, or a
+        session that declares one and whose program still runs), with its state
+        (``working``, ``idle``, ``unknown``); empty when none runs. Reads only."""
+        from .agents import list_agents
+
+        return list_agents(self.target.tmux)
+
+    def send_prompt(
+        self,
+        agent: str,
+        text: str,
+        *,
+        replace_draft: bool = False,
+        timeout: float = 30.0,
+        cancel: Cancel | None = None,
+    ) -> PromptReceipt:
+        """Deliver ``text`` into the input box of ``agent`` (a name, pane id or target
+        from :meth:`agents`) and submit it; returns the receipt once the target showed
+        that it took the prompt. Waits up to ``timeout`` seconds for another sender
+        and for the agent to be idle. Raises :class:`~tmux_bridge.errors.NotDelivered`
+        (exit 1; ``receipt`` says why: busy, no input box, a draft in the box, Enter
+        never taken), :class:`~tmux_bridge.errors.NoSuchAgent`, or what tmux raises
+        (exit 125). A draft not ours is refused unless ``replace_draft``. Logged."""
+        from .prompt import deliver
+
+        if not text.strip():
+            from .errors import InvalidRequest
+
+            raise InvalidRequest("the prompt is empty.")
+        started = time.monotonic()
+        try:
+            receipt = deliver(
+                self.target.tmux, self.target.runtime_dir, agent, text, replace_draft,
+                timeout, cancel,
+            )  # fmt: skip
+        except BridgeError as exc:
+            self._log_prompt("prompt", agent, text, started, None, exc)
+            raise
+        self._log_prompt("prompt", agent, text, started, receipt)
+        return receipt
+
+    def send_message(
+        self,
+        to: str,
+        text: str,
+        *,
+        sender: str | None = None,
+        wait_reply: bool = False,
+        timeout: float = 300.0,
+        cancel: Cancel | None = None,
+    ) -> Sent:
+        """Store a message from agent ``sender`` (default: the agent whose pane this
+        process runs in, ``$TMUX_PANE``) to agent ``to`` in the inbox, and deliver it as
+        a prompt marked as from that agent if ``to`` is idle now; else it stays pending
+        and the next tmux-bridge process (or ``serve``) delivers it. With
+        ``wait_reply``, retries until delivered, waits until ``to`` has worked and is
+        idle again, and returns what it printed (the message is then ``read``);
+        :class:`~tmux_bridge.errors.WaitTimeout` after ``timeout`` seconds. Raises
+        :class:`~tmux_bridge.errors.SelfSend`, ``NoSuchAgent``; logged."""
+        from . import inbox
+        from .messaging import Sent, try_deliver, wait_delivered
+        from .messaging import wait_reply as reply_of
+
+        started = time.monotonic()
+        agent, name = self._message_ends(to, sender)
+        if not text.strip():
+            from .errors import InvalidRequest
+
+            raise InvalidRequest("the message is empty.")
+        message = inbox.add(self.target.runtime_dir, name, agent.name, text)
+        tmux, run_dir = self.target.tmux, self.target.runtime_dir
+        if wait_reply:
+            attempt = wait_delivered(tmux, run_dir, message, started + timeout, cancel)
+        else:
+            attempt = try_deliver(tmux, run_dir, message, cancel)
+        self._log_attempt(attempt, started)
+        reply = None
+        if wait_reply and attempt.receipt is not None:
+            reply = reply_of(
+                tmux, run_dir, attempt.message, attempt.receipt, started + timeout, cancel
+            )
+        final = inbox.get(run_dir, message.id) or attempt.message
+        return Sent(final, attempt.receipt, reply)
+
+    def _message_ends(self, to: str, sender: str | None) -> tuple[Agent, str]:
+        """The recipient, and the sender's name; no self-sends."""
+        import os
+
+        from .agents import list_agents
+        from .errors import NoSuchAgent, SelfSend
+
+        agents = list_agents(self.target.tmux)
+        recipient = next((a for a in agents if to in (a.name, a.pane, a.target)), None)
+        if recipient is None:
+            raise NoSuchAgent(
+                f"no agent called {to!r} runs on this tmux server; "
+                "list them with `tmux-bridge agents`."
+            )
+        here = os.environ.get("TMUX_PANE")
+        mine = next((a for a in agents if a.pane == here), None)
+        name = sender or (mine.name if mine else os.environ.get("TMUX_BRIDGE_AGENT") or "unnamed")
+        if name == recipient.name or (here and here == recipient.pane):
+            raise SelfSend(f"{recipient.name} cannot send a message to itself.")
+        return recipient, name
+
+    def inbox(self, agent: str | None = None, clear: bool = False) -> list[Message]:
+        """The messages (sent or received by ``agent``, or all), oldest first, with their
+        states; ``clear`` first removes those that are done (pending ones stay). Tries
+        pending messages first, so none waits on an idle agent."""
+        from . import inbox
+
+        self.deliver_pending()
+        if clear:
+            inbox.clear(self.target.runtime_dir, agent)
+        return inbox.listing(self.target.runtime_dir, agent)
+
+    def deliver_pending(self, cancel: Cancel | None = None) -> list[Attempt]:
+        """Try each pending message once (each recipient idle now gets its messages);
+        each try is logged. Cheap when there is no inbox."""
+        from . import inbox
+        from .messaging import deliver_pending
+
+        if not inbox.exists(self.target.runtime_dir):
+            return []
+        started = time.monotonic()
+        attempts = deliver_pending(self.target.tmux, self.target.runtime_dir, cancel)
+        for attempt in attempts:
+            self._log_attempt(attempt, started)
+        return attempts
+
+    def tend_agents(self, seen: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """One pass of the background work ``serve`` does every few seconds: deliver the
+        pending messages whose recipients are idle, and show the person a notice for
+        each agent that stopped working since ``seen`` (pane id -> (name, state), from
+        the last pass). Returns the states now, for the next pass."""
+        from .notices import notify, waiting_notices
+
+        self.deliver_pending()
+        now: dict[str, tuple[str, str]] = {a.pane: (a.name, a.state) for a in self.agents()}
+        for text in waiting_notices(seen, now):
+            notify(self.target.tmux, text)
+        return now
+
+    def _log_attempt(self, attempt: Attempt, started: float) -> None:
+        """Log a try at a message; a delivery or failure is also a notice for the person."""
+        message = attempt.message
+        if attempt.changed:
+            from .notices import message_notice, notify
+
+            text = message_notice(message.recipient, message.sender, message.id, message.state)
+            notify(self.target.tmux, text)
+        extra = {"message_id": message.id, "sender": message.sender, "state": message.state}
+        self._log_prompt(
+            "message", message.recipient, message.body, started, attempt.receipt,
+            attempt.error, extra,
+        )  # fmt: skip
+
+    def _log_prompt(
+        self,
+        mode: str,
+        agent: str,
+        text: str,
+        started: float,
+        receipt: PromptReceipt | None,
+        error: BridgeError | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        """A prompt or message in the audit log: to whom, the text, the outcome."""
+        from .audit import record
+
+        got = receipt if receipt is not None else getattr(error, "receipt", None)
+        record(
+            self.target.runtime_dir,
+            {
+                "id": None,
+                "mode": mode,
+                "pane": got.pane if got else error.pane if error else None,
+                "target": got.target if got else None,
+                "agent": agent,
+                "client": self.client,
+                "command": text,
+                "exit_status": error.exit_code if error else 0,
+                "duration_s": round(time.monotonic() - started, 3),
+                "enters": got.enters if got else 0,
+                "error": str(error) if error else None,
+                "error_code": error.code if error else None,
+                **(extra or {}),
+            },
+        )
 
     # --- the audit log -----------------------------------------------------------------
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import time
 from typing import Any
 
 import click
@@ -33,6 +35,8 @@ Examples:
   tmux-bridge panes    # every pane: target, label, shell, what is in front
   tmux-bridge serve    # the HTTP API, for agents that reach you over HTTP
   tmux-bridge mcp      # the MCP server an agent client starts (Claude Code, Codex)
+  tmux-bridge agents   # the AI agents in tmux panes, and what each is doing
+  tmux-bridge prompt --to codex "review the PR"   # a prompt, with a receipt
 
 \b
 Environment:
@@ -53,6 +57,8 @@ Environment:
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-bridge")
 @click.pass_context
 def cli(ctx: click.Context, detach: bool) -> int:
+    if ctx.invoked_subcommand not in ("serve", "mcp", "message", "inbox"):
+        _deliver_pending()  # a message pending for an idle agent waits for no one
     if ctx.invoked_subcommand is not None:
         if detach:
             raise click.UsageError("--detach goes without a subcommand")
@@ -407,11 +413,12 @@ on stdin and stdout: the client starts this command itself.
 
 \b
 Tools: run, start_repl, evaluate, close_repl, send_keys, type_text,
-read_screen, status, list_panes, pane_info, read_file, write_file, edit_file
-(--list-tools describes them). Each returns the document tmux-send --json
-prints; run and evaluate send their output as progress while they work, and a
-cancelled call is interrupted as by Ctrl-C. Every call is in your audit log
-(tmux-bridge log) under the client's name.
+read_screen, status, list_panes, pane_info, read_file, write_file, edit_file,
+list_agents, send_prompt, send_message (--list-tools describes them). Each
+returns the document tmux-send --json prints; run and evaluate send their
+output as progress while they work, and a cancelled call is interrupted as by
+Ctrl-C. Every call is in your audit log (tmux-bridge log) under the client's
+name.
 
 \b
 Examples:
@@ -426,7 +433,7 @@ Examples:
     "--readonly",
     is_flag=True,
     help="Serve only the tools that change nothing: read_screen, status, list_panes, "
-    "pane_info, read_file.",
+    "pane_info, read_file, list_agents.",
 )
 @click.option(
     "--socket",
@@ -449,6 +456,190 @@ def mcp(readonly: bool, tmux_socket: str | None, list_tools: bool) -> int:
             "with its mcp extra: pip install 'tmux-bridge[mcp]'."
         ) from None
     return serve_mcp(Target.from_env(socket=tmux_socket), readonly)
+
+
+# --- agents, prompts, messages ---------------------------------------------------------
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON array.")
+def agents(as_json: bool) -> int:
+    """List the AI agents on the tmux server: panes whose program is a known agent CLI
+    (claude, codex, gemini, cursor-agent, auggie, amp, opencode, aider, goose), or whose
+    session sets TMUX_BRIDGE_AGENT=NAME (or GT_AGENT). Each with its name, runtime,
+    role, rig, directory, whether a person is attached, its pane and its state
+    (working, idle, unknown)."""
+    from .api import Bridge
+
+    found = Bridge(client="tmux-bridge").agents()
+    if as_json:
+        click.echo(json.dumps([a.document() for a in found], ensure_ascii=False))
+        return 0
+    if not found:
+        click.echo("No agents are running.", err=True)
+    for a in found:
+        seen = " (attached)" if a.attached else ""
+        role = f" {a.role}" if a.role else ""
+        click.echo(
+            f"{a.name:<20} {a.runtime:<9} {a.state:<8} {a.target:<14}{role}{seen}  {a.work_dir}"
+        )
+    return 0
+
+
+def _prompt_text(text: str | None, path: str | None) -> str:
+    if (text is None) == (path is None):
+        raise click.UsageError("give the text, or --file FILE (- for stdin), not both")
+    if path is None:
+        assert text is not None
+        return text
+    with click.open_file(path, encoding="utf-8") as f:
+        return str(f.read())
+
+
+_FILE_OPTION = click.option(
+    "--file", "path", metavar="FILE", help="Read the text from FILE (- for stdin)."
+)
+
+
+@cli.command()
+@click.option("--to", "agent", required=True, metavar="AGENT", help="A name from `agents`.")
+@_FILE_OPTION
+@click.option(
+    "--replace-draft",
+    is_flag=True,
+    help="Clear text someone left in the agent's input box (default: refuse).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for another sender and for a working agent to be idle.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The receipt as one JSON object.")
+@click.argument("text", required=False)
+def prompt(
+    agent: str,
+    path: str | None,
+    replace_draft: bool,
+    timeout: float,
+    as_json: bool,
+    text: str | None,
+) -> int:
+    """Put TEXT into AGENT's input box and submit it, as if the person typed it; report
+    delivered only once the agent showed it took it (the box emptied and the text
+    appears in the conversation, or it started working). Swallowed Enters are retried.
+
+    \b
+    Exit status: 0 delivered; 1 not delivered (why on stderr: busy, no input box,
+    a draft in the box, Enter never taken); 125 could not try (no such agent).
+    """
+    from .api import Bridge
+    from .errors import NotDelivered
+
+    body = _prompt_text(text, path)
+    try:
+        receipt = Bridge(client="tmux-bridge").send_prompt(
+            agent, body, replace_draft=replace_draft, timeout=timeout
+        )
+    except NotDelivered as exc:
+        if as_json and exc.receipt is not None:
+            doc = {**exc.receipt.document(), "error_code": exc.code}  # type: ignore[attr-defined]
+            click.echo(json.dumps(doc, ensure_ascii=False))
+        raise
+    if as_json:
+        click.echo(json.dumps(receipt.document(), ensure_ascii=False))
+    return 0
+
+
+def _deliver_pending() -> None:
+    """Pending messages to agents that are idle now (no wait for busy ones)."""
+    from .errors import BridgeError
+    from .inbox import exists
+    from .runtime import runtime_dir
+
+    if not exists(runtime_dir()):
+        return
+    from .api import Bridge
+
+    with contextlib.suppress(BridgeError):
+        Bridge(client="tmux-bridge").deliver_pending()
+
+
+@cli.command()
+@click.option("--to", "agent", required=True, metavar="AGENT", help="A name from `agents`.")
+@click.option("--from", "sender", metavar="NAME", help="Who sends (default: your agent's name).")
+@_FILE_OPTION
+@click.option(
+    "--wait-reply", is_flag=True, help="Wait until AGENT has answered and print its answer."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Seconds --wait-reply waits for delivery and the answer.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The message (and reply) as JSON.")
+@click.argument("text", required=False)
+def message(
+    agent: str,
+    sender: str | None,
+    path: str | None,
+    wait_reply: bool,
+    timeout: float,
+    as_json: bool,
+    text: str | None,
+) -> int:
+    """Send TEXT to AGENT as a message from another agent: kept in the inbox, and
+    delivered as a prompt (marked as a message, not from the person) once AGENT is idle.
+    A message AGENT cannot take now stays pending; the next tmux-bridge command (or
+    `serve`) delivers it.
+
+    \b
+    Exit status: 0 delivered (with --wait-reply: answered, the answer on stdout);
+    1 pending or failed (why on stderr); 124 --wait-reply timed out; 125 could not
+    try (no such agent); 2 a message to yourself.
+    """
+    from .api import Bridge
+
+    body = _prompt_text(text, path)
+    sent = Bridge(client="tmux-bridge").send_message(
+        agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout
+    )
+    if as_json:
+        click.echo(json.dumps(sent.document(), ensure_ascii=False))
+    elif sent.reply is not None:
+        click.echo(sent.reply)
+    note = sent.message
+    if note.state in ("delivered", "read"):
+        return 0
+    why = f": {note.error}" if note.error else ""
+    click.echo(f"message #{note.id} to {note.recipient} is {note.state}{why}", err=True)
+    return 1
+
+
+@cli.command()
+@click.argument("agent", required=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON array.")
+@click.option("--clear", is_flag=True, help="First remove the messages that are done.")
+def inbox(agent: str | None, as_json: bool, clear: bool) -> int:
+    """Show the messages between agents (those AGENT sent or got, or all) and their
+    states: pending, delivered, failed, read. Pending ones are tried first."""
+    from .api import Bridge
+
+    messages = Bridge(client="tmux-bridge").inbox(agent, clear)
+    if as_json:
+        click.echo(json.dumps([m.document() for m in messages], ensure_ascii=False))
+        return 0
+    if not messages:
+        click.echo("No messages.", err=True)
+    for m in messages:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))
+        body = " ".join(m.body.split())
+        body = body if len(body) <= 60 else body[:57] + "..."
+        click.echo(f"#{m.id:<4} {m.state:<9} {when}  {m.sender} -> {m.recipient}: {body}")
+    return 0
 
 
 def main() -> None:

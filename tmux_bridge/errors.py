@@ -14,6 +14,7 @@ from typing import ClassVar
 # Exit codes of tmux-send. Every other status (0-255) is the command's own.
 EXIT_USAGE = 2  # bad options or arguments (click's own code)
 EXIT_TIMEOUT = 124  # the idle or overall timeout fired (as timeout(1) does)
+EXIT_NOT_DELIVERED = 1  # tmux-bridge prompt/message: tried, and the target did not take it
 EXIT_FAILURE = 125  # tmux-send could not run or finish the command
 EXIT_SIGHUP = 129  # tmux-send itself got SIGHUP
 EXIT_SIGINT = 130  # tmux-send itself got SIGINT (or was cancelled by its caller)
@@ -293,6 +294,55 @@ class EditAmbiguous(FileError):
     """The text to replace occurs more than once in the file; the file was not changed."""
 
     code = "edit_ambiguous"
+
+
+class NoSuchAgent(NoSuchPane):
+    """No agent of that name (or pane) runs on the tmux server; nothing was tried."""
+
+    code = "no_such_agent"
+
+
+class SelfSend(InvalidRequest):
+    """A message from an agent to itself; nothing was stored or sent."""
+
+    code = "self_send"
+
+
+class NotDelivered(BridgeError):
+    """A prompt or message was tried and the target did not take it; ``receipt`` (a
+    :class:`~tmux_bridge.prompt.PromptReceipt`) says how far it got. Exit 1."""
+
+    code = "not_delivered"
+    exit_code = EXIT_NOT_DELIVERED
+    receipt: object = None
+
+
+class AgentBusy(NotDelivered):
+    """The agent was still working when the time to wait for it ran out; nothing was
+    pasted."""
+
+    code = "agent_busy"
+
+
+class NoInputBox(NotDelivered):
+    """The agent shows no input box to paste into (a question or a menu is open);
+    nothing was pasted."""
+
+    code = "no_input_box"
+
+
+class DraftInInput(NotDelivered):
+    """The agent's input box holds text that is not ours (the person's draft); nothing
+    was pasted."""
+
+    code = "draft_in_input"
+
+
+class PromptNotTaken(NotDelivered):
+    """The prompt was pasted but the agent did not take it: Enter was swallowed every
+    time, or the text never showed in the box."""
+
+    code = "prompt_not_taken"
 
 
 def exit_status(status: int | None, timed_out: str | None, cancelled: int | None) -> int:

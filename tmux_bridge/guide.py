@@ -90,10 +90,22 @@ refused: evaluate with --repl NAME or --close first.
 Add --json for one JSON object: stdout, stderr, exit_status, timed_out, signals_sent,
 duration_s, error. Output that is not valid UTF-8 also comes as stdout_b64/stderr_b64.
 
+## Other AI agents
+Agents in other tmux panes (claude, codex, gemini ...) are listed by
+`tmux-bridge agents` (name, runtime, state: working, idle, unknown).
+- `tmux-bridge message --to NAME "TEXT"` hands them work, marked as from you (not from
+  the person): delivered when they are idle, else kept pending and delivered later
+  (exit 1 says so). Add --wait-reply to wait for the answer and print it.
+- `tmux-bridge prompt --to NAME "TEXT"` types a prompt as if the person did; exit 0 only
+  once the agent took it, 1 not delivered (busy, a draft in its box: never force it
+  with --replace-draft unless the person agrees).
+- `tmux-bridge inbox [NAME]` shows the messages and their states.
+
 ## As MCP tools
 If your client has the tmux-bridge MCP server (`tmux-bridge mcp`), its tools are the
 same calls: run, start_repl, evaluate, close_repl, send_keys, type_text, read_screen,
-status, list_panes, pane_info, read_file, write_file, edit_file. Each returns the
+status, list_panes, pane_info, read_file, write_file, edit_file, list_agents,
+send_prompt, send_message. Each returns the
 --json document; output streams as progress; cancelling a call is Ctrl-C. A tool error
 ends with its error_code (no_bridge: ask the person to start `tmux-bridge`).
 """

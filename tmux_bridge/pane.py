@@ -289,6 +289,16 @@ def _find_bridge(tmux: Tmux, session: str, capture: list[str], history: bool) ->
     return PaneView(pane, screen)
 
 
+def list_all_panes(tmux: Tmux) -> list[PaneInfo]:
+    """Every pane of the server, in session, window and pane order; empty when no server
+    runs."""
+    result = tmux.run("list-panes", "-a", "-F", _FORMAT, check=False)
+    if result.returncode != 0:
+        return []
+    lines = result.stdout.split("\n")
+    return [_parse(line) for line in lines if line.count("\t") == len(_FIELDS) - 1]
+
+
 def pane_state(tmux: Tmux, pane_id: str) -> PaneInfo | None:
     """Re-read one pane; ``None`` when it (or its whole server) no longer exists."""
     result = tmux.run("display-message", "-p", "-t", pane_id, "-F", _FORMAT, check=False)

@@ -86,3 +86,31 @@ class PanesDocument(BaseModel):
         description="each pane: pane, target, label, bridge, shell, user, host, cwd, front, "
         "in_flight, attached, platform, last_command"
     )
+
+
+class AgentsDocument(BaseModel):
+    """What ``tmux-bridge agents --json`` prints, as ``agents``."""
+
+    agents: list[dict[str, Any]] = Field(
+        description="each agent: name, role, runtime, rig, workDir, attached, pane, target, "
+        "state (working, idle, unknown)"
+    )
+
+
+class ReceiptDocument(BaseModel):
+    """A prompt's receipt (``tmux-bridge prompt --json``)."""
+
+    model_config = ConfigDict(extra="allow")
+    agent: str
+    delivered: bool
+    confirmed_by: str | None = Field(description="conversation or working")
+    enters: int = Field(description="Enter presses; more than 1: some were swallowed")
+
+
+class MessageDocument(BaseModel):
+    """A message as stored (``tmux-bridge message --json``), with its receipt and reply."""
+
+    model_config = ConfigDict(extra="allow")
+    id: int
+    state: str = Field(description="pending, delivered, failed or read")
+    reply: str | None = Field(None, description="the answer, with wait_reply")

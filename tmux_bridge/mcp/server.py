@@ -22,7 +22,7 @@ from .. import __version__
 from ..target import Target
 from .live import Calls
 from .texts import INSTRUCTIONS, TOOLS
-from .tools import Tools
+from .tools import AgentTools
 
 NAME = "tmux-bridge"
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -32,7 +32,7 @@ GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving 
 def build_server(base: Target, readonly: bool = False, calls: Calls | None = None) -> MCPServer:
     """The server with every tool, or with ``readonly`` only those that change nothing,
     for the tmux server, session and runtime directory of ``base``."""
-    tools = Tools(base, calls if calls is not None else Calls())
+    tools = AgentTools(base, calls if calls is not None else Calls())
     server: MCPServer = MCPServer(
         NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )

@@ -172,6 +172,42 @@ TOOLS: tuple[ToolText, ...] = (
         "backup is false; stdout is the unified diff. old must be the file's exact text, "
         "spaces and line ends included (read_file shows it). " + PANE + " " + NO_BRIDGE,
     ),
+    ToolText(
+        "list_agents",
+        True,
+        False,
+        "List the AI agents in tmux panes",
+        "The AI agents running in panes of the tmux server (Claude Code, Codex, Gemini and "
+        "other agent CLIs, or sessions that declare one): name (what send_prompt and "
+        "send_message take), runtime, role, rig, workDir, attached (a person watches), pane, "
+        "target and state (working, idle, unknown): what `tmux-bridge agents` shows the "
+        "person. Changes nothing.",
+    ),
+    ToolText(
+        "send_prompt",
+        False,
+        True,
+        "Send a prompt to another agent",
+        "Put text into another agent's input box and submit it, as if the person typed it; "
+        "returns delivered true only once that agent showed it took it (its box emptied and "
+        "the text appears, or it started working), with the Enter presses it needed. It "
+        "waits up to timeout seconds for a working agent; a draft someone left in the box "
+        "is refused (error_code draft_in_input) unless replace_draft. For work to hand "
+        "over, prefer send_message, which says the text comes from you, not the person. "
+        "The person sees it in `tmux-bridge log`.",
+    ),
+    ToolText(
+        "send_message",
+        False,
+        True,
+        "Send a message to another agent",
+        "Send a message to another agent (a name from list_agents), marked as from you "
+        "(sender, default your agent's name), not from the person. It is kept in the inbox "
+        "and delivered as a prompt when that agent is idle: state delivered, or pending "
+        "(it is delivered later, without you) or failed. With wait_reply, waits until the "
+        "agent has answered (up to timeout seconds) and returns its answer in reply. The "
+        "person sees messages with `tmux-bridge inbox` and a notice on their status line.",
+    ),
 )
 TOOL_NAMES = tuple(tool.name for tool in TOOLS)
 READ_ONLY = frozenset(tool.name for tool in TOOLS if tool.read_only)
@@ -184,7 +220,8 @@ INSTRUCTIONS = (
     "using the terminal too: when a call is refused (pane_busy, half_typed_line), look "
     "with read_screen and ask them rather than forcing it. If no bridge runs "
     "(error_code no_bridge, or status says running false), ask the person to start it by "
-    "running `tmux-bridge` in their terminal."
+    "running `tmux-bridge` in their terminal. To hand work to another AI agent in a tmux "
+    "pane, list_agents, then send_message (or send_prompt)."
 )
 
 # What to do about an error, in terms of the tools (the core's messages name no flags).
@@ -218,6 +255,14 @@ ADVICE = {
     "session_closed": "Ask the person whether they closed the bridge; `tmux-bridge` "
     "starts it again.",
     "cancelled": "Nothing was typed; call again when you want it done.",
+    "no_such_agent": "list_agents shows the agents that run now.",
+    "self_send": "Send it to another agent.",
+    "agent_busy": "The agent is still working: send_message queues the text until it is "
+    "idle, or call again later.",
+    "no_input_box": "The agent shows a question or a menu, likely for the person: tell them.",
+    "draft_in_input": "Someone (likely the person) is typing to that agent: ask them, or "
+    "call again with replace_draft only if they agree.",
+    "prompt_not_taken": "Look at the agent with read_screen (its pane) before trying again.",
 }
 
 

@@ -26,7 +26,14 @@ from ..results import CallResult, RunOptions
 from ..target import Target
 from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
 from .live import Calls, Live, Report, in_thread
-from .schemas import PanesDocument, ResultDocument, StatusDocument
+from .schemas import (
+    AgentsDocument,
+    MessageDocument,
+    PanesDocument,
+    ReceiptDocument,
+    ResultDocument,
+    StatusDocument,
+)
 from .texts import advice, error_text
 
 Ctx = Context[Any, Any]
@@ -41,6 +48,7 @@ MODES = {  # the mode an error document names, as the result's would
     "close_repl": "repl_close", "send_keys": "keys", "type_text": "type",
     "read_screen": "screen", "pane_info": "command", "read_file": "read",
     "write_file": "write", "edit_file": "edit", "status": "status", "list_panes": "panes",
+    "list_agents": "agents", "send_prompt": "prompt", "send_message": "message",
 }  # fmt: skip
 
 Pane = Annotated[
@@ -374,6 +382,66 @@ class Tools:
             )
 
         return await self._call(ctx, "edit_file", path, pane, make, max_output)
+
+
+Agent = Annotated[str, Field(min_length=1, max_length=128, description="A name from list_agents.")]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)]
+Wait = Annotated[float, Field(gt=0, le=MAX_SECONDS, description="Seconds to wait at most.")]
+
+
+class AgentTools(Tools):
+    """The tools for agents talking to agents."""
+
+    async def list_agents(self, ctx: Ctx) -> Annotated[CallToolResult, AgentsDocument]:
+        return await self._plain(
+            ctx,
+            "list_agents",
+            None,
+            lambda bridge: {"agents": [a.document() for a in bridge.agents()]},
+        )
+
+    async def send_prompt(
+        self,
+        ctx: Ctx,
+        agent: Agent,
+        text: Text,
+        replace_draft: Annotated[bool, Field(description="Clear a draft in the box.")] = False,
+        timeout: Wait = 30.0,
+    ) -> Annotated[CallToolResult, ReceiptDocument]:
+        def make(bridge: Bridge, cancel: Cancel) -> dict[str, Any]:
+            receipt = bridge.send_prompt(
+                agent, text, replace_draft=replace_draft, timeout=timeout, cancel=cancel
+            )
+            return receipt.document()
+
+        return await self._agent_call(ctx, "send_prompt", text, make)
+
+    async def send_message(
+        self,
+        ctx: Ctx,
+        to: Agent,
+        text: Text,
+        sender: Annotated[str | None, Field(max_length=128, description="Your name.")] = None,
+        wait_reply: Annotated[bool, Field(description="Wait for the answer.")] = False,
+        timeout: Wait = 300.0,
+    ) -> Annotated[CallToolResult, MessageDocument]:
+        def make(bridge: Bridge, cancel: Cancel) -> dict[str, Any]:
+            sent = bridge.send_message(
+                to, text, sender=sender, wait_reply=wait_reply, timeout=timeout, cancel=cancel
+            )
+            return sent.document()
+
+        return await self._agent_call(ctx, "send_message", text, make)
+
+    async def _agent_call(
+        self, ctx: Ctx, tool: str, shown: str, make: Callable[[Bridge, Cancel], dict[str, Any]]
+    ) -> CallToolResult:
+        bridge = self._bridge(ctx, None)
+        try:
+            document = await in_thread(self.calls, lambda cancel: make(bridge, cancel))
+        except BridgeError as exc:
+            return failure(exc, tool, shown, [])
+        return success(document)
 
 
 def _reporter(ctx: Ctx) -> Report:

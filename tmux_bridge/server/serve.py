@@ -229,6 +229,22 @@ def make_live(options: ServeOptions, gates: Gates) -> list[BaseRoute] | None:
     return routes(Target.from_env(socket=options.socket, timeout=options.tmux_timeout), gates)
 
 
+@contextlib.contextmanager
+def _tending(options: ServeOptions) -> Iterator[None]:
+    """In tmux mode, the background task (pending messages, notices) while serving."""
+    if options.mode == "stub":
+        yield
+        return
+    from .tending import Tending
+
+    task = Tending(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
+    task.start()
+    try:
+        yield
+    finally:
+        task.stop()
+
+
 def banner(
     options: ServeOptions, sock: socket.socket, token: _Token, mcp: McpMount | None = None
 ) -> str:
@@ -308,6 +324,7 @@ def serve(options: ServeOptions) -> int:
         server = _Server(config, calls)
         sys.stdout.write(banner(options, sock, token, mcp))
         sys.stdout.flush()
-        server.run(sockets=[sock])
+        with _tending(options):
+            server.run(sockets=[sock])
     print("tmux-bridge serve: stopped.", flush=True)
     return 0

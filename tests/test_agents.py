@@ -1,0 +1,237 @@
+"""Agents on a real tmux server: detection, and prompt delivery with its receipt, into
+stand-in agent TUIs (``tests/standin_agent.py`` as ``claude`` and ``codex``), a plain
+``python3`` prompt and ``cat``. What a stand-in took is read from its own log."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.agent_support import World
+from tests.conftest import MakeBridge
+from tmux_bridge import prompt as prompt_module
+from tmux_bridge.errors import (
+    AgentBusy,
+    DraftInInput,
+    NoInputBox,
+    NoSuchAgent,
+    NotDelivered,
+    PromptNotTaken,
+)
+
+
+@pytest.fixture
+def world(make_bridge: MakeBridge) -> Iterator[World]:
+    yield World(make_bridge("bash"))
+
+
+# --- detection -------------------------------------------------------------------------
+
+
+def test_agents_are_detected_with_the_spec_fields(world: World) -> None:
+    world.start("alpha", "claude")
+    world.start("beta", "codex", "GT_ROLE=crew", "GT_RIG=gastown")
+    world.start("plain", "bash --norc")  # a shell is no agent
+    world.start("helper", "python3 -q", "TMUX_BRIDGE_AGENT=pyhelper", "TMUX_BRIDGE_ROLE=calc")
+    world.wait_names({"alpha", "beta", "pyhelper"})
+    world.b.wait_for(
+        lambda: {a.state for a in world.facade().agents()} == {"idle"}, "all agents idle"
+    )
+    agents = {a.name: a.document() for a in world.facade().agents()}
+    pane = world.b.tmux("display-message", "-p", "-t", "=beta:", "#{pane_id}").strip()
+    assert agents["beta"] == {
+        "name": "beta",
+        "role": "crew",
+        "runtime": "codex",
+        "rig": "gastown",
+        "workDir": str(world.b.home),
+        "attached": False,
+        "pane": pane,
+        "target": "beta:0.0",
+        "state": "idle",
+    }
+    assert (agents["alpha"]["runtime"], agents["alpha"]["role"]) == ("claude", None)
+    assert (agents["pyhelper"]["runtime"], agents["pyhelper"]["role"]) == ("python3", "calc")
+
+
+def test_agents_come_and_go_and_a_zombie_session_is_not_listed(world: World) -> None:
+    world.start("alpha", "claude")
+    world.start("zed", "bash --norc", "TMUX_BRIDGE_AGENT=zed")
+    world.wait_names({"alpha"})  # zed's session declares an agent, but only a shell runs
+    world.b.tmux("send-keys", "-t", "=zed:", "python3 -q", "Enter")
+    world.wait_names({"alpha", "zed"})
+    world.b.tmux("send-keys", "-t", "=zed:", "exit()", "Enter")
+    world.wait_names({"alpha"})  # the agent process is gone, the session lives on
+    assert "zed" in world.b.tmux("list-sessions", "-F", "#{session_name}").split()
+    world.b.tmux("send-keys", "-t", "=alpha:", "C-d")
+    world.wait_names(set())
+
+
+def test_several_agents_in_one_session_get_unique_names(world: World) -> None:
+    world.start("duo", "claude")
+    world.b.tmux("split-window", "-t", "=duo:", f"PATH={world.bin}:$PATH codex")
+    world.b.wait_for(lambda: len(world.facade().agents()) == 2, "two agents")
+    assert sorted(a.name for a in world.facade().agents()) == ["duo:0.0", "duo:0.1"]
+
+
+def test_the_agents_command_lists_them_as_json(world: World) -> None:
+    world.start("alpha", "claude")
+    world.wait_names({"alpha"})
+    code, out, err = world.cli("agents", "--json")
+    assert (code, err) == (0, "")
+    [entry] = json.loads(out)
+    assert (entry["name"], entry["runtime"], entry["target"]) == ("alpha", "claude", "alpha:0.0")
+    code, out, err = world.cli("agents")
+    assert code == 0 and "alpha" in out and "claude" in out
+
+
+# --- delivery ---------------------------------------------------------------------------
+
+
+def test_a_prompt_is_delivered_and_confirmed(world: World) -> None:
+    world.start("alpha", "claude", "STANDIN_WORK=0.5")
+    world.wait_names({"alpha"})
+    receipt = world.facade().send_prompt("alpha", "please review the PR")
+    assert receipt.delivered and receipt.confirmed_by in ("working", "conversation")
+    assert world.prompts("alpha") == ["please review the PR"]
+    world.wait_screen("alpha", "● PLEASE REVIEW THE PR")
+
+
+def test_a_multi_line_prompt_arrives_whole_through_bracketed_paste(world: World) -> None:
+    world.start("beta", "codex", "STANDIN_WORK=0")
+    world.wait_names({"beta"})
+    text = "first line\nsecond line with 'quotes' and $HOME\n\tthird"
+    assert world.facade().send_prompt("beta", text).delivered
+    assert world.prompts("beta") == [text]
+
+
+def test_python_prompt_and_cat_take_prompts(world: World) -> None:
+    world.start("py", "python3 -q", "TMUX_BRIDGE_AGENT=py")
+    world.start("cat", "cat", "TMUX_BRIDGE_AGENT=cat")
+    world.wait_names({"py", "cat"})
+    assert world.facade().send_prompt("py", "print(6 * 7)").confirmed_by == "conversation"
+    world.wait_screen("py", "\n42\n")
+    assert world.facade().send_prompt("cat", "meow").delivered
+    world.b.wait_for(lambda: world.screen("cat").count("meow") == 2, "cat's echo and copy")
+
+
+def test_copy_mode_is_left_first(world: World) -> None:
+    world.start("alpha", "claude")
+    world.wait_names({"alpha"})
+    world.b.tmux("copy-mode", "-t", "=alpha:")
+    assert world.facade().send_prompt("alpha", "out of copy mode").delivered
+    assert world.prompts("alpha") == ["out of copy mode"]
+
+
+def test_a_draft_is_refused_and_replaced_only_when_asked(world: World) -> None:
+    world.start("alpha", "claude")
+    world.wait_names({"alpha"})
+    world.wait_screen("alpha", "? for shortcuts")  # in raw mode: keys typed now stay
+    world.b.tmux("send-keys", "-t", "=alpha:", "-l", "half typed by the person")
+    world.wait_screen("alpha", "> half typed by the person")
+    code, out, err = world.cli("prompt", "--to", "alpha", "from the agent")
+    assert (code, out) == (1, "")
+    assert "not ours" in err and "half typed" in err
+    assert world.prompts("alpha") == []
+    assert "> half typed by the person" in world.screen("alpha")  # left as it was
+    with pytest.raises(DraftInInput):
+        world.facade().send_prompt("alpha", "from the agent")
+    receipt = world.facade().send_prompt("alpha", "from the agent", replace_draft=True)
+    assert receipt.replaced_draft and world.prompts("alpha") == ["from the agent"]
+
+
+def test_a_busy_agent_and_one_without_input_box_are_not_delivered_to(world: World) -> None:
+    world.start("slow", "claude", "STANDIN_WORK=30")
+    world.install("gemini", "input('Allow this action? (y/n) ')\n")
+    world.start("asks", "gemini")
+    world.wait_names({"slow", "asks"})
+    assert world.facade().send_prompt("slow", "take a while").delivered
+    with pytest.raises(AgentBusy) as busy:
+        world.facade().send_prompt("slow", "second", timeout=0.5)
+    assert busy.value.exit_code == 1 and world.prompts("slow") == ["take a while"]
+    with pytest.raises(NoInputBox):
+        world.facade().send_prompt("asks", "hello", timeout=0.5)
+
+
+def test_swallowed_enters_are_retried_and_never_taken_is_a_failure(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.start("deaf", "claude", "STANDIN_IGNORE=1")
+    world.start("flaky", "claude", "STANDIN_IGNORE=0.5", "STANDIN_SEED=3", "STANDIN_WORK=0")
+    world.wait_names({"deaf", "flaky"})
+    monkeypatch.setattr(prompt_module, "ENTER_WAITS", (0.2, 0.2, 0.2))
+    with pytest.raises(PromptNotTaken) as failed:
+        world.facade().send_prompt("deaf", "never submitted")
+    receipt = failed.value.receipt
+    assert isinstance(receipt, prompt_module.PromptReceipt)
+    assert (receipt.delivered, receipt.enters) == (False, 3)
+    assert world.prompts("deaf") == []
+    # our own stranded text is no draft of the person's: the next prompt clears it
+    monkeypatch.setattr(prompt_module, "ENTER_WAITS", prompt_module.ENTER_WAITS)
+    enters = [world.facade().send_prompt("flaky", f"try {n}").enters for n in range(6)]
+    assert world.prompts("flaky") == [f"try {n}" for n in range(6)]
+    assert max(enters) > 1, enters
+
+
+def test_our_stranded_text_is_cleared_by_the_next_prompt(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world.start("deaf", "claude", "STANDIN_IGNORE=1")
+    world.wait_names({"deaf"})
+    monkeypatch.setattr(prompt_module, "ENTER_WAITS", (0.1,))
+    with pytest.raises(PromptNotTaken):
+        world.facade().send_prompt("deaf", "stranded once")
+    with pytest.raises(PromptNotTaken) as again:
+        world.facade().send_prompt("deaf", "stranded twice")
+    assert isinstance(again.value.receipt, prompt_module.PromptReceipt)
+    assert again.value.receipt.replaced_draft
+    assert "stranded once" not in world.screen("deaf")
+
+
+def test_a_hundred_prompts_with_enters_ignored_at_random(world: World) -> None:
+    world.start("flaky", "claude", "STANDIN_IGNORE=0.1", "STANDIN_SEED=12", "STANDIN_WORK=0")
+    world.wait_names({"flaky"})
+    facade = world.facade()
+    texts = [f"prompt number {n} of a hundred" for n in range(100)]
+    receipts = [facade.send_prompt("flaky", text) for text in texts]
+    assert all(r.delivered for r in receipts)
+    assert world.prompts("flaky") == texts
+    assert sum(r.enters for r in receipts) > 100  # some Enters were swallowed and retried
+
+
+def test_exit_codes_of_the_prompt_command(world: World) -> None:
+    world.start("alpha", "claude", "STANDIN_WORK=0")
+    world.wait_names({"alpha"})
+    text_file = world.b.root / "prompt.txt"
+    text_file.write_text("from a file\n")
+    code, out, err = world.cli("prompt", "--to", "alpha", "--file", str(text_file), "--json")
+    assert (code, err) == (0, ""), err
+    assert json.loads(out)["delivered"] is True
+    assert world.prompts("alpha") == ["from a file"]
+    code, out, err = world.cli("prompt", "--to", "nobody", "hello")
+    assert code == 125 and "no agent called 'nobody'" in err
+    assert not issubclass(NoSuchAgent, NotDelivered)
+
+
+def test_the_audit_log_records_each_prompt(world: World) -> None:
+    world.start("alpha", "claude", "STANDIN_WORK=0")
+    world.wait_names({"alpha"})
+    world.facade("auditor").send_prompt("alpha", "logged prompt")
+    with pytest.raises(NoSuchAgent):
+        world.facade("auditor").send_prompt("ghost", "lost prompt")
+    lines = (world.b.runtime / "log.jsonl").read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    sent, refused = [e for e in entries if e["mode"] == "prompt"]
+    assert (sent["agent"], sent["command"], sent["exit_status"]) == ("alpha", "logged prompt", 0)
+    assert sent["client"] == "auditor" and sent["target"] == "alpha:0.0"
+    assert (refused["agent"], refused["error_code"], refused["exit_status"]) == (
+        "ghost",
+        "no_such_agent",
+        125,
+    )
+
+
+def test_no_server_means_no_agents(world: World) -> None:
+    assert world.facade().agents() == []

@@ -1,0 +1,67 @@
+"""Short notices for the person, on tmux's own status line.
+
+A notice is shown with ``display-message -c CLIENT`` on every client attached to the
+tmux server (the person's terminals): it takes no focus and types nothing. It is also
+kept in the global user option ``@tmux-bridge-notice`` with its time, so a person can
+show the latest one in their status bar permanently::
+
+    set -g status-right '#{@tmux-bridge-notice} %H:%M'
+
+Sent when a message is delivered or fails, and by ``tmux-bridge serve`` when an agent
+stops working and waits for the person. Never fails the call that sends it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .errors import BridgeError
+from .tmux import Tmux
+
+NOTICE_OPTION = "@tmux-bridge-notice"
+SHOW_MS = 4000  # how long display-message shows it
+MAX_CHARS = 120
+
+
+def notify(tmux: Tmux, text: str) -> list[str]:
+    """Show ``text`` (one line, cut to MAX_CHARS) to every attached client for SHOW_MS
+    ms and keep it in ``@tmux-bridge-notice``; returns the clients it was shown on.
+    One tmux call to find the clients, one to show it; tmux failures are ignored."""
+    line = " ".join(text.split())
+    if len(line) > MAX_CHARS:
+        line = line[: MAX_CHARS - 3] + "..."
+    shown = line.replace("#", "##")  # display-message expands formats
+    kept = f"[{time.strftime('%H:%M')}] {line}"  # not expanded again when shown
+    try:
+        listed = tmux.run("list-clients", "-F", "#{client_name}", check=False)
+        clients = [c for c in listed.stdout.split("\n") if c] if listed.returncode == 0 else []
+        commands = [["set-option", "-g", NOTICE_OPTION, kept]]
+        commands += [["display-message", "-c", c, "-d", str(SHOW_MS), shown] for c in clients]
+        tmux.run_all(*commands, check=False)
+    except BridgeError:
+        return []
+    return clients
+
+
+def message_notice(recipient: str, sender: str, message_id: int, state: str) -> str:
+    """The text of a notice about a message: delivered or failed."""
+    if state == "failed":
+        return f"tmux-bridge: message #{message_id} from {sender} to {recipient} failed"
+    return f"tmux-bridge: {sender} -> {recipient}: message #{message_id} delivered"
+
+
+def waiting_notices(
+    before: dict[str, tuple[str, str]], now: dict[str, tuple[str, str]]
+) -> list[str]:
+    """Notices for agents that stopped working since ``before``: each map is pane id ->
+    (agent name, state). Working -> idle: it waits for the person's input; working ->
+    unknown: it shows something other than its input box (a question, a menu)."""
+    notices = []
+    for pane, (name, state) in now.items():
+        if before.get(pane, ("", ""))[1] != "working":
+            continue
+        if state == "idle":
+            notices.append(f"tmux-bridge: {name} is done and waits for your input")
+        elif state == "unknown":
+            notices.append(f"tmux-bridge: {name} asks you something")
+    return notices
