@@ -22,8 +22,9 @@ from typing import Any, Protocol
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..agents import Agent
 from ..api import Bridge
-from ..errors import BridgeError
+from ..errors import BridgeError, NotDelivered
 from ..termio import join_frame, parse_size, split_frame
 from .security import ROLE, Gates, role_of
 
@@ -33,23 +34,91 @@ AUTH_WAIT = 10.0  # seconds a client without a token has to send it
 MAX_FRAME = 8 * 1024 * 1024 + 64 * 1024  # the largest frame read (an 8 MiB upload)
 
 
-class Agents(Protocol):
-    """Agent detection and prompt delivery (issue 12): ``list-agents``,
-    ``subscribe-agents`` and ``send-prompt`` go through this."""
+POLL_AGENTS = 1.0  # seconds between looks at the agents while someone subscribed
 
-    def list(self) -> list[dict[str, Any]]: ...
+
+class Agents(Protocol):
+    """Agent detection and prompt delivery: ``list-agents``, ``subscribe-agents`` and
+    ``send-prompt`` go through this."""
+
+    def list(self) -> list[Agent]: ...
 
     def send_prompt(self, name: str, prompt: str) -> dict[str, Any]: ...
 
 
-class PendingAgents:
-    """Until the facade has agents: every call says so."""
+class FacadeAgents:
+    """The facade's agents (``Bridge.agents``, ``Bridge.send_prompt``)."""
 
-    def list(self) -> list[dict[str, Any]]:
-        raise BridgeError("agent detection is not in this build yet (pending issue 12).")
+    def __init__(self, bridge: Callable[[], Bridge]) -> None:
+        self.bridge = bridge
+
+    def list(self) -> list[Agent]:
+        return self.bridge().agents()
 
     def send_prompt(self, name: str, prompt: str) -> dict[str, Any]:
-        raise BridgeError("prompt delivery is not in this build yet (pending issue 12).")
+        """``ok`` only when the agent showed it took the prompt; the receipt either way."""
+        try:
+            receipt = self.bridge().send_prompt(name, prompt)
+        except NotDelivered as exc:
+            shown = getattr(exc.receipt, "document", None)
+            return {"ok": False, "error": str(exc), "code": exc.code,
+                    "receipt": shown() if callable(shown) else None}  # fmt: skip
+        return {"ok": receipt.delivered, "receipt": receipt.document()}
+
+
+def agent_events(before: dict[str, Agent], now: list[Agent]) -> list[dict[str, Any]]:
+    """The lifecycle events from ``before`` to ``now``: ``agent-removed`` (gone, or its
+    program restarted: then ``agent-added`` follows), ``agent-added``, ``agent-updated``
+    (a field of the spec's changed, such as ``attached``; the working/idle state alone
+    is no event)."""
+    after = {agent.name: agent for agent in now}
+    events: list[dict[str, Any]] = []
+    for name, old in before.items():
+        new = after.get(name)
+        if new is None or new.pid != old.pid or new.pane != old.pane:
+            events.append({"type": "agent-removed", "name": name})
+    for name, new in after.items():
+        prior = before.get(name)
+        if prior is None or new.pid != prior.pid or new.pane != prior.pane:
+            events.append({"type": "agent-added", "agent": new.document()})
+        elif new._replace(state=prior.state) != prior:
+            events.append({"type": "agent-updated", "agent": new.document()})
+    return events
+
+
+class AgentFeed:
+    """``subscribe-agents`` for every connection of the server: while at least one
+    subscribed, one task looks at the agents every :data:`POLL_AGENTS` seconds (one
+    ``list-panes`` and a look at ``/proc`` per look) and tells each subscriber what
+    changed since what it last saw. A bounded poll, not tmux control mode: see README."""
+
+    def __init__(self, agents: Agents) -> None:
+        self.agents = agents
+        self.seen: dict[Connection, dict[str, Agent]] = {}
+        self.task: asyncio.Future[None] | None = None
+
+    async def subscribe(self, conn: Connection) -> list[Agent]:
+        current = await asyncio.to_thread(self.agents.list)
+        self.seen[conn] = {agent.name: agent for agent in current}
+        if self.task is None or self.task.done():
+            self.task = asyncio.ensure_future(self._run())
+        return current
+
+    def unsubscribe(self, conn: Connection) -> bool:
+        return self.seen.pop(conn, None) is not None
+
+    async def _run(self) -> None:
+        while self.seen:
+            await asyncio.sleep(POLL_AGENTS)
+            try:
+                now = await asyncio.to_thread(self.agents.list)
+            except BridgeError:
+                continue
+            for conn, before in list(self.seen.items()):
+                for event in agent_events(before, now):
+                    conn.send(event)
+                if conn in self.seen:
+                    self.seen[conn] = {agent.name: agent for agent in now}
 
 
 class Sub:
@@ -93,11 +162,12 @@ class Connection:
     """One WebSocket client: its subscriptions and the one task that writes to it."""
 
     def __init__(
-        self, ws: WebSocket, bridge_for: Callable[[str], Bridge], agents: Agents, role: str
+        self, ws: WebSocket, bridge_for: Callable[[str], Bridge], feed: AgentFeed, role: str
     ) -> None:
         self.ws = ws
         self.bridge_for = bridge_for
-        self.agents = agents
+        self.feed = feed
+        self.agents = feed.agents
         self.role = role
         self.loop = asyncio.get_running_loop()
         self.outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
@@ -149,6 +219,7 @@ class Connection:
                 sub.bridge.unwatch(sub.pane_id, sub)
 
     def close(self) -> None:
+        self.feed.unsubscribe(self)
         for name in list(self.subs):
             self.drop(name)
 
@@ -241,7 +312,19 @@ async def _list_panes(conn: Connection, _message: dict[str, Any]) -> dict[str, A
 
 
 async def _list_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
-    return {"agents": await asyncio.to_thread(conn.agents.list)}
+    agents = await asyncio.to_thread(conn.agents.list)
+    return {"ok": True, "agents": [agent.document() for agent in agents]}
+
+
+async def _subscribe_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    agents = await conn.feed.subscribe(conn)
+    return {"ok": True, "agents": [agent.document() for agent in agents]}
+
+
+async def _unsubscribe_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    if not conn.feed.unsubscribe(conn):
+        raise BridgeError("no subscribe-agents on this connection.")
+    return {"ok": True}
 
 
 async def _send_prompt(conn: Connection, message: dict[str, Any]) -> dict[str, Any]:
@@ -263,6 +346,8 @@ _HANDLERS: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[dict[str, 
     "list-panes": _list_panes,
     "list-agents": _list_agents,
     "send-prompt": _send_prompt,
+    "subscribe-agents": _subscribe_agents,
+    "unsubscribe-agents": _unsubscribe_agents,
 }
 
 
@@ -295,13 +380,14 @@ def endpoint(
     bridge_for: Callable[[str], Bridge], gates: Gates, agents: Agents
 ) -> Callable[[WebSocket], Any]:
     """The ``/ws`` endpoint."""
+    feed = AgentFeed(agents)
 
     async def ws_endpoint(ws: WebSocket) -> None:
         await ws.accept()
         role = await _authenticate(ws, gates)
         if role is None:
             return
-        conn = Connection(ws, bridge_for, agents, role)
+        conn = Connection(ws, bridge_for, feed, role)
         writer = asyncio.ensure_future(conn.write_loop())
         try:
             await _read_loop(ws, conn, writer)

@@ -15,7 +15,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..api import Bridge
 from ..target import Target
-from .live import Agents, PendingAgents, endpoint
+from .live import Agents, FacadeAgents, endpoint
 from .security import Gates
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
@@ -51,7 +51,8 @@ def bridge_for(target: Target) -> Callable[[str], Bridge]:
 
 def routes(target: Target, gates: Gates, agents: Agents | None = None) -> list[BaseRoute]:
     """``/``, its files, the vendored xterm.js, and ``/ws``."""
-    ws = endpoint(bridge_for(target), gates, agents or PendingAgents())
+    make = bridge_for(target)
+    ws = endpoint(make, gates, agents or FacadeAgents(lambda: make("")))
     return [
         Route("/", _file("index.html"), methods=["GET"]),
         Route("/view.js", _file("view.js"), methods=["GET"]),
