@@ -2,8 +2,9 @@
 by Playwright's Python package; Playwright's own browsers are never downloaded) against
 a real ``tmux-bridge serve`` and a real tmux server: the page loads with no network
 (every request it makes goes to the server, none elsewhere), a pane is chosen, a
-command is typed into the xterm.js terminal and its output shows in the page. The
-screenshot in the README (``docs/browser-view.png``) is taken here."""
+command is typed into the xterm.js terminal and its output shows in the page; a prompt
+sent from the page to a stand-in agent shows its receipt. The screenshot in the README
+(``docs/browser-view.png``) is taken here."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from .conftest import WAIT, _bridge
+from .agent_support import World
+from .conftest import WAIT, MakeBridge, _bridge
 from .conftest import Bridge as Pane
 from .serve_support import TOKEN, Server, running
 
@@ -86,3 +88,27 @@ def test_the_page_types_a_command_and_shows_its_output(pane: Pane, server: Serve
     # nothing from the network: every request went to the server itself
     assert requests and all(url.startswith(server.base_url + "/") for url in requests)
     assert any(url.endswith("/vendor/xterm/xterm/xterm.js") for url in requests)
+
+
+def test_a_prompt_sent_from_the_page_shows_its_receipt(make_bridge: MakeBridge) -> None:
+    world = World(make_bridge("bash"))
+    world.start("alpha", "claude")
+    world.wait_names({"alpha"})
+    errors: list[str] = []
+    with running(world.b.env) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.set_default_timeout(WAIT * 1000)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page.locator("#agents button", has_text="alpha (claude)").click()
+            page.locator("#prompt-text").fill("review the page")
+            page.locator("#prompt button").click()
+            page.locator("#receipt", has_text="delivered to alpha").wait_for()
+            receipt = page.locator("#receipt").inner_text()
+        finally:
+            browser.close()
+    assert errors == []
+    assert receipt.startswith("delivered to alpha (confirmed by ")
+    assert world.prompts("alpha") == ["review the page"]  # the stand-in's own log

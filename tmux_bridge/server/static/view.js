@@ -10,7 +10,8 @@
   const fit = new FitAddon.FitAddon();
   term.loadAddon(fit);
   term.open($("terminal"));
-  let ws = null, chosen = null, nextId = 1;
+  let ws = null, chosen = null, chosenAgent = null, nextId = 1;
+  const agents = new Map();
   const pending = new Map();
 
   const frame = (type, name, ...parts) => {
@@ -46,8 +47,9 @@
     if (message.id && pending.has(message.id)) { pending.get(message.id)(message); pending.delete(message.id); return; }
     if (message.type === "auth") {
       $("status").textContent = message.ok ? `connected (${message.role === "read" ? "read-only" : "full"})` : message.error;
-      if (message.ok) listPanes();
-    } else if (message.type === "lagging") notice(`${message.agent}: ${message.reason}; redrawn from a fresh snapshot`);
+      if (message.ok) { listPanes(); followAgents(); }
+    } else if (message.type === "agent-added" || message.type === "agent-updated") { agents.set(message.agent.name, message.agent); showAgents(); }
+    else if (message.type === "agent-removed") { agents.delete(message.name); showAgents(); } else if (message.type === "lagging") notice(`${message.agent}: ${message.reason}; redrawn from a fresh snapshot`);
     else if (message.type === "resize" && message.agent === chosen) term.resize(message.cols, message.rows);
     else if (message.type === "upload") notice(`uploaded ${message.path} (${message.pasted})`);
     else if (message.type === "error") notice(message.error);
@@ -62,7 +64,30 @@
       const button = document.createElement("button");
       button.textContent = `${pane.target}${pane.label ? " " + pane.label : ""}`;
       button.dataset.target = pane.target;
-      button.onclick = () => choose(pane.target);
+      button.onclick = () => { chosenAgent = null; showAgents(); choose(pane.target); };
+      item.append(button);
+      list.append(item);
+    }
+  }
+
+  async function followAgents() {
+    const reply = await request({ type: "subscribe-agents" });
+    agents.clear();
+    for (const agent of reply.agents || []) agents.set(agent.name, agent);
+    showAgents();
+  }
+
+  function showAgents() {
+    const list = $("agents");
+    list.replaceChildren();
+    if (agents.size === 0) { const none = document.createElement("li"); none.className = "none"; none.textContent = "none running"; list.append(none); }
+    for (const agent of [...agents.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      const item = document.createElement("li");
+      const button = document.createElement("button");
+      button.textContent = `${agent.name} (${agent.runtime}${agent.attached ? ", attached" : ""})`;
+      button.dataset.agent = agent.name;
+      button.classList.toggle("chosen", agent.name === chosenAgent);
+      button.onclick = () => { chosenAgent = agent.name; showAgents(); choose(agent.target); };
       item.append(button);
       list.append(item);
     }
@@ -110,8 +135,15 @@
   $("refresh").onclick = () => listPanes();
   $("prompt").onsubmit = async (e) => {
     e.preventDefault();
-    const reply = await request({ type: "send-prompt", agent: chosen, prompt: $("prompt-text").value });
-    $("receipt").textContent = reply.ok ? `delivered${reply.receipt ? ": " + JSON.stringify(reply.receipt) : ""}` : `not delivered: ${reply.error}`;
+    const agent = chosenAgent || chosen;
+    if (!agent) { $("receipt").textContent = "choose an agent first"; return; }
+    $("receipt").textContent = `sending to ${agent} ...`;
+    const reply = await request({ type: "send-prompt", agent, prompt: $("prompt-text").value });
+    const r = reply.receipt;
+    $("receipt").textContent = reply.ok
+      ? `delivered to ${agent} (confirmed by ${r.confirmed_by}, ${r.enters} Enter${r.enters === 1 ? "" : "s"})`
+      : `not delivered to ${agent}: ${reply.error}`;
+    if (reply.ok) $("prompt-text").value = "";
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) history.replaceState(null, "", location.pathname);
