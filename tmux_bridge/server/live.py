@@ -112,7 +112,7 @@ class AgentFeed:
             await asyncio.sleep(POLL_AGENTS)
             try:
                 now = await asyncio.to_thread(self.agents.list)
-            except BridgeError:
+            except (BridgeError, OSError):  # tmux slow or gone, a process vanished: next time
                 continue
             for conn, before in list(self.seen.items()):
                 for event in agent_events(before, now):
