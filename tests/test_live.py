@@ -135,6 +135,33 @@ def test_stream_false_is_history_only(pane: Pane, server: Server) -> None:
             assert line.rstrip() in re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
 
 
+def test_unsubscribe_stops_the_stream(pane: Pane, server: Server) -> None:
+    async def scenario() -> tuple[dict[str, Any], list[Any]]:
+        async with await open_ws(server) as ws, await open_ws(server) as witness:
+            for client in (ws, witness):
+                await client.send(
+                    json.dumps({"id": "s", "type": "subscribe-output", "agent": "tb-test"})
+                )
+                await reply(client, "s")
+                await client.recv()  # the snapshot
+            await ws.send(json.dumps({"id": "u", "type": "unsubscribe-output", "agent": "tb-test"}))
+            unsub = await reply(ws, "u")
+            pane.tmux("send-keys", "-t", "tb-test", "echo after-$((6*7))-unsub", "Enter")
+            # the witness, still subscribed, got the line: the watch has handed it out
+            await collect(witness, b"after-42-unsub\r\n", [])
+            await ws.send(json.dumps({"id": "p", "type": "list-panes"}))
+            between = []
+            while True:  # whatever the first client got before this reply
+                message = await asyncio.wait_for(ws.recv(), WAIT)
+                if isinstance(message, str) and json.loads(message).get("id") == "p":
+                    return unsub, between
+                between.append(message)
+
+    unsub, between = run(scenario())
+    assert unsub["ok"] is True and unsub["type"] == "unsubscribe-output"
+    assert between == []
+
+
 def _numbers(data: bytes) -> list[int]:
     data = re.sub(rb"\x1b\[[?0-9;]*[A-Za-z]", b"", data).replace(b"\r", b"")
     return [int(line) for line in data.split(b"\n") if line.isdigit()]
