@@ -150,7 +150,7 @@ def test_unsubscribe_stops_the_stream(pane: Pane, server: Server) -> None:
             # the witness, still subscribed, got the line: the watch has handed it out
             await collect(witness, b"after-42-unsub\r\n", [])
             await ws.send(json.dumps({"id": "p", "type": "list-panes"}))
-            between = []
+            between: list[str | bytes] = []
             while True:  # whatever the first client got before this reply
                 message = await asyncio.wait_for(ws.recv(), WAIT)
                 if isinstance(message, str) and json.loads(message).get("id") == "p":
