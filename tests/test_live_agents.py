@@ -44,6 +44,11 @@ async def event(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) 
                 return dict(message)
 
 
+def _about(event: dict[str, Any], name: str, *types: str) -> bool:
+    named = event.get("name") or event.get("agent", {}).get("name")
+    return event["type"] in types and named == name
+
+
 def test_agents_listed_followed_and_prompted_over_ws(world: World) -> None:
     world.start("alpha", "claude")
     world.wait_names({"alpha"})
@@ -63,20 +68,25 @@ def test_agents_listed_followed_and_prompted_over_ws(world: World) -> None:
                 seen["list"] = await request(ws, {"id": "1", "type": "list-agents"})
                 seen["sub"] = await request(ws, {"id": "2", "type": "subscribe-agents"})
                 world.start("beta", "codex", "GT_ROLE=crew", "GT_RIG=gastown")
-                seen["added"] = await event(ws, lambda e: e["type"] == "agent-added")
+                seen["added"] = await event(
+                    ws, lambda e: e["type"] == "agent-added"
+                )  # only beta is new
                 person = await asyncio.to_thread(person_attaches)
                 try:
-                    seen["attached"] = await event(ws, lambda e: e["type"] == "agent-updated")
+                    seen["attached"] = await event(
+                        ws, lambda e: _about(e, "alpha", "agent-updated")
+                    )
                 finally:
                     person.close(force=True)
-                seen["detached"] = await event(ws, lambda e: e["type"] == "agent-updated")
+                seen["detached"] = await event(ws, lambda e: _about(e, "alpha", "agent-updated"))
                 world.b.tmux("kill-session", "-t", "=beta")
-                seen["removed"] = await event(ws, lambda e: e["type"] == "agent-removed")
+                seen["removed"] = await event(ws, lambda e: _about(e, "beta", "agent-removed"))
                 # a restart in place: the same name, a new program
                 world.b.tmux("respawn-pane", "-k", "-t", "=alpha:", "claude")
+                restart = ("agent-removed", "agent-added")
                 seen["restart"] = [
-                    await event(ws, lambda e: e["type"] in ("agent-removed", "agent-added")),
-                    await event(ws, lambda e: e["type"] in ("agent-removed", "agent-added")),
+                    await event(ws, lambda e: _about(e, "alpha", *restart)),
+                    await event(ws, lambda e: _about(e, "alpha", *restart)),
                 ]
                 seen["prompt"] = await request(
                     ws,
