@@ -1,7 +1,7 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
 streaming, REPL, files, several panes, the HTTP API (``tmux-bridge serve``) and the MCP
-server (``tmux-bridge mcp``, issue 14) and prompt delivery to a stand-in agent (issue 12),
-each in
+server (``tmux-bridge mcp``, issue 14), prompt delivery to a stand-in agent (issue 12)
+and the live view's ``/ws`` (issue 13, ``bench/ws_measure.py``), each in
 bash, zsh and fish panes of a private tmux server.
 
 Usage::
@@ -37,9 +37,10 @@ from measures import Config, Outcome, ShellState, Skip
 from prompt_measure import prompt
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
+from ws_measure import ws
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
-MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp), ("prompt", prompt)]
+MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp), ("prompt", prompt), ("ws", ws)]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .inbox import Message
     from .messaging import Attempt, Sent
     from .prompt import PromptReceipt
+    from .watch import Listener, Snapshot
 
 Sink = Callable[[bytes], None]
 BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
@@ -471,6 +472,67 @@ class Bridge:
             wait_for_new_shell(self.target, pane.pane_id, cancel)
             Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
         return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+
+    # --- the live view (tmux-bridge serve's /ws) ----------------------------------------
+
+    def pane_id(self) -> str:
+        """The id (``%N``) of the target's pane; raises when there is none."""
+        from .pane import find_pane
+
+        return find_pane(self.target.tmux, self.target.session, self.target.pane).pane.pane_id
+
+    def watch(self, listener: Listener) -> str:
+        """Hand the pane's output bytes, exactly as the pane got them, to ``listener``
+        (on a thread of the watch; it must not block) until :meth:`unwatch`; its
+        ``resync`` is called when bytes may have been missed (a pipe re-armed, the pane
+        gone). Returns the pane's id."""
+        from .watch import WATCHES
+
+        pane_id = self.pane_id()
+        WATCHES.add(self.target.tmux, pane_id, listener)
+        return pane_id
+
+    def unwatch(self, pane_id: str, listener: Listener) -> None:
+        from .watch import WATCHES
+
+        WATCHES.remove(self.target.tmux, pane_id, listener)
+
+    def snapshot(self, history: int = 5000) -> Snapshot:
+        """The pane's scrollback (``history`` rows) and screen as terminal bytes that
+        redraw it on a fresh terminal of its size."""
+        from .watch import snapshot
+
+        return snapshot(self.target.tmux, self.pane_id(), history)
+
+    def terminal_input(self, data: bytes) -> None:
+        """Type VT bytes from a terminal (a browser's) into the pane: special keys as
+        tmux key names, the rest byte for byte. Takes no lock, like :meth:`send_keys`."""
+        from .termio import send_terminal_input
+
+        send_terminal_input(self.target.tmux, self.pane_id(), data)
+
+    def fit(self, cols: int, rows: int) -> dict[str, Any]:
+        """Ask for the pane's window to be ``cols`` x ``rows``: applied only while no
+        person is attached (their terminal is never shrunk or pinned)."""
+        from .termio import fit
+
+        return fit(self.target.tmux, self.pane_id(), cols, rows)
+
+    def upload(self, name: str, mime: str, data: bytes) -> dict[str, Any]:
+        """Save a file (at most 8 MiB) in the runtime directory's ``uploads`` and paste
+        it into the pane: text up to 256 KiB inline, else its absolute path. Logged."""
+        import os
+
+        from .termio import upload
+
+        directory = os.path.join(self.target.runtime_dir, "uploads")
+        try:
+            result = upload(self.target.tmux, self.pane_id(), directory, name, mime, data)
+        except BridgeError as exc:
+            self._log_event("upload", name, exc)
+            raise
+        self._log_event("upload", name)
+        return result
 
     # --- agents ----------------------------------------------------------------------
 

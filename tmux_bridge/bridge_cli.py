@@ -340,6 +340,12 @@ def _list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tu
     help="Read the token here (made with a random token when missing).",
 )
 @click.option(
+    "--read-only-token-file",
+    metavar="PATH",
+    help="A second token, read here (made, 0600, when missing), that may watch (/ws, the "
+    "browser view) and call list_sessions, capture_pane, status, screen only.",
+)
+@click.option(
     "--no-token",
     is_flag=True,
     help="Ask no token; only with --uds (the socket's mode keeps others out).",

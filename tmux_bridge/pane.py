@@ -18,6 +18,10 @@ PANE_MARKER_OPTION = "@tmux-bridge-pane"
 # A pane's label (``tmux-bridge label``), kept on the pane itself: tmux shows it with
 # ``#{@tmux-bridge-label}`` and it outlives any tmux-bridge process.
 LABEL_OPTION = "@tmux-bridge-label"
+# set on a pane the live view watches (``watch.py``): REPL mode may take its pipe
+WATCH_OPTION = "@tmux-bridge-watch"
+# which arming of the watch owns the pane's pipe; REPL mode clears it when it takes it
+WATCH_PIPE_OPTION = "@tmux-bridge-watch-pipe"
 
 _FIELDS = (
     "pane_id",
@@ -44,6 +48,7 @@ _FIELDS = (
     "pane_index",
     LABEL_OPTION,
     "session_attached",
+    WATCH_OPTION,
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 
@@ -75,6 +80,7 @@ class PaneInfo(NamedTuple):
     pane_index: str = ""
     label: str = ""
     attached: int = 0  # clients attached to the pane's session
+    watched: bool = False  # the live view watches it (its pipe-pane is the watch's)
 
     @property
     def target(self) -> str:
@@ -114,6 +120,7 @@ def _parse(line: str) -> PaneInfo:
         pane_index=f[21],
         label=f[22],
         attached=int(f[23]) if f[23].isdigit() else 0,
+        watched=f[24] != "",
     )
 
 

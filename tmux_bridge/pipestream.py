@@ -23,7 +23,7 @@ from .call import Notice, check_not_cancelled
 from .cancel import Cancel
 from .clock import CallClock, announce_waiting
 from .output import MarkerScanner, PassThrough, TerminalText, clean
-from .pane import PaneInfo, cursor_line
+from .pane import WATCH_PIPE_OPTION, PaneInfo, cursor_line
 from .relay import Relay, close_fd, open_pidfd
 from .results import CallRecord
 from .tmux import Tmux
@@ -88,6 +88,9 @@ class PaneStream:
             check_not_cancelled(self.cancel)
             self.tmux.run_all(
                 ["copy-mode", "-q", "-t", pane_id],
+                # a live view's watch may hold the pipe: ours replaces it, and the mark
+                # goes so that the watch never closes ours (it re-arms when we are done)
+                ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
                 ["pipe-pane", "-O", "-t", pane_id, f"cat > {relay.path}"],
                 ["send-keys", "-t", pane_id, *clear],
                 *keys,

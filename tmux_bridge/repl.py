@@ -188,9 +188,10 @@ def close_repl(
 
 def _open_repl(frame: CallFrame, preset: Preset) -> ReplRecord | None:
     """The REPL tmux-send started that is still in front, checked against ``preset``;
-    a stale record is forgotten. Refuses a pane with a pipe of its own."""
+    a stale record is forgotten. Refuses a pane with a pipe of its own, unless it is
+    the live view's watch (which re-arms its pipe after the call and resyncs)."""
     pane = frame.view.pane
-    if pane.piped:
+    if pane.piped and not pane.watched:
         raise PanePiped(
             "the bridge pane already has a `tmux pipe-pane` open (a logging plugin?). "
             "REPL mode reads the pane's output through one; close the other first."

@@ -20,14 +20,14 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from .. import __version__
 from ..cancel import Cancel, InFlight
 from ..errors import BridgeError, InvalidRequest
 from .actions import error_metadata
 from .contract import ACTIONS, MAX_BODY, Request, error_reply, parse_request
-from .security import AUTHORIZED, ASGIApp, GateMiddleware, Gates
+from .security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware, Gates
 
 # Actions that may wait long (a command, a REPL, wait_for) get their own threads, so that
 # however many of them wait (on a pane's lock, say), the quick ones (keys to answer a
@@ -145,9 +145,14 @@ def _error(action: str | None, error: BridgeError, request: Request | None = Non
 
 
 def create_app(
-    backend: Backend, gates: Gates, calls: Calls, mcp: McpMount | None = None
+    backend: Backend,
+    gates: Gates,
+    calls: Calls,
+    mcp: McpMount | None = None,
+    live: list[BaseRoute] | None = None,
 ) -> ASGIApp:
-    """The application, wrapped in the gates; with ``mcp``, the MCP server too."""
+    """The application, wrapped in the gates; with ``mcp``, the MCP server too; with
+    ``live``, the WebSocket and the browser view (``view.routes``)."""
 
     async def health(request: HttpRequest) -> Response:
         document: dict[str, Any] = {"ok": True}
@@ -169,6 +174,12 @@ def create_app(
             return _json(*error_reply(None, "body_too_large", message))
         except BridgeError as exc:
             return _error(None, exc)
+        if request.scope.get(ROLE) == "read" and parsed.action not in READING_ACTIONS:
+            message = (
+                f"the read-only token may call {', '.join(sorted(READING_ACTIONS))} only, "
+                f"not {parsed.action}."
+            )
+            return _json(*error_reply(parsed.action, "read_only", message))
         try:
             document = await call_in_thread(
                 request,
@@ -185,7 +196,11 @@ def create_app(
         return _json(200, document)
 
     pools = Pools()
-    routes = [Route("/health", health, methods=["GET"]), Route("/v1/tmux", tmux, methods=["POST"])]
+    routes: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/tmux", tmux, methods=["POST"]),
+        *(live or []),
+    ]
     return GateMiddleware(_starlette(routes, pools, calls, mcp), gates)
 
 
@@ -196,7 +211,9 @@ async def _http_error(_request: HttpRequest, exc: Exception) -> Response:
                               "POST /v1/tmux (and /mcp in tmux mode) are served."))  # fmt: skip
 
 
-def _starlette(routes: list[Route], pools: Pools, calls: Calls, mcp: McpMount | None) -> Starlette:
+def _starlette(
+    routes: list[BaseRoute], pools: Pools, calls: Calls, mcp: McpMount | None
+) -> Starlette:
     """The Starlette app of ``routes``, with the MCP server at its path when given (its
     session manager running for the app's life, its calls cancelled with the others)."""
 

@@ -53,6 +53,7 @@ HTTP_STATUS: dict[str, int] = {
     "forbidden_peer": 403,
     "forbidden_host": 403,
     "forbidden_origin": 403,
+    "read_only": 403,
     "not_found": 404,
     "no_bridge": 404,
     "no_such_pane": 404,

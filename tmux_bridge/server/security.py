@@ -33,7 +33,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 DEFAULT_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 TOKEN_FILE = "token"
 AUTHORIZED = "tmux_bridge.authorized"  # scope key: the request carried the right token
-PUBLIC_PATHS = ("/health",)  # answered without a token (with less in them)
+ROLE = "tmux_bridge.role"  # scope key: "full", "read" (the read-only token) or None
+PUBLIC_PATHS = ("/health", "/", "/view.js", "/view.css")  # no token (/health says less)
+PUBLIC_PREFIXES = ("/vendor/",)  # the browser view's third-party files
+DEFAULT_WS_ORIGINS = ("localhost:*",)  # besides the page's own origin
+READING_ACTIONS = frozenset({"list_sessions", "capture_pane", "status", "screen"})
 
 
 class Gates(NamedTuple):
@@ -44,6 +48,7 @@ class Gates(NamedTuple):
     allowed_hosts: tuple[str, ...] = DEFAULT_HOSTS
     allowed_origins: tuple[str, ...] = ()
     unix_socket: bool = False
+    read_only_token: str | None = None  # may watch and call the reading actions only
 
 
 # --- the token ---------------------------------------------------------------------------
@@ -118,6 +123,40 @@ def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
     return origin.strip().lower().rstrip("/") in {o.strip().lower().rstrip("/") for o in allowed}
 
 
+def ws_origin_allowed(origin: str, host: str, allowed: Sequence[str]) -> bool:
+    """Whether a WebSocket's ``Origin`` may connect: the page's own origin (its host
+    passed the Host gate), an allowed origin, or a host of :data:`DEFAULT_WS_ORIGINS`
+    (``NAME:*``: that name, any port)."""
+    origin = origin.strip().lower().rstrip("/")
+    scheme, _, where = origin.partition("://")
+    if scheme not in ("http", "https"):
+        return False
+    if where == host.strip().lower() or origin_allowed(origin, allowed):
+        return True
+    return host_allowed(where, DEFAULT_WS_ORIGINS)
+
+
+def role_of(given: str | None, gates: Gates) -> str | None:
+    """``"full"`` for the token, ``"read"`` for the read-only token (both compared in
+    constant time), ``None`` otherwise; ``"full"`` when no token is asked for."""
+    if gates.token is None:
+        return "full"
+    supplied = (given or "").strip().encode("utf-8", "replace")
+    if hmac.compare_digest(supplied, gates.token.encode("utf-8")):
+        return "full"
+    if gates.read_only_token is not None and hmac.compare_digest(
+        supplied, gates.read_only_token.encode("utf-8")
+    ):
+        return "read"
+    return None
+
+
+def bearer(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header, or ``None``."""
+    scheme, _, given = (header or "").strip().partition(" ")
+    return given.strip() if scheme.lower() == "bearer" else None
+
+
 def token_matches(header: str | None, token: str) -> bool:
     """Whether an ``Authorization`` header is ``Bearer TOKEN`` (the scheme's case does
     not matter, as in RFC 9110); the token is compared in constant time."""
@@ -150,15 +189,48 @@ def refusal(scope: Scope, gates: Gates) -> tuple[str, str] | None:
         )
     # a preflight carries no token (and runs nothing); /health tells less without one,
     # but a token given there must be right, so that a client can check its token
-    needed = scope.get("path") not in PUBLIC_PATHS or "authorization" in headers
+    path = str(scope.get("path"))
+    public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
+    needed = not public or "authorization" in headers
     if (
-        gates.token is not None
-        and needed
+        needed
         and scope.get("method") != "OPTIONS"
-        and not token_matches(headers.get("authorization"), gates.token)
+        and role_of(bearer(headers.get("authorization")), gates) is None
     ):
         return "unauthorized", _TOKEN_HELP
     return None
+
+
+def ws_refusal(scope: Scope, gates: Gates) -> str | None:
+    """Why a WebSocket upgrade is refused before it is accepted (peer, Host, Origin,
+    and a token given in the header or ``?token=`` that is wrong), or ``None``. A
+    WebSocket without a token may still give it in its first message."""
+    headers = _headers(scope)
+    client = scope.get("client")
+    if not gates.unix_socket and (client is None or not is_loopback(str(client[0]))):
+        return "forbidden_peer"
+    host = headers.get("host")
+    if host is None or not host_allowed(host, gates.allowed_hosts):
+        return "forbidden_host"
+    origin = headers.get("origin")
+    if origin is not None and not ws_origin_allowed(origin, host, gates.allowed_origins):
+        return "forbidden_origin"
+    given = ws_token(scope)
+    if given is not None and role_of(given, gates) is None:
+        return "unauthorized"
+    return None
+
+
+def ws_token(scope: Scope) -> str | None:
+    """The token a WebSocket upgrade carries: ``Authorization: Bearer``, else
+    ``?token=``; ``None`` when neither."""
+    from urllib.parse import parse_qs
+
+    given = bearer(_headers(scope).get("authorization"))
+    if given is not None:
+        return given
+    query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
+    return query["token"][0] if query.get("token") else None
 
 
 _TOKEN_HELP = (
@@ -191,17 +263,30 @@ class GateMiddleware:
         if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
             return
-        if scope["type"] != "http":  # no WebSockets here
-            await send({"type": "websocket.close", "code": 1008})
+        if scope["type"] == "websocket":
+            refused = ws_refusal(scope, self.gates)
+            if refused is not None:  # before accepting: the client gets HTTP 403
+                await send({"type": "websocket.close", "code": 1008, "reason": refused})
+                return
+            given = ws_token(scope)
+            scope[ROLE] = role_of(given, self.gates) if given is not None else None
+            if self.gates.token is None:
+                scope[ROLE] = "full"
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
             return
         reason = refusal(scope, self.gates)
         if reason is not None:
             await _respond(send, *error_reply(None, *reason), _cors(scope, self.gates))
             return
         headers = _headers(scope)
-        scope[AUTHORIZED] = self.gates.token is None or token_matches(
-            headers.get("authorization"), self.gates.token
-        )
+        scope[ROLE] = role_of(bearer(headers.get("authorization")), self.gates)
+        scope[AUTHORIZED] = scope[ROLE] == "full"
+        if scope[ROLE] == "read" and str(scope.get("path")).startswith("/mcp"):
+            message = "the read-only token may watch (/ws) and read (/v1/tmux), not use /mcp."
+            await _respond(send, *error_reply(None, "read_only", message), [])
+            return
         cors = _cors(scope, self.gates)
         if scope["method"] == "OPTIONS" and cors:
             await _respond(send, 204, None, cors + _preflight(headers))

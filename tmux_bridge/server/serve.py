@@ -21,13 +21,16 @@ from types import FrameType
 from typing import NamedTuple
 
 import uvicorn
+from starlette.routing import BaseRoute
 
 from ..errors import InvalidRequest, RuntimeDirError
 from ..runtime import runtime_dir, session_name
 from ..target import Target
 from .app import Backend, Calls, McpMount, create_app
+from .live import MAX_FRAME
 from .security import DEFAULT_HOSTS, Gates, load_token, token_file
 
+SEND_BUFFER = 256 * 1024  # bytes of socket send buffer per connection (SO_SNDBUF)
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -48,6 +51,7 @@ class ServeOptions(NamedTuple):
     socket: str | None = None  # the tmux server's socket name or path
     tmux_timeout: float = 10.0
     no_mcp: bool = False  # leave /mcp out (the SDK is not loaded)
+    read_only_token_file: str | None = None  # a token that may watch and read only
 
 
 class _Token(NamedTuple):
@@ -140,6 +144,10 @@ def _tcp_socket(options: ServeOptions) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # what the kernel holds for one connection: so that a slow /ws reader lags after
+        # live.LAG_LIMIT and this, not after several more MB that loopback's send buffer
+        # tuning would give it (the accepted connections inherit it)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         sock.bind((host, options.port))
         sock.listen(256)
     except OSError:
@@ -212,6 +220,15 @@ def make_mcp(options: ServeOptions) -> McpMount | None:
     return streamable_http(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
 
 
+def make_live(options: ServeOptions, gates: Gates) -> list[BaseRoute] | None:
+    """``/ws`` and the browser view, in tmux mode."""
+    if options.mode == "stub":
+        return None
+    from .view import routes
+
+    return routes(Target.from_env(socket=options.socket, timeout=options.tmux_timeout), gates)
+
+
 @contextlib.contextmanager
 def _tending(options: ServeOptions) -> Iterator[None]:
     """In tmux mode, the background task (pending messages, notices) while serving."""
@@ -260,6 +277,11 @@ def banner(
         f"  token:   {token.where}",
         f"  try:     {curl}",
         mcp_line,
+        *(
+            [f"  view:    {where}/ (a browser; it asks for the token), /ws"]
+            if options.mode == "tmux" and options.uds is None
+            else []
+        ),
         "  stop:    Ctrl-C",
     ]
     return "\n".join(lines) + "\n"
@@ -269,12 +291,19 @@ def serve(options: ServeOptions) -> int:
     """Serve until stopped; the process's exit status (0 after a requested stop)."""
     check_options(options)
     token = resolve_token(options)
+    read_only = None
+    if options.read_only_token_file is not None:
+        read_only = load_token(options.read_only_token_file, create=True)
     gates = Gates(
-        token.value, options.allowed_hosts, options.allowed_origins, options.uds is not None
+        token.value,
+        options.allowed_hosts,
+        options.allowed_origins,
+        options.uds is not None,
+        read_only,
     )
     calls = Calls()
     mcp = make_mcp(options)
-    app = create_app(make_backend(options), gates, calls, mcp)
+    app = create_app(make_backend(options), gates, calls, mcp, make_live(options, gates))
     with listening(options) as sock:
         config = uvicorn.Config(
             app,
@@ -282,7 +311,9 @@ def serve(options: ServeOptions) -> int:
             access_log=False,
             lifespan="on",
             http="h11",
-            ws="none",
+            ws="websockets-sansio" if options.mode == "tmux" else "none",
+            ws_max_size=MAX_FRAME,
+            ws_per_message_deflate=False,
             loop="asyncio",
             proxy_headers=False,
             server_header=False,
