@@ -144,6 +144,14 @@ class SessionClosed(BridgeError):
         super().__init__("tmux-bridge session closed.")
 
 
+class FarShellLost(BridgeError):
+    """The far shell a call ran in (through ssh, su, sudo, a container) went away
+    mid-command without saying how it ended: the connection dropped, the far side was
+    killed. What the command printed until then has been handed over."""
+
+    code = "far_shell_lost"
+
+
 class PaneNotReady(BridgeError):
     """Something is in the way of typing into the pane; nothing was typed."""
 

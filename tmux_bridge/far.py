@@ -1,0 +1,384 @@
+"""Shells inside shells: a command run in a far shell the pane's shell started (``ssh``,
+``su``, ``sudo -i``, ``docker exec``, a nested ``bash``), as if the agent ran it there.
+
+Nothing of ours exists on the far side, so the call goes through the pane alone: before
+anything is typed, the pane's terminal and screen are judged (a password prompt, a
+full-screen program, a REPL's prompt are refused); then a one-line probe the far shell
+answers (:func:`~tmux_bridge.farshell.probe_line`) tells that a shell is at its prompt and
+which; then one line runs the command, and its output is cut out of the pane's byte
+stream (``tmux pipe-pane``) between markers (:class:`~tmux_bridge.farshell.FarScanner`).
+
+Timeouts and the caller's cancellation send Ctrl-C (then Ctrl-\\) through the pane, so
+they reach the far side. A shell drops the rest of a line whose command Ctrl-C killed, so
+when the far prompt comes back without the end marker a second short line fetches the
+status and stderr. Waiting for input can only be seen on the screen: an unfinished line
+and silence.
+"""
+
+from __future__ import annotations
+
+import re
+import select
+import termios
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from . import procfs
+from .call import Notice, check_not_cancelled
+from .cancel import Cancel
+from .clock import CallClock
+from .errors import FarShellLost, PaneBusy, PaneNotAtPrompt
+from .farshell import (
+    FarFacts,
+    FarScanner,
+    command_line,
+    parse_probe,
+    probe_line,
+    probe_pattern,
+    recovery_line,
+)
+from .output import TerminalText
+from .pane import PaneInfo, cursor_line, screen_tail
+from .relay import Relay, close_fd, open_pidfd
+from .results import CallRecord
+from .tmux import Tmux
+
+Sink = Callable[[bytes], None]
+
+# Programs through which a person reaches another shell (the foreground of the pane).
+GATEWAYS = frozenset(
+    {
+        "ssh", "mosh-client", "su", "sudo", "doas", "runuser", "docker", "podman",
+        "kubectl", "nix", "nix-shell", "poetry", "lxc", "lxc-attach", "machinectl",
+        "systemd-nspawn", "toolbox", "distrobox", "chroot", "nsenter", "script", "vagrant",
+    }
+)  # fmt: skip
+PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
+PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
+PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
+LOST_DRAIN = 0.3  # seconds to read on after the gateway exited
+
+_NOT_READY = "The bridge terminal is not ready: "
+_PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
+_QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
+_REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
+
+
+class Gateway(NamedTuple):
+    """The pane's foreground program that leads to a far shell."""
+
+    pid: int  # the leader of the pane's foreground process group
+    name: str  # its command name (``ssh``, ``sudo``, ``bash``)
+    local_shell: bool  # a shell of this machine on the pane's own terminal
+
+
+def gateway_in_front(pane: PaneInfo) -> Gateway | None:
+    """The program in front of the pane's shell when it may lead to a far shell: one of
+    :data:`GATEWAYS`, or an interactive shell (not ``sh -c``, not a script)."""
+    shell = procfs.proc_stat(pane.pid)
+    if shell is None or shell.tpgid in (shell.pgrp, -1):
+        return None
+    name = procfs.command_name(shell.tpgid).lstrip("-")
+    if name in GATEWAYS:
+        return Gateway(shell.tpgid, name, False)
+    if procfs.shell_kind(shell.tpgid) is not None and _interactive(shell.tpgid):
+        return Gateway(shell.tpgid, name, True)
+    return None
+
+
+def _interactive(pid: int) -> bool:
+    """Whether a shell's arguments are options only, none of them ``-c``."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")[1:]
+    except OSError:
+        return False
+    options = [a for a in args if a]
+    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
+
+
+def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
+    """Refuse before typing when what the pane shows is not a far shell's prompt: a
+    password or yes/no question, a full-screen program, a REPL's prompt, a nested shell
+    of this machine busy with a builtin. ``line`` is the cursor's line on the screen."""
+    via = f"`{gateway.name}` runs in it"
+    modes = procfs.local_modes(pane.tty)
+    seen = line.strip()
+    if modes is not None and modes & termios.ICANON and not modes & termios.ECHO:
+        raise PaneBusy(_NOT_READY + f"{via} and asks for a password (`{seen}`). Ask the person.")
+    if _PASSWORD.search(seen) or _QUESTION.search(seen):
+        raise PaneBusy(_NOT_READY + f"{via} and asks a question (`{seen}`). Ask the person.")
+    if pane.alternate_on:
+        raise PaneBusy(_NOT_READY + f"{via}, and a full-screen program is open behind it.")
+    if _REPL.match(seen):
+        raise PaneNotAtPrompt(
+            _NOT_READY + f"{via}, and it shows `{seen}`: a program's prompt, not a shell's."
+        )
+    if gateway.local_shell and modes is not None and modes & termios.ICANON:
+        kind = procfs.shell_kind(gateway.pid)
+        if kind != "posix":
+            raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
+
+
+class FarCall:
+    """One call in a far shell: the stream, the probe, the command line, the outcome."""
+
+    def __init__(
+        self,
+        tmux: Tmux,
+        pane: PaneInfo,
+        gateway: Gateway,
+        record: CallRecord,
+        sinks: tuple[Sink, Sink],
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = tmux
+        self.pane = pane
+        self.gateway = gateway
+        self.record = record
+        self.sinks = sinks
+        self.notice = notice
+        self.cancel = cancel
+        self.relay = Relay(pane.width, pane.height)
+        self.pidfd = open_pidfd(gateway.pid)
+        self.piped = False
+        self.scanner = FarScanner(record.call_id)
+        self.cleaner = TerminalText()
+        self.prompt = ""
+        self.recovered = False
+        self.gone = False
+
+    # --- the probe -------------------------------------------------------------------
+
+    def probe(self, deadline: float) -> FarFacts:
+        """Open the stream, type the probe, read its answer; raise :class:`PaneNotAtPrompt`
+        when none comes (what is in front is not a shell at its prompt)."""
+        pane_id = self.pane.pane_id
+        self.prompt = cursor_line(self.tmux, pane_id).rstrip()
+        check_not_cancelled(self.cancel)
+        commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
+        self.tmux.run_all(
+            *commands,
+            ["pipe-pane", "-O", "-t", pane_id, f"cat > {self.relay.path}"],
+            ["send-keys", "-t", pane_id, "-l", "--", probe_line(self.record.call_id)],
+            ["send-keys", "-t", pane_id, "Enter"],
+        )
+        self.piped = True
+        pattern = probe_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        match = pattern.search(data)
+        if match is None:
+            seen = cursor_line(self.tmux, pane_id).strip()
+            raise PaneNotAtPrompt(
+                _NOT_READY + f"`{self.gateway.name}` runs in it and what it shows "
+                f"(`{seen or self.prompt}`) did not answer as a shell at its prompt would. "
+                "The probe line typed there is harmless; ask the person to bring a shell "
+                "prompt back."
+            )
+        rest = data[match.end() :]
+        self._read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
+        return parse_probe(match.group(1))
+
+    def _read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
+        data = b""
+        while not done(data):
+            remaining = until - time.monotonic()
+            if remaining <= 0 or self.gone:
+                break
+            fds = [self.relay.master] + ([self.pidfd] if self.pidfd >= 0 else [])
+            ready, _, _ = select.select(fds, [], [], remaining)
+            if self.pidfd in ready:
+                self.gone = True
+            while (chunk := self.relay.read()) is not None:
+                data += chunk
+        return data
+
+    # --- the command -----------------------------------------------------------------
+
+    def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
+        """Type the command line and read until the far shell has printed its stderr
+        end marker, a timeout ran its course, or the gateway went away."""
+        kind = facts.shell
+        line = command_line(kind, self.record.call_id, command, separate=facts.tmp_writable)
+        self._type(line)
+        clock = CallClock(self.record.options, deadline, time.monotonic())
+        look_at = time.monotonic() + PROMPT_LOOK
+        while not self.scanner.done:
+            now = time.monotonic()
+            step = clock.next_step(now, self._cancelled(), self.record)
+            if step == "give-up":
+                self.record.prompt_back = False
+                break
+            if step is not None:
+                self._interrupt("C-c" if step == "interrupt" else "C-\\", step, clock, now)
+            if self._poll(clock):
+                clock.saw_output(time.monotonic())
+                look_at = time.monotonic() + PROMPT_LOOK
+            elif self.gone:
+                self._lost()
+                return
+            elif time.monotonic() >= look_at:
+                look_at = time.monotonic() + PROMPT_LOOK
+                self._look(kind, clock)
+        self._finish()
+
+    def _type(self, line: str) -> None:
+        pane_id = self.pane.pane_id
+        self.tmux.run_all(
+            ["send-keys", "-t", pane_id, "-l", "--", line], ["send-keys", "-t", pane_id, "Enter"]
+        )
+
+    def _poll(self, clock: CallClock) -> bool:
+        """Wait for the stream, the gateway's exit, a cancellation or the next look;
+        whether output came."""
+        poller = select.poll()
+        poller.register(self.relay.master, select.POLLIN)
+        if self.pidfd >= 0:
+            poller.register(self.pidfd, select.POLLIN)
+        if self.cancel is not None and self.record.cancelled is None:
+            poller.register(self.cancel.fd, select.POLLIN)
+        got = False
+        for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), PROMPT_LOOK)):
+            if fd == self.pidfd:
+                self.gone = True
+        while (chunk := self.relay.read()) is not None:
+            got = True
+            self._feed(chunk)
+        return got
+
+    def _feed(self, chunk: bytes) -> None:
+        out = self.scanner.feed(chunk)
+        if out:
+            self._deliver(out)
+
+    def _deliver(self, out: bytes) -> None:
+        self.record.stdout_bytes += len(out)
+        text = out if self.record.options.raw else self.cleaner.feed(out)
+        if text:
+            self.sinks[0](text)
+
+    def _look(self, kind: str, clock: CallClock) -> None:
+        """Silence: the far prompt back without the end marker (Ctrl-C, ours or the
+        person's, dropped the rest of the line) fetches the status; an unfinished line
+        of output means the command waits for input."""
+        if self.scanner.ended or self.recovered:
+            return
+        line = cursor_line(self.tmux, self.pane.pane_id).rstrip()
+        if self.scanner.started and line == self.prompt and self.prompt:
+            self.recovered = True
+            self._type(recovery_line(kind, self.record.call_id))  # type: ignore[arg-type]
+            return
+        pending = self.cleaner.pending().strip()
+        if clock.running and self.scanner.started and pending and line.strip():
+            clock.hold_idle(time.monotonic())
+            if not self.record.waited_for_input:
+                self.record.waited_for_input = True
+                self.record.input_detected_by = "screen"
+                self.notice(
+                    "tmux-send: the command seems to wait for input in the bridge terminal "
+                    f"(an unfinished line on the screen: {line.strip()}; the idle timeout "
+                    "is paused)"
+                )
+
+    def _interrupt(self, key: str, step: str, clock: CallClock, now: float) -> None:
+        which = "INT" if step == "interrupt" else "QUIT"
+        self.record.signals_sent.append(f"SIG{which}")
+        self.tmux.run_all(
+            ["copy-mode", "-q", "-t", self.pane.pane_id],
+            ["send-keys", "-t", self.pane.pane_id, key],
+            check=False,
+        )
+        clock.interrupted(which, now)  # type: ignore[arg-type]
+
+    def _cancelled(self) -> bool:
+        if self.cancel is not None and self.cancel.signum is not None:
+            self.record.cancelled = self.cancel.signum
+        return self.record.cancelled is not None
+
+    # --- ending ----------------------------------------------------------------------
+
+    def _lost(self) -> None:
+        """The gateway exited: read what is left; a far shell that printed its exit
+        status ended as asked (``exit 3``), any other way is a lost connection."""
+        until = time.monotonic() + LOST_DRAIN
+        while not self.scanner.done and time.monotonic() < until:
+            select.select([self.relay.master], [], [], max(until - time.monotonic(), 0))
+            while (chunk := self.relay.read()) is not None:
+                self._feed(chunk)
+        if self.scanner.ended:
+            self._finish()
+            return
+        rest = self.scanner.flush()
+        if rest:
+            self._deliver(rest)
+        self._flush_cleaner()
+        raise FarShellLost(
+            f"the far shell behind `{self.gateway.name}` went away while the command ran "
+            "(the connection dropped or the far side was killed); its output until then "
+            "was printed, its status is unknown. The pane is back at its own shell."
+        )
+
+    def _finish(self) -> None:
+        record = self.record
+        if not self.scanner.ended:
+            rest = self.scanner.flush()
+            if rest:
+                self._deliver(rest)
+        self._flush_cleaner()
+        record.status = self.scanner.status
+        if self.scanner.stderr:
+            record.stderr_bytes = len(self.scanner.stderr)
+            self.sinks[1](self.scanner.stderr)
+        if self.scanner.shell_ended:
+            record.shell_exited = True
+            record.notes.append(
+                f"the command ended the far shell (behind `{self.gateway.name}`) with status "
+                f"{record.status}; the pane is back at the shell that started it."
+            )
+        if not record.prompt_back or record.timed_out or self._cancelled():
+            record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    def _flush_cleaner(self) -> None:
+        if not self.record.options.raw:
+            rest = self.cleaner.finish()
+            if rest:
+                self.sinks[0](rest)
+
+    def close(self) -> None:
+        if self.piped:
+            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
+        self._cancelled()
+        self.pidfd = close_fd(self.pidfd)
+        self.relay.close()
+
+
+def run_far(
+    tmux: Tmux,
+    pane: PaneInfo,
+    gateway: Gateway,
+    command: Callable[[FarFacts], bytes],
+    record: CallRecord,
+    deadline: float,
+    io: tuple[Sink, Sink, Notice, Cancel | None],
+) -> FarFacts:
+    """Run the command ``command`` gives for the far shell's kind in the far shell in
+    front of ``pane``; the outcome is filled into ``record``. Raises
+    :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
+    may have been), :class:`FarShellLost` when the far side goes away mid-command."""
+    check_far_front(pane, gateway, cursor_line(tmux, pane.pane_id))
+    out, err, notice, cancel = io
+    call = FarCall(tmux, pane, gateway, record, (out, err), notice, cancel)
+    try:
+        facts = call.probe(deadline)
+        record.shell = facts.shell
+        record.far = facts.document(gateway.name)
+        if not facts.tmp_writable:
+            record.stderr_merged = True
+            record.notes.append("the far host has no writable /tmp: stderr is merged into stdout.")
+        call.run(facts, command(facts), deadline)
+    finally:
+        call.close()
+    return facts
