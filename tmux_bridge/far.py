@@ -33,15 +33,19 @@ from .farshell import (
     FarFacts,
     FarScanner,
     command_line,
+    helpers_line,
+    helpers_pattern,
     parse_probe,
     probe_line,
     probe_pattern,
     recovery_line,
+    with_helper_facts,
 )
 from .output import TerminalText
 from .pane import PaneInfo, cursor_line, screen_tail
 from .relay import Relay, close_fd, open_pidfd
 from .results import CallRecord
+from .shells import ShellKind
 from .tmux import Tmux
 
 Sink = Callable[[bytes], None]
@@ -178,9 +182,29 @@ class FarCall:
                 "The probe line typed there is harmless; ask the person to bring a shell "
                 "prompt back."
             )
-        rest = data[match.end() :]
+        self._settle(data[match.end() :])
+        facts = parse_probe(match.group(1))
+        return facts if facts.helpers else self._define(facts, deadline)
+
+    def _settle(self, rest: bytes) -> None:
+        """Let the far prompt be drawn before typing on (text typed while the shell runs
+        a command is echoed by the terminal, then again by the line editor)."""
         self._read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
-        return parse_probe(match.group(1))
+
+    def _define(self, facts: FarFacts, deadline: float) -> FarFacts:
+        """Define our two helper functions in the far shell (once per far shell)."""
+        self._type(helpers_line(facts.shell, self.record.call_id))
+        pattern = helpers_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        match = pattern.search(data)
+        if match is None:
+            raise PaneNotAtPrompt(
+                _NOT_READY + f"the far {facts.shell} shell behind `{self.gateway.name}` did "
+                "not define tmux-send's helper functions; ask the person to look at the pane."
+            )
+        self._settle(data[match.end() :])
+        return with_helper_facts(facts, match.group(1))
 
     def _read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
         data = b""
@@ -202,8 +226,7 @@ class FarCall:
         """Type the command line and read until the far shell has printed its stderr
         end marker, a timeout ran its course, or the gateway went away."""
         kind = facts.shell
-        line = command_line(kind, self.record.call_id, command, separate=facts.tmp_writable)
-        self._type(line)
+        self._type(command_line(kind, self.record.call_id, command))
         clock = CallClock(self.record.options, deadline, time.monotonic())
         look_at = time.monotonic() + PROMPT_LOOK
         while not self.scanner.done:
@@ -260,7 +283,7 @@ class FarCall:
         if text:
             self.sinks[0](text)
 
-    def _look(self, kind: str, clock: CallClock) -> None:
+    def _look(self, kind: ShellKind, clock: CallClock) -> None:
         """Silence: the far prompt back without the end marker (Ctrl-C, ours or the
         person's, dropped the rest of the line) fetches the status; an unfinished line
         of output means the command waits for input."""
@@ -269,7 +292,7 @@ class FarCall:
         line = cursor_line(self.tmux, self.pane.pane_id).rstrip()
         if self.scanner.started and line == self.prompt and self.prompt:
             self.recovered = True
-            self._type(recovery_line(kind, self.record.call_id))  # type: ignore[arg-type]
+            self._type(recovery_line(kind))
             return
         pending = self.cleaner.pending().strip()
         if clock.running and self.scanner.started and pending and line.strip():

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from .markers import start_marker
 from .shells import ShellKind
 
-# printf format escapes for the marker texts (the echo shows ``\\137__``, never ``___``)
+# the first underscore of each marker as printf writes it: the echo shows ``\\137__``
 _US = r"\137__"
 
 
@@ -42,17 +42,21 @@ def printf_text(data: bytes) -> str:
 
 # --- the probe -----------------------------------------------------------------------------
 
+HELPERS_VERSION = "1"  # bumped when the helper definitions change
+
 
 class FarFacts(NamedTuple):
-    """What the far shell said about itself."""
+    """What the far shell said about itself; ``helpers`` is whether our two helper
+    functions are defined there (from an earlier call)."""
 
     shell: ShellKind
     version: str
-    user: str
-    host: str
-    os: str
     cwd: str
-    tmp_writable: bool
+    helpers: bool
+    user: str = ""
+    host: str = ""
+    os: str = ""
+    tmp_writable: bool = True
 
     def document(self, via: str) -> dict[str, str | bool]:
         return {
@@ -68,14 +72,11 @@ class FarFacts(NamedTuple):
 
 def probe_line(call_id: str) -> str:
     """One line every far shell (bash, zsh, fish >= 3.4, POSIX sh, busybox) answers with
-    ``___TMUXSEND_PROBE_<id> bash|zsh|fish|user|host|os|tmp|cwd___``; the leading space
-    keeps it out of bash's history (``ignorespace``) and fish's."""
-    fields = "|".join(["%s"] * 8)
+    ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``; the leading space keeps it out
+    of bash's history (``ignorespace``) and fish's."""
     return (
-        f" printf '{_US}TMUXSEND_PROBE_%s {fields}___\\n' {call_id}"
-        ' "$BASH_VERSION" "$ZSH_VERSION" "$FISH_VERSION" "$(id -un 2>/dev/null)"'
-        ' "$(uname -n 2>/dev/null)" "$(uname -s 2>/dev/null)"'
-        ' "$(test -w /tmp && echo w)" "$PWD"'
+        f" printf '{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n' {call_id}"
+        ' "$BASH_VERSION" "$ZSH_VERSION" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
     )
 
 
@@ -85,62 +86,110 @@ def probe_pattern(call_id: str) -> re.Pattern[bytes]:
 
 def parse_probe(answer: bytes) -> FarFacts:
     """The facts in a probe's answer (the text between the id and the final ``___``)."""
-    parts = answer.decode("utf-8", "replace").split("|", 7)
-    parts += [""] * (8 - len(parts))
-    bash, zsh, fish, user, host, system, tmp, cwd = parts
+    parts = answer.decode("utf-8", "replace").split("|", 4)
+    parts += [""] * (5 - len(parts))
+    bash, zsh, fish, cwd, facts = parts
     kind: ShellKind = "bash" if bash else "zsh" if zsh else "fish" if fish else "posix"
-    return FarFacts(kind, bash or zsh or fish, user, host, system, cwd, tmp == "w")
+    base = FarFacts(kind, bash or zsh or fish, cwd, False)
+    return with_helper_facts(base, facts.encode())
+
+
+# --- the helpers, defined once per far shell ---------------------------------------------
+
+_FACTS = (
+    f"{HELPERS_VERSION}|$(id -un 2>/dev/null)|$(uname -n 2>/dev/null)|$(uname -s 2>/dev/null)"
+    "|$(test -w /tmp && echo w)"
+)
+_SH_END = (
+    "__tmux_send_end() { trap - EXIT; "
+    f"printf '\\n{_US}TMUXSEND_%s_%s %d___' \"$2\" \"$__tmux_send_id\" \"$1\"; "
+    'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
+    f"printf '{_US}TMUXSEND_ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
+)
+_SH_BEGIN = (
+    "__tmux_send_begin() { __tmux_send_id=$1; __tmux_send_err=/tmp/.tmux-send-$1.err; "
+    "[ -w /tmp ] || __tmux_send_err=/dev/tty; {hook} "
+    f"printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
+)
+_FISH = (
+    " function __tmux_send_begin; set -g __tmux_send_id $argv[1];"
+    " set -g __tmux_send_err /tmp/.tmux-send-$argv[1].err;"
+    " test -w /tmp; or set __tmux_send_err /dev/tty;"
+    f" printf '{_US}TMUXSEND_START_%s___\\n' $argv[1]; end;"
+    " function __tmux_send_end;"
+    f" printf '\\n{_US}TMUXSEND_%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
+    " if test -f $__tmux_send_err; cat $__tmux_send_err; rm -f $__tmux_send_err; end;"
+    f" printf '{_US}TMUXSEND_ERR_%s___\\n' $__tmux_send_id; set -e __tmux_send_id; end;"
+    " function __tmux_send_exit --on-event fish_exit;"
+    " set -l s $status; set -q __tmux_send_id; and __tmux_send_end $s EXIT; end;"
+)
+
+
+def helpers_line(kind: ShellKind, call_id: str) -> str:
+    """The line that defines ``__tmux_send_begin`` and ``__tmux_send_end`` in a far
+    ``kind`` shell (typed once per far shell) and answers with its facts
+    (``___TMUXSEND_DEF_<id> FACTS___``). A command that ends the shell still prints its
+    status: an EXIT trap while a call runs (zsh: ``zshexit_functions``; fish: the
+    ``fish_exit`` event)."""
+    answer = f" printf '{_US}TMUXSEND_DEF_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
+    if kind == "fish":
+        return _FISH + f' set -g __tmux_send_facts "{_FACTS}";' + answer
+    if kind == "zsh":
+        hook = "zshexit_functions+=(__tmux_send_exit);"
+        end = _SH_END.replace(
+            "trap - EXIT;", "zshexit_functions=(${zshexit_functions:#__tmux_send_exit});"
+        )
+        exit_fn = "__tmux_send_exit() { __tmux_send_end $? EXIT; }; "
+    else:
+        hook, end, exit_fn = "trap '__tmux_send_end $? EXIT' EXIT;", _SH_END, ""
+    return (
+        " "
+        + _SH_BEGIN.replace("{hook}", hook).replace("}}", "}")
+        + end.replace("}}", "}")
+        + exit_fn
+        + f'__tmux_send_facts="{_FACTS}";'
+        + answer
+    )
+
+
+def helpers_pattern(call_id: str) -> re.Pattern[bytes]:
+    return re.compile(rb"___TMUXSEND_DEF_" + call_id.encode() + rb" ([^\r\n]*?)___\r?\n")
+
+
+def with_helper_facts(facts: FarFacts, answer: bytes) -> FarFacts:
+    """``facts`` completed by the answer of :func:`helpers_line`."""
+    known = answer.decode("utf-8", "replace").split("|")
+    if len(known) != 5 or known[0] != HELPERS_VERSION:
+        return facts
+    return facts._replace(
+        helpers=True, user=known[1], host=known[2], os=known[3], tmp_writable=known[4] == "w"
+    )
 
 
 # --- the command line ----------------------------------------------------------------------
 
 
-def stderr_path(call_id: str) -> str:
-    """The far-side file that holds the command's stderr until it is printed."""
-    return f"/tmp/.tmux-send-{call_id}.err"
-
-
-def _tail(call_id: str, kind: str, status: str, quote: str) -> str:
-    """Print the end (or exit) marker with ``status``, then the stderr file and the
-    stderr end marker, and remove the file."""
-    q = quote
-    path = stderr_path(call_id)
-    return (
-        f"printf {q}\\n{_US}TMUXSEND_{kind}_{call_id} %d___{q} {status}; "
-        f"cat {path} 2>/dev/null; rm -f {path}; printf {q}{_US}TMUXSEND_ERR_{call_id}___\\n{q}"
-    )
-
-
-def command_line(kind: ShellKind, call_id: str, command: bytes, separate: bool = True) -> str:
-    """The one line typed into a far ``kind`` shell to run ``command`` in it (state
-    persists: it is ``eval``'d in the shell itself), stdout on the terminal, stderr to a
-    far file unless ``separate`` is false. A command that ends the shell (``exit 3``)
-    still prints its status (an EXIT trap, fish's ``fish_exit`` event)."""
+def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
+    """The one short line typed into a far ``kind`` shell (its helpers defined) to run
+    ``command`` there: ``eval``'d in the shell itself, so state persists; stdout on the
+    terminal, stderr to a far file printed after the end marker (merged into stdout when
+    the far host has no writable ``/tmp``)."""
     text = printf_text(command)
-    start = f"printf '{_US}TMUXSEND_START_{call_id}___\\n'"
-    redirect = f" 2>{stderr_path(call_id)}" if separate else ""
     if kind == "fish":
-        handler = f"__tmux_send_exit_{call_id}"
-        on_exit = _tail(call_id, "EXIT", "$status", "'")
         return (
-            f" function {handler} --on-event fish_exit; {on_exit}; end; {start};"
-            f" begin; eval (printf '{text}' | string collect); end{redirect};"
-            f" {_tail(call_id, 'END', '$status', chr(39))}; functions -e {handler}"
+            f" __tmux_send_begin {call_id}; begin; eval (printf '{text}' | string collect);"
+            " end 2>$__tmux_send_err; __tmux_send_end $status END"
         )
     return (
-        f" trap '{_tail(call_id, 'EXIT', '$?', chr(34))}' EXIT; {start};"
-        f" {{ eval \"$(printf '{text}')\"; }}{redirect};"
-        f" {_tail(call_id, 'END', '$?', chr(39))}; trap - EXIT"
+        f" __tmux_send_begin {call_id}; {{ eval \"$(printf '{text}')\"; }}"
+        " 2>$__tmux_send_err; __tmux_send_end $? END"
     )
 
 
-def recovery_line(kind: ShellKind, call_id: str) -> str:
+def recovery_line(kind: ShellKind) -> str:
     """The line typed when an interrupt cut the command line short (the shell drops the
     rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup."""
-    if kind == "fish":
-        handler = f"__tmux_send_exit_{call_id}"
-        return f" {_tail(call_id, 'END', '$status', chr(39))}; functions -e {handler}"
-    return f" {_tail(call_id, 'END', '$?', chr(39))}; trap - EXIT"
+    return " __tmux_send_end $status END" if kind == "fish" else " __tmux_send_end $? END"
 
 
 # --- the stream ----------------------------------------------------------------------------
