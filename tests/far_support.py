@@ -41,12 +41,13 @@ class Sshd(NamedTuple):
         )
 
     def connections(self, user: str) -> list[int]:
-        """The per-connection sshd processes serving ``user`` (children of the listener)."""
+        """The sshd processes serving ``user``: each connection's monitor (a child of the
+        listener) and the children it forked (the session's own sshd, the shell)."""
         found = []
         for pid in _children(self.pid):
             with contextlib.suppress(OSError):
                 if user.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    found.append(pid)
+                    found += [pid, *_children(pid)]
         return found
 
 
@@ -102,8 +103,9 @@ def running_sshd() -> Iterator[Sshd]:
     root = Path(tempfile.mkdtemp(prefix="tb-sshd-"))
     root.chmod(0o755)
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / "host")], check=True)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / "client")], check=True)
+    for name in ("host", "client"):
+        keygen = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / name)]
+        subprocess.run(keygen, check=True)
     (root / "authorized_keys").write_text((root / "client.pub").read_text())
     (root / "authorized_keys").chmod(0o644)
     port = _free_port()

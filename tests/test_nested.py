@@ -7,7 +7,10 @@ Expected values come from running the same command directly (``<shell> -c CMD``)
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -15,6 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from .conftest import Bridge, _bridge, shell_path
+from .far_support import USERS, Sshd, running_sshd
 
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
 
@@ -91,7 +95,7 @@ def test_status_stderr_and_state(nested: Bridge, tmp_path: Path) -> None:
     assert doc["stdout"].encode() == expected.stdout
     assert doc["stderr"].encode() == expected.stderr
     assert doc["shell"] == ("posix" if shell == "dash" else shell)
-    assert doc["far"]["via"] == shell if shell != "dash" else "sh"
+    assert doc["far"]["via"] == shell
     assert doc["stderr_merged"] is False
     # state persists: cd and a variable
     assert nested.send_text("--", f"cd {tmp_path}")[0] == 0
@@ -102,3 +106,140 @@ def test_status_stderr_and_state(nested: Bridge, tmp_path: Path) -> None:
     status = "$status" if shell == "fish" else "$?"
     killed = _direct(shell, f"sh -c 'kill -TERM $$'; echo {status}").stdout
     assert nested.send("--", "sh -c 'kill -TERM $$'").returncode == int(killed) == 143
+
+
+# --- through a real ssh connection -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[Sshd]:
+    with running_sshd() as server:
+        yield server
+
+
+def ssh_pane(b: Bridge, sshd: Sshd, shell: str) -> None:
+    """The person, in the bridge's local bash, logs in over ssh as the ``shell`` user."""
+    b.start()
+    b.tmux("send-keys", "-t", b.target, sshd.command(shell), "Enter")
+    b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
+    b.wait_until_ready()
+
+
+@pytest.fixture
+def far_bash(sshd: Sshd) -> Iterator[Bridge]:
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        yield b
+
+
+@pytest.mark.parametrize("shell", FAR_SHELLS)
+def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
+    """Through ssh: stdout, stderr and the status apart, the far host's facts, state kept
+    between calls, and `exit 3` ending the far shell with 3, the pane back at home."""
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, shell)
+        command = "echo out; echo 'é err' >&2; sh -c 'exit 7'"
+        expected = _direct(shell, command)
+        doc = json.loads(b.send("--json", "--", command).stdout)
+        assert (doc["stdout"].encode(), doc["stderr"].encode(), doc["status"]) == (
+            expected.stdout,
+            expected.stderr,
+            expected.returncode,
+        )
+        assert doc["exit_status"] == 7
+        assert doc["far"]["user"] == USERS[shell]
+        assert doc["far"]["via"] == "ssh"
+        assert doc["far"]["os"] == os.uname().sysname
+        assert doc["shell"] == ("posix" if shell == "dash" else shell)
+        assert b.send_text("--", "cd /tmp") == (0, "", "")
+        assert b.send_text("--", "pwd") == (0, "/tmp\n", "")
+        code, out, err = b.send_text("--", "echo bye; exit 3")
+        assert (code, out) == (3, "bye\n")
+        assert "ended the far shell" in err
+        b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
+        assert b.send_text("--", "echo $HOME") == (0, f"{b.home}\n", "")
+
+
+def test_ssh_large_output_exact(far_bash: Bridge) -> None:
+    expected = subprocess.run(["seq", "1", "100000"], capture_output=True).stdout
+    result = far_bash.send("--", "seq 1 100000")
+    assert result.returncode == 0
+    assert result.stdout == expected
+
+
+def test_ssh_idle_timeout_interrupts_through_the_pane(far_bash: Bridge) -> None:
+    result = far_bash.send("--json", "-t", "1", "--", "echo started; sleep 30; echo never")
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["status"], doc["timed_out"]) == (124, 130, "idle")
+    assert doc["stdout"] == "started\n"
+    assert doc["signals_sent"] == ["SIGINT"]
+    assert far_bash.send_text("--", "echo still here") == (0, "still here\n", "")
+
+
+def test_ssh_person_presses_ctrl_c(far_bash: Bridge) -> None:
+    proc = far_bash.start_send("--", "echo started; sleep 30")
+    far_bash.wait_for_call_start(proc)
+    started = time.monotonic()
+    far_bash.tmux("send-keys", "-t", far_bash.target, "C-c")  # the person's Ctrl-C
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 3
+    assert far_bash.send_text("--", "echo ok") == (0, "ok\n", "")
+
+
+def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: Bridge) -> None:
+    proc = far_bash.start_send("--json", "-t", "1", "--", "printf 'Name: '; read x; echo got $x")
+    far_bash.wait_for(lambda: "Name:" in far_bash.screen().splitlines()[-1], "the question")
+    time.sleep(2)  # longer than the idle timeout: waiting for input holds it
+    far_bash.tmux("send-keys", "-t", far_bash.target, "-l", "Ann")
+    far_bash.tmux("send-keys", "-t", far_bash.target, "Enter")
+    out, _ = proc.communicate(timeout=15)
+    doc = json.loads(out)
+    # the far terminal echoes what the person types: it is in the stream (a limit)
+    assert (doc["status"], doc["stdout"]) == (0, "Name: Ann\ngot Ann\n")
+    assert (doc["waited_for_input"], doc["input_detected_by"]) == (True, "screen")
+
+
+def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "dash")
+        proc = b.start_send("--", "echo started; sleep 30")
+        b.wait_for_call_start(proc)
+        killed = time.monotonic()
+        for pid in sshd.connections(USERS["dash"]):
+            os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=15)
+        assert proc.returncode == 125
+        assert time.monotonic() - killed < 2
+        assert b"went away" in err
+        b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
+        assert b.send_text("--", "echo local") == (0, "local\n", "")
+
+
+def test_far_programs_are_refused(far_bash: Bridge) -> None:
+    """A REPL's prompt, a full-screen program and a password prompt on the far side."""
+    b = far_bash
+    for start, shown, leave in [
+        ("python3 -q", "`>>>", "exit()"),
+        ("less /etc/passwd", "full-screen", "q"),
+        ("sudo -k true", "password", "C-c"),
+    ]:
+        b.tmux("send-keys", "-t", b.target, start, "Enter")
+        b.wait_for(lambda: b.screen().rstrip().splitlines()[-1:] != ["$"], start)
+        if "sudo" in start:
+            b.wait_for(lambda: "password" in b.screen(), "sudo's question")
+        if "less" in start:
+            b.wait_for(lambda: b.pane("#{alternate_on}") == "1", "less")
+        if "python" in start:
+            b.wait_for(lambda: b.screen().rstrip().endswith(">>>"), "python")
+        before = b.screen()
+        code, out, err = b.send_text("--", "echo should-not-run")
+        assert (code, out) == (125, ""), err
+        assert shown in err
+        assert "should-not-run" not in b.screen()
+        assert b.screen() == before
+        if leave == "C-c" or leave == "q":
+            b.tmux("send-keys", "-t", b.target, leave)
+        else:
+            b.tmux("send-keys", "-t", b.target, leave, "Enter")
+        b.wait_until_ready()

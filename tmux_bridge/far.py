@@ -152,6 +152,8 @@ class FarCall:
         self.cleaner = TerminalText()
         self.prompt = ""
         self.recovered = False
+        self.discard = False  # the rest up to the end marker is not the command's output
+        self.held = b""  # output held back: the unfinished last line
         self.gone = False
 
     # --- the probe -------------------------------------------------------------------
@@ -231,6 +233,7 @@ class FarCall:
         look_at = time.monotonic() + PROMPT_LOOK
         while not self.scanner.done:
             now = time.monotonic()
+            clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
             step = clock.next_step(now, self._cancelled(), self.record)
             if step == "give-up":
                 self.record.prompt_back = False
@@ -278,10 +281,41 @@ class FarCall:
             self._deliver(out)
 
     def _deliver(self, out: bytes) -> None:
+        """Hand on whole lines; hold the unfinished last line (it may be the far prompt
+        after a Ctrl-C) and a line ending in the terminal's ``^C`` echo."""
+        if self.discard:
+            return
+        self.held += out
+        cut = self.held.rfind(b"\n") + 1
+        start = self.held.rfind(b"\n", 0, max(cut - 1, 0)) + 1
+        if cut and self.held[start:cut].rstrip(b"\r\n").endswith(b"^C"):
+            cut = start
+        self._emit(self.held[:cut])
+        self.held = self.held[cut:]
+
+    def _release(self) -> None:
+        held, self.held = self.held, b""
+        self._emit(held)
+
+    def _emit(self, out: bytes) -> None:
+        if not out:
+            return
         self.record.stdout_bytes += len(out)
         text = out if self.record.options.raw else self.cleaner.feed(out)
         if text:
             self.sinks[0](text)
+
+    def _recover(self, kind: ShellKind) -> None:
+        """The far prompt is back without the end marker: what is held is the
+        terminal's ``^C`` and the prompt, less what the command printed before them; the
+        recovery line's echo is not output either."""
+        held = self.held
+        at = held.find(b"^C")
+        self.held = held[:at] if at >= 0 else held[: held.rfind(b"\n") + 1]
+        self._release()
+        self.discard = True
+        self.recovered = True
+        self._type(recovery_line(kind))
 
     def _look(self, kind: ShellKind, clock: CallClock) -> None:
         """Silence: the far prompt back without the end marker (Ctrl-C, ours or the
@@ -289,13 +323,15 @@ class FarCall:
         of output means the command waits for input."""
         if self.scanner.ended or self.recovered:
             return
+        self._deliver(self.scanner.release_line_end())
         line = cursor_line(self.tmux, self.pane.pane_id).rstrip()
         if self.scanner.started and line == self.prompt and self.prompt:
-            self.recovered = True
-            self._type(recovery_line(kind))
+            self._recover(kind)
             return
-        pending = self.cleaner.pending().strip()
-        if clock.running and self.scanner.started and pending and line.strip():
+        pending = self.held.strip()
+        if not clock.running or not pending:
+            self._release()
+        elif self.scanner.started and line.strip():
             clock.hold_idle(time.monotonic())
             if not self.record.waited_for_input:
                 self.record.waited_for_input = True
@@ -337,6 +373,8 @@ class FarCall:
         rest = self.scanner.flush()
         if rest:
             self._deliver(rest)
+        self.held = self.held[: self.held.rfind(b"\n") + 1]  # the local shell's prompt
+        self._release()
         self._flush_cleaner()
         raise FarShellLost(
             f"the far shell behind `{self.gateway.name}` went away while the command ran "
@@ -350,6 +388,7 @@ class FarCall:
             rest = self.scanner.flush()
             if rest:
                 self._deliver(rest)
+        self._release()
         self._flush_cleaner()
         record.status = self.scanner.status
         if self.scanner.stderr:

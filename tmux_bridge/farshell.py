@@ -102,7 +102,7 @@ _FACTS = (
 )
 _SH_END = (
     "__tmux_send_end() { trap - EXIT; "
-    f"printf '\\n{_US}TMUXSEND_%s_%s %d___' \"$2\" \"$__tmux_send_id\" \"$1\"; "
+    f'printf \'\\n{_US}TMUXSEND_%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
     'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
     f"printf '{_US}TMUXSEND_ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
 )
@@ -256,6 +256,14 @@ class FarScanner:
         if at >= 0:
             self.stderr = undo_onlcr(self.stderr[:at])
             self.done = True
+
+    def release_line_end(self) -> bytes:
+        """After a silence: a held ``\r\n`` is the command's own, since the end marker
+        comes in one write with the line end printed before it."""
+        if self.started and not self.ended and self._buf == b"\r\n":
+            self._buf = b""
+            return b"\n"
+        return b""
 
     def flush(self) -> bytes:
         """What is held back, for a stream that ends without the end marker."""
