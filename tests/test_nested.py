@@ -18,7 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from .conftest import Bridge, _bridge, shell_path
-from .far_support import USERS, Sshd, running_sshd
+from .far_support import USERS, Sshd, ensure_user, running_sshd
 
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
 
@@ -106,6 +106,46 @@ def test_status_stderr_and_state(nested: Bridge, tmp_path: Path) -> None:
     status = "$status" if shell == "fish" else "$?"
     killed = _direct(shell, f"sh -c 'kill -TERM $$'; echo {status}").stdout
     assert nested.send("--", "sh -c 'kill -TERM $$'").returncode == int(killed) == 143
+
+
+def test_large_command_and_control_characters(nested: Bridge) -> None:
+    """A 100 KB command reaches the far shell unchanged (in pieces of at most 3000
+    characters: a POSIX sh reads in canonical mode), control characters too."""
+    shell = nested.far_shell  # type: ignore[attr-defined]
+    if shell == "zsh":
+        pytest.skip("zsh's line editor takes ~8 s for 100 KB typed; the others show it")
+    command = f"printf '%s' '{'x' * 100_000}' | wc -c; printf '\x01\x1b[1m\x7f\t' | od -An -c"
+    expected = _direct(shell, command)
+    result = nested.send("--", command)
+    assert (result.returncode, result.stdout) == (0, expected.stdout)
+    assert b"100000" in result.stdout
+
+
+class Gate(NamedTuple):
+    test_id: str
+    line: str  # what the person runs in the pane
+    shell: str  # the far shell's kind
+
+
+GATES = [
+    Gate("su", "su - tbfar-zsh", "zsh"),
+    Gate("sudo-i", "sudo -i -u tbfar-fish", "fish"),
+]
+
+
+@pytest.mark.parametrize("gate", GATES, ids=[g.test_id for g in GATES])
+def test_su_and_sudo(gate: Gate) -> None:
+    user = ensure_user(gate.shell)
+    with _bridge("bash") as b:
+        b.start()
+        b.tmux("send-keys", "-t", b.target, gate.line, "Enter")
+        b.wait_for(lambda: b.foreground() != "bash", f"{gate.line} to start")
+        b.wait_until_ready()
+        doc = json.loads(b.send("--json", "--", "id -un; echo oops >&2; false").stdout)
+        assert (doc["stdout"], doc["stderr"], doc["status"]) == (f"{user}\n", "oops\n", 1)
+        assert (doc["shell"], doc["far"]["user"]) == (gate.shell, user)
+        assert b.send_text("--", "exit 4")[0] == 4
+        b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
 
 
 # --- through a real ssh connection -----------------------------------------------------------

@@ -32,7 +32,7 @@ from .errors import FarShellLost, PaneBusy, PaneNotAtPrompt
 from .farshell import (
     FarFacts,
     FarScanner,
-    command_line,
+    command_lines,
     helpers_line,
     helpers_pattern,
     parse_probe,
@@ -61,6 +61,7 @@ GATEWAYS = frozenset(
 PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
+TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
 LOST_DRAIN = 0.3  # seconds to read on after the gateway exited
 
 _NOT_READY = "The bridge terminal is not ready: "
@@ -228,7 +229,7 @@ class FarCall:
         """Type the command line and read until the far shell has printed its stderr
         end marker, a timeout ran its course, or the gateway went away."""
         kind = facts.shell
-        self._type(command_line(kind, self.record.call_id, command))
+        self._type(*command_lines(kind, self.record.call_id, command))
         clock = CallClock(self.record.options, deadline, time.monotonic())
         look_at = time.monotonic() + PROMPT_LOOK
         while not self.scanner.done:
@@ -251,10 +252,22 @@ class FarCall:
                 self._look(kind, clock)
         self._finish()
 
-    def _type(self, line: str) -> None:
+    def _type(self, *lines: str) -> None:
+        """Type ``lines``, each with Enter; long text goes through a paste buffer (tmux
+        refuses a long command), pasted without bracketed-paste marks, as if typed."""
         pane_id = self.pane.pane_id
+        text = "\n".join(lines)
+        if len(text) <= TYPED_LIMIT:
+            self.tmux.run_all(
+                ["send-keys", "-t", pane_id, "-l", "--", text],
+                ["send-keys", "-t", pane_id, "Enter"],
+            )
+            return
+        buffer = f"tmux-send-{self.record.call_id}"
+        self.tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode())
         self.tmux.run_all(
-            ["send-keys", "-t", pane_id, "-l", "--", line], ["send-keys", "-t", pane_id, "Enter"]
+            ["paste-buffer", "-d", "-b", buffer, "-t", pane_id],
+            ["send-keys", "-t", pane_id, "Enter"],
         )
 
     def _poll(self, clock: CallClock) -> bool:

@@ -186,6 +186,46 @@ def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
     )
 
 
+# A POSIX sh reads its line in the terminal's canonical mode, which takes at most 4095
+# bytes a line, and line editors slow down on very long lines: a longer command goes in
+# pieces of at most this many characters, each appended to a variable.
+PIECE = 3000
+
+
+def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
+    """The lines typed to run ``command``: :func:`command_line`, or for a long command
+    pieces of its text collected in ``__tmux_send_c`` first."""
+    text = printf_text(command)
+    if len(text) <= PIECE:
+        return [command_line(kind, call_id, command)]
+    lines = []
+    for piece in _pieces(text):
+        if kind == "fish":
+            before = '"$__tmux_send_c"' if lines else ""
+            lines.append(f" set -g __tmux_send_c {before}'{piece}'")
+        else:
+            before = "$__tmux_send_c" if lines else ""
+            lines.append(f" __tmux_send_c={before}'{piece}'")
+    if kind == "fish":
+        run = "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err"
+        return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $status END"]
+    run = '{ eval "$(printf "$__tmux_send_c")"; } 2>$__tmux_send_err'
+    return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $? END"]
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` (a printf format) cut into pieces of at most :data:`PIECE` characters,
+    never inside an escape (``\\ooo``, ``%%``)."""
+    pieces = []
+    while text:
+        cut = min(PIECE, len(text))
+        while cut < len(text) and (text[cut - 3 : cut].find("\\") >= 0 or text[cut - 1] == "%"):
+            cut -= 1
+        pieces.append(text[:cut])
+        text = text[cut:]
+    return pieces
+
+
 def recovery_line(kind: ShellKind) -> str:
     """The line typed when an interrupt cut the command line short (the shell drops the
     rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup."""
