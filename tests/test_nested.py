@@ -193,10 +193,18 @@ def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
         assert doc["shell"] == ("posix" if shell == "dash" else shell)
         assert b.send_text("--", "cd /tmp") == (0, "", "")
         assert b.send_text("--", "pwd") == (0, "/tmp\n", "")
+        info = json.loads(b.send("--info", "--json").stdout)["info"]
+        assert (info["user"], info["cwd"], info["via"]) == (USERS[shell], "/tmp", "ssh")
+        assert info["shell"] == doc["shell"]
+        (entry,) = json.loads(b.bridge_cli("panes", "--json").stdout)
+        assert (entry["far"]["user"], entry["far"]["via"]) == (USERS[shell], "ssh")
         code, out, err = b.send_text("--", "echo bye; exit 3")
         assert (code, out) == (3, "bye\n")
         assert "ended the far shell" in err
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
+        (entry,) = json.loads(b.bridge_cli("panes", "--json").stdout)
+        assert entry["far"] is None
+        assert f"ssh to {USERS[shell]}@" in entry["far_left"]
         assert b.send_text("--", "echo $HOME") == (0, f"{b.home}\n", "")
 
 

@@ -449,7 +449,7 @@ def run_far(
     try:
         facts = call.probe(deadline)
         record.shell = facts.shell
-        record.far = facts.document(gateway.name)
+        record.far = facts.document(gateway.name, gateway.pid)
         if not facts.tmp_writable:
             record.stderr_merged = True
             record.notes.append("the far host has no writable /tmp: stderr is merged into stdout.")

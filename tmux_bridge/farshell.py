@@ -58,9 +58,11 @@ class FarFacts(NamedTuple):
     os: str = ""
     tmp_writable: bool = True
 
-    def document(self, via: str) -> dict[str, str | bool]:
+    def document(self, via: str, gateway_pid: int) -> dict[str, str | int]:
+        """The ``far`` object of a result (and of the pane's context)."""
         return {
             "via": via,
+            "gateway_pid": gateway_pid,
             "shell": self.shell,
             "shell_version": self.version,
             "user": self.user,
@@ -198,7 +200,7 @@ def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
     text = printf_text(command)
     if len(text) <= PIECE:
         return [command_line(kind, call_id, command)]
-    lines = []
+    lines: list[str] = []
     for piece in _pieces(text):
         if kind == "fish":
             before = '"$__tmux_send_c"' if lines else ""

@@ -88,7 +88,7 @@ class CallResult(NamedTuple):
     label: str = ""  # the pane's label, if it has one
     file: FileFacts | None = None
     # a far shell (ssh, su, sudo, a nested shell): how it was reached and what it said
-    far: dict[str, str | bool] | None = None
+    far: dict[str, str | int] | None = None
     stderr_merged: bool = False  # stderr could not be told from stdout
     input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
 
@@ -130,7 +130,7 @@ class CallRecord:
         self.notes: list[str] = []
         self.screen: str | None = None
         self.file: FileFacts | None = None
-        self.far: dict[str, str | bool] | None = None
+        self.far: dict[str, str | int] | None = None
         self.stderr_merged = False
         self.input_detected_by: str | None = None
 
