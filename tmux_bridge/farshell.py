@@ -221,8 +221,12 @@ def _pieces(text: str) -> list[str]:
     pieces = []
     while text:
         cut = min(PIECE, len(text))
-        while cut < len(text) and (text[cut - 3 : cut].find("\\") >= 0 or text[cut - 1] == "%"):
-            cut -= 1
+        escape = text.rfind("\\", cut - 3, cut)
+        if cut < len(text) and escape >= 0:
+            cut = escape  # not inside \ooo
+        percents = len(text[:cut]) - len(text[:cut].rstrip("%"))
+        if cut < len(text) and percents % 2:
+            cut -= 1  # not between the two of a %%
         pieces.append(text[:cut])
         text = text[cut:]
     return pieces
@@ -240,6 +244,9 @@ def recovery_line(kind: ShellKind) -> str:
 def undo_onlcr(data: bytes) -> bytes:
     """The bytes the command wrote, from what its terminal sent on (``\\r\\n`` -> ``\\n``)."""
     return data.replace(b"\r\n", b"\n")
+
+
+MARKER_MAX = 64  # bytes of an end marker: "\r\n___TMUXSEND_EXIT_<id> <status>___"
 
 
 class FarScanner:
@@ -287,6 +294,9 @@ class FarScanner:
             self._take_stderr(buf[match.end() :])
             return undo_onlcr(buf[: match.start()])
         keep = len(buf) - _overlap(buf, self._tail)  # also a lone "\r" (half a "\r\n")
+        begun = buf.rfind(self._tail, max(0, len(buf) - MARKER_MAX))
+        if begun >= 0:
+            keep = min(keep, begun)  # a marker begun, its id or status still to come
         self._buf = buf[keep:]
         return undo_onlcr(buf[:keep])
 

@@ -377,7 +377,7 @@ def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: st
         words = transport.words(SCRIPT, arguments, data)
         record = run_in_frame(
             call.target, call.frame, words, call.options,
-            (_discard, messages.extend), call.notice, call.cancel, shown,
+            (_discard, messages.extend), call.notice, call.cancel, shown, local_only=True,
         )  # fmt: skip
         text = messages.decode("utf-8", "replace")
         if record.timed_out or record.cancelled is not None or record.status is None:
