@@ -1,6 +1,6 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
 streaming, REPL, files, several panes, the HTTP API (``tmux-bridge serve``) and the MCP
-server (``tmux-bridge mcp``, issue 14), each in
+server (``tmux-bridge mcp``, issue 14) and far shells (an ssh pane, issue 10), each in
 bash, zsh and fish panes of a private tmux server.
 
 Usage::
@@ -33,11 +33,12 @@ from machine import describe, load_average
 from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
 from measures import Config, Outcome, ShellState, Skip
+from nested_measure import nested
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
-MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp)]
+MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp), ("nested", nested)]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
 
