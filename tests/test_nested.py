@@ -291,3 +291,71 @@ def test_far_programs_are_refused(far_bash: Bridge) -> None:
         else:
             b.tmux("send-keys", "-t", b.target, leave, "Enter")
         b.wait_until_ready()
+
+
+def test_ssh_half_typed_far_line_is_refused(far_bash: Bridge) -> None:
+    b = far_bash
+    assert b.send_text("--", "true")[0] == 0  # the far prompt is known from here on
+    b.tmux("send-keys", "-t", b.target, "-l", "git sta")
+    b.wait_for(lambda: b.screen().rstrip().endswith("git sta"), "the typed text")
+    code, out, err = b.send_text("--", "echo should-not-run")
+    assert (code, out) == (125, ""), err
+    assert "typed `git sta`" in err
+    b.tmux("send-keys", "-t", b.target, "C-u")
+    assert b.send_text("--", "echo ok") == (0, "ok\n", "")
+
+
+def test_ssh_overall_timeout_and_raw(far_bash: Bridge) -> None:
+    result = far_bash.send("--max-time", "2", "--", "while :; do echo tick; sleep 0.2; done")
+    assert result.returncode == 124
+    assert result.stdout.startswith(b"tick\n")
+    assert b"overall timeout" in result.stderr
+    raw = far_bash.send("--raw", "--", r"printf '\033[1mbold\033[0m\n'")
+    assert raw.stdout == b"\x1b[1mbold\x1b[0m\n"
+
+
+@pytest.mark.parametrize("case", CORPUS[:6], ids=[c.test_id for c in CORPUS[:6]])
+def test_ssh_output_exact(far_bash: Bridge, case: Case) -> None:
+    expected = _direct("bash", case.command)
+    result = far_bash.send("--raw", "--", case.command)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )
+
+
+def test_two_ssh_panes_at_once(sshd: Sshd) -> None:
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        second = b.tmux("split-window", "-t", b.target, "-P", "-F", "#{pane_id}").strip()
+        b.wait_for(lambda: b.send_text("-p", second, "--", "true")[0] == 0, "the second pane")
+        b.tmux("send-keys", "-t", second, sshd.command("zsh"), "Enter")
+        b.wait_for(lambda: b.pane("#{pane_current_command}") == "ssh", "ssh")
+        b.wait_for(lambda: b.send_text("-p", second, "--", "true")[0] == 0, "ssh in pane 2")
+        started = time.monotonic()
+        one = b.start_send("--", "sleep 1; id -un")
+        two = b.start_send("-p", second, "--", "sleep 1; id -un")
+        assert one.communicate(timeout=20)[0] == b"tbfar-bash\n"
+        assert two.communicate(timeout=20)[0] == b"tbfar-zsh\n"
+        assert time.monotonic() - started < 3.5  # in parallel, not one after the other
+
+
+def test_far_shell_with_set_e_a_long_prompt_and_a_narrow_pane(sshd: Sshd) -> None:
+    """`set -e` in the far shell, a two-line coloured prompt, a 30-column pane: a failing
+    command ends that shell (as it would for the person), and says so."""
+    with _bridge("bash") as b:
+        b.start()
+        b.tmux("resize-window", "-t", b.target, "-x", "30", "-y", "20")
+        b.tmux("send-keys", "-t", b.target, sshd.command("bash"), "Enter")
+        b.wait_for(lambda: b.foreground() == "ssh", "ssh")
+        b.wait_until_ready()
+        prompt = "PS1='\\[\\e[32m\\]\\u@\\h \\w\\[\\e[0m\\]\\n>> '"
+        assert b.send_text("--", prompt)[0] == 0
+        assert b.send_text("--", "set -e")[0] == 0
+        expected = "x" * 200 + "\n"
+        assert b.send_text("--", "printf '%0200d\\n' 0 | tr 0 x") == (0, expected, "")
+        code, _, err = b.send_text("--", "false")
+        assert code == 1
+        assert "ended the far shell" in err
+        b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")

@@ -158,6 +158,7 @@ def _run_far(
         record,
         frame.deadline,
         (sinks[0], sinks[1], notice, cancel),
+        frame.records.file("far-prompt"),
     )
     record.duration = time.monotonic() - frame.started
     return record

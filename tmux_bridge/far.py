@@ -17,6 +17,7 @@ and silence.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import select
 import termios
@@ -28,7 +29,7 @@ from . import procfs
 from .call import Notice, check_not_cancelled
 from .cancel import Cancel
 from .clock import CallClock
-from .errors import FarShellLost, PaneBusy, PaneNotAtPrompt
+from .errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt
 from .farshell import (
     FarFacts,
     FarScanner,
@@ -124,6 +125,55 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
         kind = procfs.shell_kind(gateway.pid)
         if kind != "posix":
             raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
+
+
+# How a bare prompt ends, for a far shell seen the first time ($ # > % and themes' marks).
+PROMPT_ENDS = "$#>%:)]\u00bb\u276f\u279c\u03bb\u2192\ue0b0\ue0b1\ue0b4"
+
+
+def check_not_typed(line: str, gateway: Gateway, memory_path: str) -> None:
+    """Refuse when the person seems to have typed at the far prompt: the cursor's line
+    is the far prompt seen at the start of the last call there plus more, or (a far
+    shell seen the first time) it does not end as prompts do."""
+    seen = line.rstrip()
+    known = _read_memory(memory_path)
+    if known is not None and known[0] == gateway.pid:
+        prompt = known[1]
+        if seen == prompt:
+            return
+        if prompt and seen.startswith(prompt):
+            raise HalfTypedLine(
+                _NOT_READY + f"the person has typed `{seen[len(prompt) :].strip()}` at the "
+                "far shell's prompt and not run it yet. tmux-send will not add to their "
+                "input; ask them to run or clear it."
+            )
+    if not seen or seen[-1] in PROMPT_ENDS:
+        return
+    raise PaneNotAtPrompt(
+        _NOT_READY + f"`{gateway.name}` runs in it and its line shows `{seen}`, which does "
+        "not end as a shell prompt does; tmux-send cannot tell it from text typed there. "
+        "Ask the person to clear the line."
+    )
+
+
+def _read_memory(path: str) -> tuple[int, str] | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            pid, _, prompt = f.read().partition("\n")
+        return int(pid), prompt
+    except (OSError, ValueError):
+        return None
+
+
+def remember_prompt(path: str, gateway: Gateway, prompt: str) -> None:
+    """Keep the far prompt that passed :func:`check_not_typed`, for the next call (not
+    an empty line: a far shell still starting, typed ahead of its prompt)."""
+    from .runtime import atomic_write
+
+    if not prompt:
+        return
+    with contextlib.suppress(OSError):
+        atomic_write(path, f"{gateway.pid}\n{prompt}".encode())
 
 
 class FarCall:
@@ -438,12 +488,15 @@ def run_far(
     record: CallRecord,
     deadline: float,
     io: tuple[Sink, Sink, Notice, Cancel | None],
+    memory_path: str,
 ) -> FarFacts:
     """Run the command ``command`` gives for the far shell's kind in the far shell in
     front of ``pane``; the outcome is filled into ``record``. Raises
     :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
     may have been), :class:`FarShellLost` when the far side goes away mid-command."""
-    check_far_front(pane, gateway, cursor_line(tmux, pane.pane_id))
+    line = cursor_line(tmux, pane.pane_id)
+    check_far_front(pane, gateway, line)
+    check_not_typed(line, gateway, memory_path)
     out, err, notice, cancel = io
     call = FarCall(tmux, pane, gateway, record, (out, err), notice, cancel)
     try:
@@ -453,6 +506,7 @@ def run_far(
         if not facts.tmp_writable:
             record.stderr_merged = True
             record.notes.append("the far host has no writable /tmp: stderr is merged into stdout.")
+        remember_prompt(memory_path, gateway, line.rstrip())
         call.run(facts, command(facts), deadline)
     finally:
         call.close()
