@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import pytest
 
-from .conftest import Bridge, _bridge, shell_path
+from .conftest import Bridge, MakeBridge, _bridge, shell_path
 from .far_support import USERS, Sshd, ensure_user, running_sshd
 
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
@@ -359,3 +359,20 @@ def test_far_shell_with_set_e_a_long_prompt_and_a_narrow_pane(sshd: Sshd) -> Non
         assert code == 1
         assert "ended the far shell" in err
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
+
+
+def test_right_prompt_with_a_clock(make_bridge: MakeBridge) -> None:
+    """A nested zsh whose right prompt is a clock: seen the first time, after a call,
+    and after an interrupt brings the prompt back (the clock has moved on)."""
+    shell_path("zsh")
+    b = make_bridge("bash")
+    b.start()
+    b.tmux("send-keys", "-t", b.target, "zsh", "Enter")
+    b.wait_for(lambda: b.foreground() == "zsh", "zsh to start")
+    b.wait_until_ready()
+    assert b.send_text("--", "RPROMPT='[%D{%H:%M:%S.%.}]'")[0] == 0
+    b.wait_for(lambda: b.screen().rstrip().endswith("]"), "the right prompt")
+    assert b.send_text("--", "echo hi") == (0, "hi\n", "")
+    result = b.send("--json", "-t", "1", "--", "sleep 30")
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["status"], doc["stdout"]) == (124, 130, "")

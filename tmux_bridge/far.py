@@ -43,7 +43,8 @@ from .farshell import (
     with_helper_facts,
 )
 from .output import TerminalText
-from .pane import PaneInfo, cursor_line, screen_tail
+from .pane import PaneInfo, cursor_line, cursor_place, screen_tail
+from .readiness import split_at_column
 from .relay import Relay, close_fd, open_pidfd
 from .results import CallRecord
 from .shells import ShellKind
@@ -69,6 +70,13 @@ _NOT_READY = "The bridge terminal is not ready: "
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
 _REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
+
+
+def prompt_part(tmux: Tmux, pane_id: str) -> str:
+    """The cursor line left of the cursor, right-trimmed: the far prompt without a right
+    prompt (zsh's RPROMPT, fish's right prompt), which may change (a clock)."""
+    line, column = cursor_place(tmux, pane_id)
+    return (split_at_column(line, column)[0] if column >= 0 else line).rstrip()
 
 
 class Gateway(NamedTuple):
@@ -213,7 +221,7 @@ class FarCall:
         """Open the stream, type the probe, read its answer; raise :class:`PaneNotAtPrompt`
         when none comes (what is in front is not a shell at its prompt)."""
         pane_id = self.pane.pane_id
-        self.prompt = cursor_line(self.tmux, pane_id).rstrip()
+        self.prompt = prompt_part(self.tmux, pane_id)
         check_not_cancelled(self.cancel)
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
         self.tmux.run_all(
@@ -387,7 +395,7 @@ class FarCall:
         if self.scanner.ended or self.recovered:
             return
         self._deliver(self.scanner.release_line_end())
-        line = cursor_line(self.tmux, self.pane.pane_id).rstrip()
+        line = prompt_part(self.tmux, self.pane.pane_id)
         if self.scanner.started and line == self.prompt and self.prompt:
             self._recover(kind)
             return
@@ -494,9 +502,10 @@ def run_far(
     front of ``pane``; the outcome is filled into ``record``. Raises
     :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
     may have been), :class:`FarShellLost` when the far side goes away mid-command."""
-    line = cursor_line(tmux, pane.pane_id)
+    line, column = cursor_place(tmux, pane.pane_id)
     check_far_front(pane, gateway, line)
-    check_not_typed(line, gateway, memory_path)
+    left = split_at_column(line, column)[0] if column >= 0 else line
+    check_not_typed(left, gateway, memory_path)
     out, err, notice, cancel = io
     call = FarCall(tmux, pane, gateway, record, (out, err), notice, cancel)
     try:
@@ -506,7 +515,7 @@ def run_far(
         if not facts.tmp_writable:
             record.stderr_merged = True
             record.notes.append("the far host has no writable /tmp: stderr is merged into stdout.")
-        remember_prompt(memory_path, gateway, line.rstrip())
+        remember_prompt(memory_path, gateway, left.rstrip())
         call.run(facts, command(facts), deadline)
     finally:
         call.close()
