@@ -193,6 +193,8 @@ def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
         assert doc["shell"] == ("posix" if shell == "dash" else shell)
         assert b.send_text("--", "cd /tmp") == (0, "", "")
         assert b.send_text("--", "pwd") == (0, "/tmp\n", "")
+        if shell == "bash":  # HISTCONTROL=ignoreboth: the lines typed start with a space
+            assert b.send_text("--", "history | grep -c tmux_send") == (1, "0\n", "")
         info = json.loads(b.send("--info", "--json").stdout)["info"]
         assert (info["user"], info["cwd"], info["via"]) == (USERS[shell], "/tmp", "ssh")
         assert info["shell"] == doc["shell"]
