@@ -53,9 +53,11 @@ from .tmux import Tmux
 Sink = Callable[[bytes], None]
 
 # Programs through which a person reaches another shell (the foreground of the pane).
+# Not mosh-client: it sends screen states, not the byte stream, so output that scrolls
+# by between two states (and the markers in it) never reaches the pane.
 GATEWAYS = frozenset(
     {
-        "ssh", "mosh-client", "su", "sudo", "doas", "runuser", "docker", "podman",
+        "ssh", "su", "sudo", "doas", "runuser", "docker", "podman",
         "kubectl", "nix", "nix-shell", "poetry", "lxc", "lxc-attach", "machinectl",
         "systemd-nspawn", "toolbox", "distrobox", "chroot", "nsenter", "script", "vagrant",
     }
