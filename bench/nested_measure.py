@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import sys
 import time
@@ -32,48 +33,58 @@ def nested(state: ShellState, cfg: Config) -> Outcome:
         return Skip("measured in the bash pane only (ssh to a bash login shell)")
     from tests.far_support import running_sshd
 
-    local = [timed_send(pane, "--", "true")[0] for _ in range(cfg.runs + 1)][1:]
-    with running_sshd() as sshd, _in_ssh(pane, sshd.command("bash")):
-        return _far_figures(pane, cfg, local)
+    with running_sshd() as sshd, _ssh_pane(pane, sshd.command("bash")) as far:
+        return _far_figures(pane, far, cfg)
 
 
 @contextlib.contextmanager
-def _in_ssh(pane: Pane, command: str) -> Iterator[None]:
-    pane.tmux("send-keys", "-t", pane.target, command, "Enter")
-    deadline = time.monotonic() + 15
-    while pane.send("--", "true", timeout=30).returncode != 0:
-        if time.monotonic() > deadline:
-            raise BenchError("the ssh pane did not let tmux-send in")
-        time.sleep(0.1)
+def _ssh_pane(pane: Pane, command: str) -> Iterator[str]:
+    """A second pane beside the bench pane, logged in over ssh; its pane id."""
+    far = pane.tmux("split-window", "-d", "-t", pane.target, "-P", "-F", "#{pane_id}").strip()
     try:
-        yield
+        _wait_for(pane, far, local=True)
+        pane.tmux("send-keys", "-t", far, command, "Enter")
+        _wait_for(pane, far, local=False)
+        yield far
     finally:
-        pane.tmux("send-keys", "-t", pane.target, "C-c", check=False)
-        pane.tmux("send-keys", "-t", pane.target, "exit", "Enter", check=False)
-        pane.wait_for_prompt()
+        pane.tmux("kill-pane", "-t", far, check=False)
 
 
-def _far_figures(pane: Pane, cfg: Config, local: list[float]) -> list[Metric]:
+def _wait_for(pane: Pane, far: str, local: bool) -> None:
+    """Until ``tmux-send -p FAR -- true`` runs in the pane's own shell (``local``) or in
+    a far one."""
+    deadline = time.monotonic() + 15
+    while True:
+        result = pane.send("--json", "-p", far, "--", "true", timeout=30)
+        if result.returncode == 0 and (json.loads(result.stdout)["far"] is None) == local:
+            return
+        if time.monotonic() > deadline:
+            raise BenchError(f"pane {far} did not let tmux-send in")
+        time.sleep(0.1)
+
+
+def _far_figures(pane: Pane, far: str, cfg: Config) -> list[Metric]:
     lines = 100_000
     command = f"seq 1 {lines}"
     expected = seq_md5(lines)
     matches: list[bool] = []
 
     def send() -> float:
-        elapsed, out = timed_send(pane, "--", command)
+        elapsed, out = timed_send(pane, "-p", far, "--", command)
         matches.append(hashlib.md5(out).hexdigest() == expected)
         return elapsed
 
     steps: dict[str, Step] = {
-        "true": lambda: timed_send(pane, "--", "true")[0],
+        "true": lambda: timed_send(pane, "-p", far, "--", "true")[0],
+        "local": lambda: timed_send(pane, "--", "true")[0],
         "send": send,
-        "typed": lambda: _typed(pane, command),
+        "typed": lambda: _typed(pane, far, command),
     }
     s = _interleaved(steps, cfg.runs)
     shell = "bash (ssh)"
     label = f"seq 1 {short(lines)}"
     far_true = Metric("nested", shell, "tmux-send -- true, ssh pane", "ms", to_ms(s["true"]))
-    here = Metric("nested", shell, "tmux-send -- true, local pane", "ms", to_ms(local))
+    here = Metric("nested", shell, "tmux-send -- true, local pane", "ms", to_ms(s["local"]))
     via = Metric("nested", shell, f"tmux-send -- {label}, ssh pane", "ms", to_ms(s["send"]))
     typed = Metric("nested", shell, f"{label} typed into the ssh pane", "ms", to_ms(s["typed"]))
     return [
@@ -101,7 +112,7 @@ def _interleaved(steps: dict[str, Step], runs: int) -> dict[str, list[float]]:
     return samples
 
 
-def _typed(pane: Pane, command: str) -> float:
+def _typed(pane: Pane, far: str, command: str) -> float:
     """Seconds to type ``COMMAND; printf DONE`` into the ssh pane and see the marker in
     the pane's own output stream (``pipe-pane`` to a local ``grep``, which signals a tmux
     channel; the echo of the line cannot match: the marker is split in it)."""
@@ -109,11 +120,11 @@ def _typed(pane: Pane, command: str) -> float:
     socket = pane.tmux("display-message", "-p", "#{socket_path}").strip()
     try:
         pipe = f"grep -q -a DONE{tag}; tmux -S {socket} wait-for -S ch{tag}"
-        pane.tmux("pipe-pane", "-O", "-t", pane.target, pipe)
+        pane.tmux("pipe-pane", "-O", "-t", far, pipe)
         started = time.perf_counter()
-        pane.tmux("send-keys", "-t", pane.target, f" {command}; printf 'DO%s\\n' NE{tag}", "Enter")
+        pane.tmux("send-keys", "-t", far, f" {command}; printf 'DO%s\\n' NE{tag}", "Enter")
         pane.tmux("wait-for", f"ch{tag}", timeout=120)
         elapsed = time.perf_counter() - started
     finally:
-        pane.tmux("pipe-pane", "-t", pane.target, check=False)
+        pane.tmux("pipe-pane", "-t", far, check=False)
     return elapsed

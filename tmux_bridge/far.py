@@ -18,6 +18,7 @@ and silence.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import select
 import termios
@@ -45,7 +46,7 @@ from .farshell import (
 from .output import TerminalText
 from .pane import PaneInfo, cursor_line, cursor_place, screen_tail
 from .readiness import split_at_column
-from .relay import Relay, close_fd, open_pidfd
+from .relay import close_fd, open_pidfd
 from .results import CallRecord
 from .shells import ShellKind
 from .tmux import Tmux
@@ -186,6 +187,33 @@ def remember_prompt(path: str, gateway: Gateway, prompt: str) -> None:
         atomic_write(path, f"{gateway.pid}\n{prompt}".encode())
 
 
+class FifoRelay:
+    """Where ``pipe-pane`` sends the pane's stream: a FIFO in a private directory of its
+    own (a pipe's 64 KiB buffer: fewer wake-ups than a pseudo-terminal's). Opened here
+    first, read and write, so that it never reads as ended before ``cat`` opens it."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = tempfile.mkdtemp(prefix="tmux-send-far-")
+        self.path = os.path.join(self.folder, "stream")
+        os.mkfifo(self.path, 0o600)
+        self.master = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def read(self, size: int = 65536) -> bytes | None:
+        """What the FIFO has now; ``None`` when nothing is waiting."""
+        try:
+            return os.read(self.master, size) or None
+        except OSError:  # EAGAIN
+            return None
+
+    def close(self) -> None:
+        self.master = close_fd(self.master)
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+            os.rmdir(self.folder)
+
+
 class FarCall:
     """One call in a far shell: the stream, the probe, the command line, the outcome."""
 
@@ -206,7 +234,7 @@ class FarCall:
         self.sinks = sinks
         self.notice = notice
         self.cancel = cancel
-        self.relay = Relay(pane.width, pane.height)
+        self.relay = FifoRelay()
         self.pidfd = open_pidfd(gateway.pid)
         self.piped = False
         self.scanner = FarScanner(record.call_id)
@@ -219,11 +247,12 @@ class FarCall:
 
     # --- the probe -------------------------------------------------------------------
 
-    def probe(self, deadline: float) -> FarFacts:
+    def probe(self, deadline: float, prompt: str) -> FarFacts:
         """Open the stream, type the probe, read its answer; raise :class:`PaneNotAtPrompt`
-        when none comes (what is in front is not a shell at its prompt)."""
+        when none comes (what is in front is not a shell at its prompt). ``prompt`` is
+        the far prompt as it shows now (left of the cursor)."""
         pane_id = self.pane.pane_id
-        self.prompt = prompt_part(self.tmux, pane_id)
+        self.prompt = prompt
         check_not_cancelled(self.cancel)
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
         self.tmux.run_all(
@@ -511,7 +540,7 @@ def run_far(
     out, err, notice, cancel = io
     call = FarCall(tmux, pane, gateway, record, (out, err), notice, cancel)
     try:
-        facts = call.probe(deadline)
+        facts = call.probe(deadline, left.rstrip())
         record.shell = facts.shell
         record.far = facts.document(gateway.name, gateway.pid)
         if not facts.tmp_writable:
