@@ -378,3 +378,25 @@ def test_right_prompt_with_a_clock(make_bridge: MakeBridge) -> None:
     result = b.send("--json", "-t", "1", "--", "sleep 30")
     doc = json.loads(result.stdout)
     assert (result.returncode, doc["status"], doc["stdout"]) == (124, 130, "")
+
+
+def test_ssh_files_write_read_edit(far_bash: Bridge) -> None:
+    """--write, --read and --edit through the far shell: the far host here is this
+    machine, so the file is checked on disk as the test user's."""
+    b = far_bash
+    data = bytes(range(256)) * 20 + "héllo\n".encode()
+    on_disk = Path("/home/tbfar-bash/tb-far.bin")
+    on_disk.unlink(missing_ok=True)
+    doc = json.loads(b.send("--json", "--write", "tb-far.bin", input=data).stdout)
+    assert (doc["exit_status"], doc["file"]["abs_path"]) == (0, str(on_disk))
+    assert on_disk.read_bytes() == data
+    assert on_disk.stat().st_uid != 0  # written by the far shell's user
+    assert b.send("--read", "tb-far.bin").stdout == data
+    assert b.send("--edit", "tb-far.bin", "--old", "héllo", "--new", "bye").returncode == 0
+    assert on_disk.read_bytes() == data.replace("héllo".encode(), b"bye")
+    code, _, err = b.send_text("--read", "/nope")
+    assert code == 125 and "does not exist" in err
+    too_big = b.send("--write", "big.txt", input=b"x" * 130_000)
+    assert too_big.returncode == 125 and b"far shell" in too_big.stderr
+    for leftover in [on_disk, *on_disk.parent.glob("tb-far.bin.~*~")]:
+        leftover.unlink()

@@ -90,15 +90,13 @@ def run_in_frame(
     notice: Notice,
     cancel: Cancel | None,
     shown: str | None = None,
-    local_only: bool = False,
 ) -> CallRecord:
     """:func:`run_command` in a pane whose lock the caller holds (``frame``), so that
     one caller can make several calls in a row (an edit reads, then writes). ``shown``
-    is what the person sees instead of the command text, and what the record names.
-    ``local_only`` refuses a far shell (its files are on this machine) as a busy pane."""
+    is what the person sees instead of the command text, and what the record names."""
     pane = frame.view.pane
     check_no_repl(frame.records, pane)
-    gateway = None if local_only else far_gateway(pane)
+    gateway = far_gateway(pane)
     if gateway is not None:
         return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
     kind, pane = readiness.ready_shell(
