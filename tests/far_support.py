@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +131,44 @@ def running_sshd() -> Iterator[Sshd]:
         proc.kill()
         proc.wait()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def slow_link(port: int, delay: float) -> Iterator[int]:
+    """A TCP relay on a free loopback port to ``port`` that holds every chunk ``delay``
+    seconds in each direction (a slow network; tc's netem is not in every kernel). Yields
+    its port."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    opened: list[socket.socket] = []
+
+    def pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := src.recv(65536):
+                time.sleep(delay)
+                dst.sendall(chunk)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except TimeoutError:
+                continue
+            server = socket.create_connection(("127.0.0.1", port))
+            opened.extend((client, server))
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join(2)
+        listener.close()
+        for sock in opened:
+            sock.close()

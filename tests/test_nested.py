@@ -18,7 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from .conftest import Bridge, MakeBridge, _bridge, shell_path
-from .far_support import USERS, Sshd, ensure_user, running_sshd
+from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link
 
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
 
@@ -400,3 +400,20 @@ def test_ssh_files_write_read_edit(far_bash: Bridge) -> None:
     assert too_big.returncode == 125 and b"far shell" in too_big.stderr
     for leftover in [on_disk, *on_disk.parent.glob("tb-far.bin.~*~")]:
         leftover.unlink()
+
+
+def test_ssh_over_a_slow_link(sshd: Sshd) -> None:
+    """100 ms each way between ssh and sshd: results stay exact, an interrupt still
+    brings the status back."""
+    with slow_link(sshd.port, 0.1) as port, _bridge("bash") as b:
+        ssh_pane(b, sshd._replace(port=port), "fish")
+        command = "echo out; echo err >&2; sh -c 'exit 5'"
+        expected = _direct("fish", command)
+        result = b.send("--", command)
+        assert (result.returncode, result.stdout, result.stderr) == (
+            5,
+            expected.stdout,
+            expected.stderr,
+        )
+        doc = json.loads(b.send("--json", "-t", "1", "--", "echo started; sleep 30").stdout)
+        assert (doc["exit_status"], doc["status"], doc["stdout"]) == (124, 130, "started\n")

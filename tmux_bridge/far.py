@@ -395,6 +395,15 @@ class FarCall:
         self._emit(self.held[:cut])
         self.held = self.held[cut:]
 
+    def _drop_interrupt_echo(self) -> None:
+        """The far terminal's echo of Ctrl-C (or Ctrl-\\) at the end of what is held: not
+        the command's output (a shell that goes on with the line after a killed command,
+        as fish does, prints its end marker after it)."""
+        for echo in (b"^C", b"^\\"):
+            at = self.held.rfind(echo)
+            if at >= 0 and not self.held[at + 2 :].strip():
+                self.held = self.held[:at]
+
     def _release(self) -> None:
         held, self.held = self.held, b""
         self._emit(held)
@@ -490,9 +499,11 @@ class FarCall:
             rest = self.scanner.flush()
             if rest:
                 self._deliver(rest)
+        record.status = self.scanner.status
+        if record.signals_sent or record.status in (130, 131):
+            self._drop_interrupt_echo()
         self._release()
         self._flush_cleaner()
-        record.status = self.scanner.status
         if self.scanner.stderr:
             record.stderr_bytes = len(self.scanner.stderr)
             self.sinks[1](self.scanner.stderr)
