@@ -237,6 +237,19 @@ def test_ssh_person_presses_ctrl_c(far_bash: Bridge) -> None:
     assert far_bash.send_text("--", "echo ok") == (0, "ok\n", "")
 
 
+def test_ssh_call_cancelled_by_a_signal(far_bash: Bridge) -> None:
+    """tmux-send itself gets SIGINT (an agent's Ctrl-C): Ctrl-C goes through the pane,
+    the call ends with 130 and the far shell takes the next command."""
+    proc = far_bash.start_send("--", "echo started; sleep 30")
+    far_bash.wait_for_call_start(proc)
+    (entry,) = json.loads(far_bash.bridge_cli("panes", "--json").stdout)
+    assert entry["in_flight"]["command"] == "echo started; sleep 30"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    assert far_bash.send_text("--", "echo ok") == (0, "ok\n", "")
+
+
 def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: Bridge) -> None:
     proc = far_bash.start_send("--json", "-t", "1", "--", "printf 'Name: '; read x; echo got $x")
     far_bash.wait_for(lambda: "Name:" in far_bash.screen().splitlines()[-1], "the question")

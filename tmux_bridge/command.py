@@ -148,16 +148,20 @@ def _run_far(
     first = command_bytes("bash", command)
     shown = first.decode("utf-8", "surrogateescape") if shown is None else shown
     record = CallRecord("command", shown, pane, options)
-    run_far(
-        target.tmux,
-        pane,
-        gateway,
-        lambda facts: command_bytes(facts.shell, command),
-        record,
-        frame.deadline,
-        (sinks[0], sinks[1], notice, cancel),
-        frame.records.file("far-prompt"),
-    )
+    frame.records.write_inflight(record.command)
+    try:
+        run_far(
+            target.tmux,
+            pane,
+            gateway,
+            lambda facts: command_bytes(facts.shell, command),
+            record,
+            frame.deadline,
+            (sinks[0], sinks[1], notice, cancel),
+            frame.records.file("far-prompt"),
+        )
+    finally:
+        frame.records.clear_inflight()
     record.duration = time.monotonic() - frame.started
     return record
 
