@@ -141,7 +141,12 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
         end = _SH_END.replace(
             "trap - EXIT;", "zshexit_functions=(${zshexit_functions:#__tmux_send_exit});"
         )
-        exit_fn = "__tmux_send_exit() { __tmux_send_end $? EXIT; }; "
+        exit_fn = (
+            "__tmux_send_exit() { __tmux_send_end $? EXIT; }; "
+            # our lines stay out of zsh's history without histignorespace
+            "__tmux_send_nohist() { [[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
+            "zshaddhistory_functions+=(__tmux_send_nohist); "
+        )
     else:
         hook, end, exit_fn = "trap '__tmux_send_end $? EXIT' EXIT;", _SH_END, ""
     return (
