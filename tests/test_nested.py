@@ -284,15 +284,19 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
 
 
 def test_far_programs_are_refused(far_bash: Bridge) -> None:
-    """A REPL's prompt, a full-screen program and a password prompt on the far side."""
+    """A REPL's prompt, a full-screen program, a password prompt and a program that
+    shows nothing (cat) on the far side."""
     b = far_bash
     for start, shown, leave in [
+        ("cat", "empty line", "C-d"),
         ("python3 -q", "`>>>", "exit()"),
         ("less /etc/passwd", "full-screen", "q"),
         ("sudo -k true", "password", "C-c"),
     ]:
         b.tmux("send-keys", "-t", b.target, start, "Enter")
         b.wait_for(lambda: b.screen().rstrip().splitlines()[-1:] != ["$"], start)
+        if start == "cat":
+            b.wait_for(lambda: b.pane("#{cursor_x}") == "0", "cat")
         if "sudo" in start:
             b.wait_for(lambda: "password" in b.screen(), "sudo's question")
         if "less" in start:
@@ -305,7 +309,7 @@ def test_far_programs_are_refused(far_bash: Bridge) -> None:
         assert shown in err
         assert "should-not-run" not in b.screen()
         assert b.screen() == before
-        if leave == "C-c" or leave == "q":
+        if leave in ("C-c", "q", "C-d"):
             b.tmux("send-keys", "-t", b.target, leave)
         else:
             b.tmux("send-keys", "-t", b.target, leave, "Enter")

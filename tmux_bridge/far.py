@@ -70,6 +70,7 @@ TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
 LOST_DRAIN = 0.3  # seconds to read on after the gateway exited
 
 _NOT_READY = "The bridge terminal is not ready: "
+_HANDS_OFF = "tmux-send does not type into a terminal the person is using."
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
 _REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
@@ -147,6 +148,12 @@ def check_not_typed(line: str, gateway: Gateway, memory_path: str) -> None:
     is the far prompt seen at the start of the last call there plus more, or (a far
     shell seen the first time) it does not end as prompts do."""
     seen = line.rstrip()
+    if not seen:
+        raise PaneBusy(
+            _NOT_READY + f"`{gateway.name}` runs in it and the cursor is on an empty line: "
+            "no shell prompt shows (a program may be running on the far side, or the far "
+            "shell is still starting). " + _HANDS_OFF
+        )
     known = _read_memory(memory_path)
     if known is not None and known[0] == gateway.pid:
         prompt = known[1]
@@ -158,7 +165,7 @@ def check_not_typed(line: str, gateway: Gateway, memory_path: str) -> None:
                 "far shell's prompt and not run it yet. tmux-send will not add to their "
                 "input; ask them to run or clear it."
             )
-    if not seen or seen[-1] in PROMPT_ENDS:
+    if seen[-1] in PROMPT_ENDS:
         return
     raise PaneNotAtPrompt(
         _NOT_READY + f"`{gateway.name}` runs in it and its line shows `{seen}`, which does "
