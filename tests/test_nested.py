@@ -268,17 +268,21 @@ def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: Bridge) -> None:
 
 
 def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
+    """The sshd serving the session is killed mid-command: the call ends at once with
+    exit 125 (far_shell_lost) and the output until then; the local shell takes commands."""
     with _bridge("bash") as b:
         ssh_pane(b, sshd, "dash")
-        proc = b.start_send("--", "echo started; sleep 30")
-        b.wait_for_call_start(proc)
+        proc = b.start_send("--json", "--", "echo started; sleep 30")
+        b.wait_for(lambda: "started" in b.screen().split("___")[-1], "the command to start")
         killed = time.monotonic()
         for pid in sshd.connections(USERS["dash"]):
             os.kill(pid, signal.SIGKILL)
-        _, err = proc.communicate(timeout=15)
+        out, _ = proc.communicate(timeout=15)
         assert proc.returncode == 125
         assert time.monotonic() - killed < 2
-        assert b"went away" in err
+        doc = json.loads(out)
+        assert (doc["error_code"], doc["stdout"]) == ("far_shell_lost", "started\n")
+        assert "went away" in doc["error"]
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
         assert b.send_text("--", "echo local") == (0, "local\n", "")
 

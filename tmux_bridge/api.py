@@ -486,6 +486,10 @@ class Bridge:
             record = call()
         except BridgeError as exc:
             self._log_error(mode, command, exc)
+            if isinstance(out, _Collect):
+                exc.partial_stdout = bytes(out.data)
+            if isinstance(err, _Collect):
+                exc.partial_stderr = bytes(err.data)
             raise
         if isinstance(out, _Collect):
             record.stdout = bytes(out.data)

@@ -39,6 +39,9 @@ class BridgeError(Exception):
     exit_code: int = EXIT_FAILURE
     # the id of the pane the call was for, once it was found (for the audit log)
     pane: str | None = None
+    # what a call that failed midway collected before (a far shell lost mid-command)
+    partial_stdout: bytes = b""
+    partial_stderr: bytes = b""
 
     def render(self) -> str:
         """The whole text for stderr."""

@@ -73,6 +73,11 @@ _NOT_READY = "The bridge terminal is not ready: "
 _HANDS_OFF = "tmux-send does not type into a terminal the person is using."
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
+# What ssh itself prints on the pane's terminal as the connection ends: not output.
+_GOODBYE = re.compile(
+    rb"(Shared c|C)onnection to \S+ closed( by remote host)?\.|client_loop: .*|"
+    rb"packet_write_wait: .*|Read from remote host .*|Timeout, server .* not responding\."
+)
 _REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
 
 
@@ -397,7 +402,8 @@ class FarCall:
         self.held += out
         cut = self.held.rfind(b"\n") + 1
         start = self.held.rfind(b"\n", 0, max(cut - 1, 0)) + 1
-        if cut and self.held[start:cut].rstrip(b"\r\n").endswith(b"^C"):
+        last = self.held[start:cut].rstrip(b"\r\n")
+        if cut and (last.endswith(b"^C") or _GOODBYE.match(last)):
             cut = start
         self._emit(self.held[:cut])
         self.held = self.held[cut:]
@@ -492,6 +498,8 @@ class FarCall:
         if rest:
             self._deliver(rest)
         self.held = self.held[: self.held.rfind(b"\n") + 1]  # the local shell's prompt
+        lines = self.held.splitlines(keepends=True)
+        self.held = b"".join(line for line in lines if not _GOODBYE.match(line.rstrip()))
         self._release()
         self._flush_cleaner()
         raise FarShellLost(

@@ -124,7 +124,8 @@ def file_document(facts: FileFacts) -> dict[str, Any]:
 def error_document(
     error: BridgeError, command: str, mode: str, notes: list[str] | None = None
 ) -> dict[str, Any]:
-    """The JSON document of a call that could not be made (nothing was typed)."""
+    """The JSON document of a call that could not be made (nothing was typed), or that
+    failed midway: ``stdout``/``stderr`` then hold what it printed until then."""
     return {
         "id": None,
         "mode": mode,
@@ -146,8 +147,8 @@ def error_document(
         "shell_restarted": False,
         "error": error.render(),
         "error_code": error.code,
-        "stdout": "",
-        "stderr": "",
+        "stdout": error.partial_stdout.decode("utf-8", "replace"),
+        "stderr": error.partial_stderr.decode("utf-8", "replace"),
         "notes": list(notes or []),
     }
 
