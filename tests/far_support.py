@@ -81,8 +81,9 @@ def ensure_user(shell: str) -> str:
         target = home / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-        shutil.chown(target.parent, user, user)
-        shutil.chown(target, user, user)
+        folders = [home / p for p in target.relative_to(home).parents if p != Path(".")]
+        for owned in [target, *folders]:
+            shutil.chown(owned, user, user)
     return user
 
 
