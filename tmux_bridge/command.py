@@ -159,6 +159,7 @@ def _run_far(
             frame.deadline,
             (sinks[0], sinks[1], notice, cancel),
             frame.records.file("far-prompt"),
+            frame.view.screen,
         )
     finally:
         frame.records.clear_inflight()

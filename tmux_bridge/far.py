@@ -554,12 +554,17 @@ def run_far(
     deadline: float,
     io: tuple[Sink, Sink, Notice, Cancel | None],
     memory_path: str,
+    screen: list[str] | None = None,
 ) -> FarFacts:
     """Run the command ``command`` gives for the far shell's kind in the far shell in
     front of ``pane``; the outcome is filled into ``record``. Raises
     :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
-    may have been), :class:`FarShellLost` when the far side goes away mid-command."""
-    line, column = cursor_place(tmux, pane.pane_id)
+    may have been), :class:`FarShellLost` when the far side goes away mid-command.
+    ``screen`` is the pane's screen when it came with the pane's lookup."""
+    if screen is not None and pane.cursor_y < len(screen):  # came with the pane's lookup
+        line, column = screen[pane.cursor_y].rstrip(), pane.cursor_x
+    else:
+        line, column = cursor_place(tmux, pane.pane_id)
     check_far_front(pane, gateway, line)
     left = split_at_column(line, column)[0] if column >= 0 else line
     check_not_typed(left, gateway, memory_path)
