@@ -24,7 +24,7 @@ import select
 import termios
 import time
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from . import procfs
 from .call import Notice, check_not_cancelled
@@ -467,14 +467,16 @@ class FarCall:
                 )
 
     def _interrupt(self, key: str, step: str, clock: CallClock, now: float) -> None:
-        which = "INT" if step == "interrupt" else "QUIT"
+        """Ctrl-C (or Ctrl-\\) typed into the pane: it reaches the far terminal, whose
+        line discipline signals the far command (no signal of ours can cross ssh)."""
+        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
         self.record.signals_sent.append(f"SIG{which}")
         self.tmux.run_all(
             ["copy-mode", "-q", "-t", self.pane.pane_id],
             ["send-keys", "-t", self.pane.pane_id, key],
             check=False,
         )
-        clock.interrupted(which, now)  # type: ignore[arg-type]
+        clock.interrupted(which, now)
 
     def _cancelled(self) -> bool:
         if self.cancel is not None and self.cancel.signum is not None:
