@@ -20,6 +20,7 @@ import pytest
 from .conftest import Bridge, MakeBridge, _bridge, shell_path
 from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link
 
+pytestmark = pytest.mark.tmux  # private tmux servers, some started without the fixtures
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
 
 
