@@ -73,7 +73,7 @@ def test_scanner_exit_marker() -> None:
 
 
 def test_parse_probe() -> None:
-    facts = parse_probe(b"||3.6.0|/home/u|1|u|web1|Linux|w")
+    facts = parse_probe(b"||3.6.0|/home/u|2|u|web1|Linux|w")
     assert (facts.shell, facts.version, facts.cwd, facts.helpers) == (
         "fish",
         "3.6.0",

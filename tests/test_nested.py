@@ -188,6 +188,9 @@ def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
             expected.returncode,
         )
         assert doc["exit_status"] == 7
+        # the stderr file is private while it exists
+        mode = b.send_text("--", "echo x >&2; stat -c %a /tmp/.tmux-send-*.err 2>/dev/null")
+        assert mode[1] == "600\n", mode
         assert doc["far"]["user"] == USERS[shell]
         assert doc["far"]["via"] == "ssh"
         assert doc["far"]["os"] == os.uname().sysname

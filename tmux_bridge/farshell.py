@@ -42,7 +42,7 @@ def printf_text(data: bytes) -> str:
 
 # --- the probe -----------------------------------------------------------------------------
 
-HELPERS_VERSION = "1"  # bumped when the helper definitions change
+HELPERS_VERSION = "2"  # bumped when the helper definitions change
 
 
 class FarFacts(NamedTuple):
@@ -111,12 +111,15 @@ _SH_END = (
 _SH_BEGIN = (
     "__tmux_send_begin() { __tmux_send_id=$1; __tmux_send_err=/tmp/.tmux-send-$1.err; "
     "[ -w /tmp ] || __tmux_send_err=/dev/tty; {hook} "
+    '[ "$__tmux_send_err" = /dev/tty ] || (umask 077; : >"$__tmux_send_err"); '  # private
     f"printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
 )
 _FISH = (
     " function __tmux_send_begin; set -g __tmux_send_id $argv[1];"
     " set -g __tmux_send_err /tmp/.tmux-send-$argv[1].err;"
     " test -w /tmp; or set __tmux_send_err /dev/tty;"
+    " if test $__tmux_send_err != /dev/tty; set -l m (umask); umask 077;"
+    " printf '' >$__tmux_send_err; umask $m; end;"
     f" printf '{_US}TMUXSEND_START_%s___\\n' $argv[1]; end;"
     " function __tmux_send_end;"
     f" printf '\\n{_US}TMUXSEND_%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
