@@ -328,6 +328,17 @@ def test_far_programs_are_refused(far_bash: Bridge) -> None:
         b.wait_until_ready()
 
 
+def test_a_pane_with_its_own_pipe_is_refused(far_bash: Bridge, tmp_path: Path) -> None:
+    """The person's own pipe-pane (a logging plugin) is left alone, not replaced."""
+    b = far_bash
+    log = tmp_path / "log"
+    b.tmux("pipe-pane", "-t", b.target, f"cat >> {log}")
+    code, _, err = b.send_text("--", "echo should-not-run")
+    assert code == 125 and "pipe-pane" in err
+    assert b.pane("#{pane_pipe}") == "1"
+    b.tmux("pipe-pane", "-t", b.target)
+
+
 def test_ssh_half_typed_far_line_is_refused(far_bash: Bridge) -> None:
     b = far_bash
     assert b.send_text("--", "true")[0] == 0  # the far prompt is known from here on

@@ -30,7 +30,7 @@ from . import procfs
 from .call import Notice, check_not_cancelled
 from .cancel import Cancel
 from .clock import CallClock
-from .errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt
+from .errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt, PanePiped
 from .farshell import (
     FarFacts,
     FarScanner,
@@ -563,6 +563,12 @@ def run_far(
     :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
     may have been), :class:`FarShellLost` when the far side goes away mid-command.
     ``screen`` is the pane's screen when it came with the pane's lookup."""
+    if pane.piped:
+        raise PanePiped(
+            _NOT_READY + f"`{gateway.name}` runs in it, and a far shell is read through "
+            "`tmux pipe-pane`, but the pane already has one open (a logging plugin?); "
+            "close the other first."
+        )
     if screen is not None and pane.cursor_y < len(screen):  # came with the pane's lookup
         line, column = screen[pane.cursor_y].rstrip(), pane.cursor_x
     else:
