@@ -1,7 +1,8 @@
 """Benchmark of tmux-send (issue 4): latency, throughput, memory, interrupt, concurrency,
 streaming, REPL, files, several panes, the HTTP API (``tmux-bridge serve``) and the MCP
-server (``tmux-bridge mcp``, issue 14), prompt delivery to a stand-in agent (issue 12)
-and the live view's ``/ws`` (issue 13, ``bench/ws_measure.py``), each in
+server (``tmux-bridge mcp``, issue 14), prompt delivery to a stand-in agent (issue 12),
+the live view's ``/ws`` (issue 13, ``bench/ws_measure.py``) and far shells (an ssh pane,
+issue 10), each in
 bash, zsh and fish panes of a private tmux server.
 
 Usage::
@@ -34,13 +35,20 @@ from machine import describe, load_average
 from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
 from measures import Config, Outcome, ShellState, Skip
+from nested_measure import nested
 from prompt_measure import prompt
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 from ws_measure import ws
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
-MEASUREMENTS = [*BASE_MEASUREMENTS, ("mcp", mcp), ("prompt", prompt), ("ws", ws)]
+MEASUREMENTS = [
+    *BASE_MEASUREMENTS,
+    ("mcp", mcp),
+    ("prompt", prompt),
+    ("ws", ws),
+    ("nested", nested),
+]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
 

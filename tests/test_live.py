@@ -25,6 +25,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from .conftest import WAIT, _bridge
 from .conftest import Bridge as Pane
 from .serve_support import TOKEN, Server, running
+from .test_nested import enter_nested
 
 pytestmark = pytest.mark.tmux
 READ_ONLY = "read-only-token-0123456789-abcdef"
@@ -287,6 +288,35 @@ def test_a_repl_call_takes_the_watched_pipe_and_the_watch_comes_back(
     assert started[0] == 0 and printed == (0, "42\n", "") and closed[0] == 0, calls
     assert events and {e["type"] for e in events} == {"lagging"}
     assert b"watch-watch-\r\n" in live
+
+
+def test_a_far_call_takes_the_watched_pipe_and_the_watch_comes_back(
+    pane: Pane, server: Server
+) -> None:
+    """A far shell is read through the pane's pipe too (shells inside shells): on a
+    watched pane the call takes the watch's pipe, and the watch re-arms after it."""
+
+    async def scenario() -> tuple[tuple[int, str, str], bytes]:
+        async with await open_ws(server) as ws:
+            await ws.send(json.dumps({"id": "1", "type": "subscribe-output", "agent": "tb-test"}))
+            await reply(ws, "1")
+            await ws.recv()
+            await asyncio.to_thread(enter_nested, pane, "zsh")
+            call = await asyncio.to_thread(pane.send_text, "--", "echo far-$((6*7))")
+            await asyncio.to_thread(
+                pane.wait_for, lambda: pane.pane("#{pane_pipe}") == "1", "the watch re-armed"
+            )
+            await ws.send(frame(2, "tb-test", b"echo watch-$((2*3))\r"))
+            live = b""
+            while b"watch-6\r\n" not in live:  # live bytes again after the far call
+                message = await asyncio.wait_for(ws.recv(), WAIT)
+                if isinstance(message, bytes) and b"\x00\x1bc" not in message[:300]:
+                    live += message[message.index(b"\x00") + 1 :]
+            return call, live
+
+    call, live = run(scenario())
+    assert call == (0, "far-42\n", ""), call
+    assert b"watch-6\r\n" in live
 
 
 def _watch_cat(pane: Pane) -> int:

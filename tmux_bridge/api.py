@@ -439,7 +439,10 @@ class Bridge:
         probe = Bridge(self.target, self.client)
         probe.remember = False  # the person's last command stays theirs
         result = probe.run(probe_command(kind), options, notice=notice, cancel=cancel)
-        facts = parse((result.stdout or b"").decode("utf-8", "replace"), kind)
+        facts = parse((result.stdout or b"").decode("utf-8", "replace"), result.shell or kind)
+        if result.far:  # a far shell answered: say through what
+            facts["via"] = str(result.far["via"])
+            facts["shell_version"] = facts["shell_version"] or str(result.far["shell_version"])
         if result.exit_status == 0:
             key = pane_dir_name(self.target.tmux, result.pane)
             platform = {**facts, "at": time.time()}
@@ -755,6 +758,10 @@ class Bridge:
             record = call()
         except BridgeError as exc:
             self._log_error(mode, command, exc)
+            if isinstance(out, _Collect):
+                exc.partial_stdout = bytes(out.data)
+            if isinstance(err, _Collect):
+                exc.partial_stderr = bytes(err.data)
             raise
         if isinstance(out, _Collect):
             record.stdout = bytes(out.data)
@@ -827,7 +834,8 @@ class Bridge:
             "duration_s": round(result.duration, 3),
         }
         key = pane_dir_name(self.target.tmux, result.pane)
-        update_pane(self.target.runtime_dir, key, {"last_command": last})
+        far = {**result.far, "at": time.time()} if result.far else None
+        update_pane(self.target.runtime_dir, key, {"last_command": last, "far": far})
 
     def _log_event(self, mode: str, name: str, error: BridgeError | None = None) -> None:
         """A line in the audit log for what is no call in a pane (a session made or

@@ -110,6 +110,7 @@ def announce_waiting(
     if record.waited_for_input:
         return
     record.waited_for_input = True
+    record.input_detected_by = "proc"
     prompt = cursor_line(tmux, pane_id).strip()
     notice(
         f"tmux-send: {what} is waiting for input in the bridge terminal"

@@ -20,7 +20,7 @@ import select
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import procfs, readiness
 from .call import CallFrame, Notice, check_not_cancelled, pane_call
@@ -48,6 +48,9 @@ from .shells import (
 from .shells import typed_line as make_typed_line
 from .target import Target
 from .tmux import Tmux
+
+if TYPE_CHECKING:
+    from .far import Gateway
 
 Sink = Callable[[bytes], None]
 Command = bytes | str | Sequence[str]
@@ -93,6 +96,9 @@ def run_in_frame(
     is what the person sees instead of the command text, and what the record names."""
     pane = frame.view.pane
     check_no_repl(frame.records, pane)
+    gateway = far_gateway(pane)
+    if gateway is not None:
+        return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
     kind, pane = readiness.ready_shell(
         target.tmux, frame.view, frame.records, frame.deadline, cancel
     )
@@ -109,6 +115,54 @@ def run_in_frame(
         call.close()
     if call.back_at_prompt():
         frame.records.mark_settled(started, record.call_id)
+    record.duration = time.monotonic() - frame.started
+    return record
+
+
+def far_gateway(pane: PaneInfo) -> Gateway | None:
+    """The program in front of the pane's shell that leads to a far shell, if any (only
+    looked for when something other than the shell is in front: keeps calls short)."""
+    shell = procfs.proc_stat(pane.pid)
+    if shell is None or shell.tpgid in (shell.pgrp, -1):
+        return None
+    from .far import gateway_in_front
+
+    return gateway_in_front(pane)
+
+
+def _run_far(
+    target: Target,
+    frame: CallFrame,
+    gateway: Gateway,
+    command: Command,
+    options: RunOptions,
+    sinks: tuple[Sink, Sink],
+    notice: Notice,
+    cancel: Cancel | None,
+    shown: str | None,
+) -> CallRecord:
+    """:func:`run_in_frame` for a far shell (:mod:`tmux_bridge.far`)."""
+    from .far import run_far
+
+    pane = frame.view.pane
+    first = command_bytes("bash", command)
+    shown = first.decode("utf-8", "surrogateescape") if shown is None else shown
+    record = CallRecord("command", shown, pane, options)
+    frame.records.write_inflight(record.command)
+    try:
+        run_far(
+            target.tmux,
+            pane,
+            gateway,
+            lambda facts: command_bytes(facts.shell, command),
+            record,
+            frame.deadline,
+            (sinks[0], sinks[1], notice, cancel),
+            frame.records.file("far-prompt"),
+            frame.view.screen,
+        )
+    finally:
+        frame.records.clear_inflight()
     record.duration = time.monotonic() - frame.started
     return record
 

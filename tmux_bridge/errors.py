@@ -40,6 +40,9 @@ class BridgeError(Exception):
     exit_code: int = EXIT_FAILURE
     # the id of the pane the call was for, once it was found (for the audit log)
     pane: str | None = None
+    # what a call that failed midway collected before (a far shell lost mid-command)
+    partial_stdout: bytes = b""
+    partial_stderr: bytes = b""
 
     def render(self) -> str:
         """The whole text for stderr."""
@@ -143,6 +146,14 @@ class SessionClosed(BridgeError):
 
     def __init__(self) -> None:
         super().__init__("tmux-bridge session closed.")
+
+
+class FarShellLost(BridgeError):
+    """The far shell a call ran in (through ssh, su, sudo, a container) went away
+    mid-command without saying how it ended: the connection dropped, the far side was
+    killed. What the command printed until then has been handed over."""
+
+    code = "far_shell_lost"
 
 
 class PaneNotReady(BridgeError):

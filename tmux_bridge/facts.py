@@ -42,7 +42,7 @@ def probe_command(kind: ShellKind) -> str:
     return f'sh -c {quote(kind, SCRIPT)} sh "{version}"'
 
 
-def parse(output: str, kind: ShellKind) -> dict[str, str | None]:
+def parse(output: str, kind: str) -> dict[str, str | None]:
     """The facts in the probe's output (a missing one is ``None``), plus the shell."""
     facts: dict[str, str | None] = dict.fromkeys(KEYS)
     for line in output.splitlines():

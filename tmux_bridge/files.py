@@ -25,7 +25,7 @@ from typing import BinaryIO, Literal, NamedTuple, Protocol
 
 from .call import CallFrame, Notice, pane_call
 from .cancel import Cancel
-from .command import run_in_frame
+from .command import far_gateway, run_in_frame
 from .errors import (
     ChecksumMismatch,
     EditAmbiguous,
@@ -217,6 +217,54 @@ class LocalTransport:
         remove_quietly(self.out_path)
 
 
+class FarTransport:
+    """For a far shell (through ssh, su, sudo): nothing of ours exists there, so the
+    data to write travels in the command itself (a ``printf`` format, at most
+    :data:`FAR_DATA_LIMIT` characters: one argument of ``/bin/sh``), into a far
+    temporary file; the script's stdout goes to another one, printed afterwards as hex
+    by ``od`` (POSIX) into the pane's stream, where :meth:`sink` collects it."""
+
+    WRAPPER = (
+        "umask 077; in=/dev/null; out=/tmp/.tmux-send-$$.out\n"
+        'if [ -n "$1" ]; then in=/tmp/.tmux-send-$$.in; printf "$1" >"$in" || exit 80; fi\n'
+        "shift\n"
+        '( exec <"$in" >"$out" || exit 80\n{script}\n); s=$?\n'
+        'od -An -v -tx1 "$out"; rm -f "$out"; [ "$in" = /dev/null ] || rm -f "$in"\n'
+        'exit "$s"\n'
+    )
+
+    def __init__(self) -> None:
+        self.collected = bytearray()
+
+    def sink(self, chunk: bytes) -> None:
+        self.collected += chunk
+
+    def words(self, script: str, arguments: list[str], data: bytes | None) -> list[str]:
+        from .farshell import printf_text
+
+        text = "" if data is None else printf_text(data)
+        if len(text) > FAR_DATA_LIMIT:
+            raise FileTooLarge(
+                f"{len(data or b'')} bytes are more than tmux-send writes through a far "
+                f"shell (at most {FAR_DATA_LIMIT} characters once written as a printf "
+                "format: about 100 KB of text); copy a file that large another way."
+            )
+        wrapper = self.WRAPPER.replace("{script}", script)
+        return ["/bin/sh", "-c", wrapper, "tmux-send-file", text, *arguments]
+
+    def output(self) -> BinaryIO:
+        import io
+
+        digits = bytes(c for c in self.collected if c in b"0123456789abcdef")
+        return io.BytesIO(bytes.fromhex(digits.decode("ascii")))
+
+    def close(self) -> None:
+        pass
+
+
+FAR_DATA_LIMIT = 120_000  # characters; one argument may hold 128 KiB (MAX_ARG_STRLEN)
+
+
 class _Header(NamedTuple):
     abs_path: str
     size: int
@@ -371,13 +419,17 @@ def _write(call: _Call, data: bytes, backup: bool, old_sha: str, shown: str) -> 
 def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: str) -> _Run:
     """Run :data:`SCRIPT` once in the pane's shell. A script that failed raises its
     error; an interrupted run (timeout, cancellation) comes back without a header."""
-    transport: Transport = LocalTransport(call.frame.records, new_call_id())
+    far = far_gateway(call.frame.view.pane) is not None
+    transport: Transport = (
+        FarTransport() if far else LocalTransport(call.frame.records, new_call_id())
+    )
+    sink = transport.sink if isinstance(transport, FarTransport) else _discard
     messages = bytearray()
     try:
         words = transport.words(SCRIPT, arguments, data)
         record = run_in_frame(
             call.target, call.frame, words, call.options,
-            (_discard, messages.extend), call.notice, call.cancel, shown,
+            (sink, messages.extend), call.notice, call.cancel, shown,
         )  # fmt: skip
         text = messages.decode("utf-8", "replace")
         if record.timed_out or record.cancelled is not None or record.status is None:

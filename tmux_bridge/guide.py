@@ -34,6 +34,15 @@ bridge pane. Calls to different panes run at once; calls to one pane wait in tur
 Label a pane you use often (`tmux-bridge label %3 db`); ask before splitting panes in
 the person's terminal unless they asked for it.
 
+## Shells inside shells (ssh, su, sudo -i, a nested shell)
+When the person has `ssh host`, `su - user`, `sudo -i`, `docker exec -it c sh` or just
+`bash` open in the pane, at its prompt, tmux-send runs the command in that far shell:
+stdout exact, status exact, stderr apart (`stderr_merged` true in --json when not).
+--json and --info say where it ran (`far`: via, user, host, os, shell). A password
+prompt, vim/less or a REPL on the far side is refused (exit 125). If the connection
+drops mid-command: exit 125 (far_shell_lost), output so far printed. --write (up to
+about 100 KB of text), --read and --edit work there too; --repl does not yet.
+
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).
 - 124: a timeout fired. 125: tmux-send could not run the command (read stderr).

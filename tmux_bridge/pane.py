@@ -327,12 +327,19 @@ def screen_tail(tmux: Tmux, pane_id: str, count: int = 20) -> list[str]:
 
 def cursor_line(tmux: Tmux, pane_id: str) -> str:
     """The text of the line the cursor is on (a prompt, say)."""
+    return cursor_place(tmux, pane_id)[0]
+
+
+def cursor_place(tmux: Tmux, pane_id: str) -> tuple[str, int]:
+    """The text of the line the cursor is on, and the cursor's column (-1: unknown)."""
     result = tmux.run_all(
-        ["display-message", "-p", "-t", pane_id, "#{cursor_y}"],
+        ["display-message", "-p", "-t", pane_id, "#{cursor_y} #{cursor_x}"],
         ["capture-pane", "-p", "-t", pane_id],
         check=False,
     )
-    row, _, screen = result.stdout.partition("\n")
+    place, _, screen = result.stdout.partition("\n")
+    row, _, column = place.partition(" ")
     lines = screen.split("\n")
     index = int(row) if row.strip().isdigit() else -1
-    return lines[index].rstrip() if 0 <= index < len(lines) else ""
+    line = lines[index].rstrip() if 0 <= index < len(lines) else ""
+    return line, int(column) if column.strip().isdigit() else -1

@@ -177,6 +177,23 @@ def describe_pane(
         "attached": pane.attached > 0,
         "platform": facts.get("platform"),
         "last_command": facts.get("last_command"),
+        **far_facts(pane, facts.get("far")),
+    }
+
+
+def far_facts(pane: PaneInfo, far: dict[str, Any] | None) -> dict[str, Any]:
+    """The far shell tmux-send last ran a command in (through ssh, su, sudo ...), while
+    the program that leads there is still in front; else when the person left it."""
+    if not far:
+        return {"far": None}
+    shell = procfs.proc_stat(pane.pid)
+    if shell is not None and shell.tpgid == far.get("gateway_pid"):
+        return {"far": far}
+    where = f"{far.get('user')}@{far.get('host')}"
+    return {
+        "far": None,
+        "far_left": f"the person left the far shell ({far.get('via')} to {where}) "
+        "since tmux-send's last command there",
     }
 
 

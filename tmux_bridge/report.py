@@ -89,6 +89,9 @@ def to_document(
         "shell": result.repl if result.mode == "repl_eval" else (result.shell or result.repl),
         "repl": result.repl,
         "waited_for_input": result.waited_for_input,
+        "input_detected_by": result.input_detected_by,
+        "stderr_merged": result.stderr_merged,
+        "far": result.far,
         "shell_restarted": result.shell_restarted,
         "error": None,
         "error_code": None,
@@ -121,7 +124,8 @@ def file_document(facts: FileFacts) -> dict[str, Any]:
 def error_document(
     error: BridgeError, command: str, mode: str, notes: list[str] | None = None
 ) -> dict[str, Any]:
-    """The JSON document of a call that could not be made (nothing was typed)."""
+    """The JSON document of a call that could not be made (nothing was typed), or that
+    failed midway: ``stdout``/``stderr`` then hold what it printed until then."""
     return {
         "id": None,
         "mode": mode,
@@ -137,11 +141,14 @@ def error_document(
         "shell": None,
         "repl": None,
         "waited_for_input": False,
+        "input_detected_by": None,
+        "stderr_merged": False,
+        "far": None,
         "shell_restarted": False,
         "error": error.render(),
         "error_code": error.code,
-        "stdout": "",
-        "stderr": "",
+        "stdout": error.partial_stdout.decode("utf-8", "replace"),
+        "stderr": error.partial_stderr.decode("utf-8", "replace"),
         "notes": list(notes or []),
     }
 

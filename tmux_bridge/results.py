@@ -87,6 +87,10 @@ class CallResult(NamedTuple):
     target: str = ""  # SESSION:WINDOW.PANE of ``pane`` when the call was made
     label: str = ""  # the pane's label, if it has one
     file: FileFacts | None = None
+    # a far shell (ssh, su, sudo, a nested shell): how it was reached and what it said
+    far: dict[str, str | int] | None = None
+    stderr_merged: bool = False  # stderr could not be told from stdout
+    input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
 
 
 def new_call_id() -> str:
@@ -126,6 +130,9 @@ class CallRecord:
         self.notes: list[str] = []
         self.screen: str | None = None
         self.file: FileFacts | None = None
+        self.far: dict[str, str | int] | None = None
+        self.stderr_merged = False
+        self.input_detected_by: str | None = None
 
     def freeze(self) -> CallResult:
         return CallResult(
@@ -156,4 +163,7 @@ class CallRecord:
             target=self.target,
             label=self.label,
             file=self.file,
+            far=self.far,
+            stderr_merged=self.stderr_merged,
+            input_detected_by=self.input_detected_by,
         )

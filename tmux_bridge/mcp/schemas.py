@@ -84,7 +84,8 @@ class PanesDocument(BaseModel):
 
     panes: list[dict[str, Any]] = Field(
         description="each pane: pane, target, label, bridge, shell, user, host, cwd, front, "
-        "in_flight, attached, platform, last_command"
+        "in_flight, attached, platform, last_command, far (the far shell of the last "
+        "call: via, user, host, os, shell) or far_left"
     )
 
 

@@ -254,6 +254,8 @@ ADVICE = {
     "runtime_dir_unsafe": "Ask the person to fix the runtime directory as the message says.",
     "session_closed": "Ask the person whether they closed the bridge; `tmux-bridge` "
     "starts it again.",
+    "far_shell_lost": "The far shell (ssh, su, a container) went away mid-command; read_screen "
+    "shows where the pane is now. Ask the person to reconnect before calling again.",
     "cancelled": "Nothing was typed; call again when you want it done.",
     "no_such_agent": "list_agents shows the agents that run now.",
     "self_send": "Send it to another agent.",

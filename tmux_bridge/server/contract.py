@@ -92,6 +92,7 @@ HTTP_STATUS: dict[str, int] = {
     "bridge_error": 500,
     "runtime_dir_unsafe": 500,
     "internal_error": 500,
+    "far_shell_lost": 500,
     "cancelled": 503,
     "tmux_failed": 504,
     "tmux_timeout": 504,
