@@ -52,7 +52,9 @@ LIFECYCLE = frozenset(
 class ControlClient:
     """The control client of one tmux server, kept attached from :meth:`start` to
     :meth:`stop` on a thread of its own. ``on_change(name)`` runs on that thread, with
-    ``"%attached"`` each time it (re)attaches (what changed meanwhile is unknown) and
+    ``"%attached"`` each time it (re)attached (what changed meanwhile is unknown; the
+    subscription is sent only then, as tmux 3.3a may run a command it read before the
+    attach without a client and fail it) and
     ``"%no-session"`` when it finds no session at all."""
 
     def __init__(self, tmux: Tmux, on_change: Callable[[str], None]) -> None:
@@ -112,13 +114,18 @@ class ControlClient:
             )
             self.process = process
         assert process.stdin is not None and process.stdout is not None
+        subscribed = False
         try:
-            process.stdin.write(f"refresh-client -B '{SUBSCRIPTION}::{_FORMAT}'\n".encode())
-            process.stdin.flush()
-            self.on_change("%attached")
             for line in process.stdout:
                 name = line.split(b" ", 1)[0].strip().decode("ascii", "replace")
-                if name in LIFECYCLE:
+                if not subscribed and name == "%session-changed":
+                    # only now: tmux 3.3a may run a command read before the attach
+                    # without a client ("no current client"), measured 2 times in 6
+                    process.stdin.write(f"refresh-client -B '{SUBSCRIPTION}::{_FORMAT}'\n".encode())
+                    process.stdin.flush()
+                    subscribed = True
+                    name = "%attached"
+                if name in LIFECYCLE or name == "%attached":
                     self.on_change(name)
         except (OSError, ValueError):  # the client died under us: attach again
             pass
