@@ -2,7 +2,8 @@
 with a real ``serve`` and a real WebSocket client: an agent starting, exiting and
 restarting in an existing pane, a person attaching and detaching (pexpect), a new
 session, the control client's own session killed (it reattaches), and the control
-client being no person (``attached`` false, a browser resize applied)."""
+client being no person (``attached`` false, a browser resize applied), the tmux server
+going away and coming back, and a clean stop."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ import pexpect
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+
+from tmux_bridge.control import ControlClient
+from tmux_bridge.tmux import Tmux
 
 from .agent_support import World
 from .conftest import WAIT, MakeBridge
@@ -204,3 +208,23 @@ def test_no_control_client_outlives_serve(world: World) -> None:
         with contextlib.suppress(ConnectionClosed):  # closing the dropped connection may say so
             asyncio.run(subscribed())
     wait_until(lambda: control_clients(world) == [], "the control client to end with serve")
+
+
+def test_the_client_waits_out_a_server_gone_and_stops_clean(world: World) -> None:
+    told: list[str] = []
+    world.start("first", "bash --norc")
+    client = ControlClient(Tmux(socket_path=world.socket), told.append)
+    client.start()
+    try:
+        wait_until(lambda: "%attached" in told, "the attach")
+        wait_until(lambda: control_clients(world) == ["first"], "the control client")
+        world.b.tmux("kill-server")
+        wait_until(lambda: "%no-session" in told, "no session")
+        told.clear()
+        world.start("second", "bash --norc")  # a new server: found by the 2 s check
+        wait_until(lambda: "%attached" in told, "the attach to the new server")
+        assert control_clients(world) == ["second"]
+    finally:
+        client.stop()
+    assert not client.thread.is_alive()
+    assert control_clients(world) == []
