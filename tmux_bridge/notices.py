@@ -1,9 +1,9 @@
 """Short notices for the person, on tmux's own status line.
 
 A notice is shown with ``display-message -c CLIENT`` on every client attached to the
-tmux server (the person's terminals): it takes no focus and types nothing. It is also
-kept in the global user option ``@tmux-bridge-notice`` with its time, so a person can
-show the latest one in their status bar permanently::
+tmux server that is not in control mode (the person's terminals): it takes no focus
+and types nothing. It is also kept in the global user option ``@tmux-bridge-notice``
+with its time, so a person can show the latest one in their status bar permanently::
 
     set -g status-right '#{@tmux-bridge-notice} %H:%M'
 
@@ -34,8 +34,10 @@ def notify(tmux: Tmux, text: str) -> list[str]:
     shown = line.replace("#", "##")  # display-message expands formats
     kept = f"[{time.strftime('%H:%M')}] {line}"  # not expanded again when shown
     try:
-        listed = tmux.run("list-clients", "-F", "#{client_name}", check=False)
-        clients = [c for c in listed.stdout.split("\n") if c] if listed.returncode == 0 else []
+        # control-mode clients (serve's lifecycle client) have no screen to show it on
+        listed = tmux.run("list-clients", "-F", "#{client_control_mode}#{client_name}", check=False)
+        lines = listed.stdout.split("\n") if listed.returncode == 0 else []
+        clients = [line[1:] for line in lines if line.startswith("0")]
         commands = [["set-option", "-g", NOTICE_OPTION, kept]]
         commands += [["display-message", "-c", c, "-d", str(SHOW_MS), shown] for c in clients]
         tmux.run_all(*commands, check=False)

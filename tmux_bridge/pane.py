@@ -47,10 +47,15 @@ _FIELDS = (
     "window_index",
     "pane_index",
     LABEL_OPTION,
-    "session_attached",
     WATCH_OPTION,
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
+# Who is attached, listed in the same tmux call as the panes: ``session_attached``
+# counts control-mode clients too (serve's own lifecycle client, ``control.py``), and
+# those are no person. One line per client, before the panes; never has a tab count of
+# a pane line.
+_CLIENT_MARK = "tmux-bridge-client "
+LIST_CLIENTS = ["list-clients", "-F", _CLIENT_MARK + "#{client_control_mode} #{session_name}"]
 
 
 class PaneInfo(NamedTuple):
@@ -79,7 +84,7 @@ class PaneInfo(NamedTuple):
     window_index: str = ""
     pane_index: str = ""
     label: str = ""
-    attached: int = 0  # clients attached to the pane's session
+    attached: int = 0  # people attached to the pane's session (control clients not counted)
     watched: bool = False  # the live view watches it (its pipe-pane is the watch's)
 
     @property
@@ -95,7 +100,21 @@ class PaneView(NamedTuple):
     screen: list[str] | None
 
 
-def _parse(line: str) -> PaneInfo:
+def people_attached(lines: list[str]) -> tuple[dict[str, int], list[str]]:
+    """From a tmux output that starts with :data:`LIST_CLIENTS`' lines: how many clients
+    that are not in control mode are attached to each session, and the lines after
+    them."""
+    people: dict[str, int] = {}
+    at = 0
+    while at < len(lines) and lines[at].startswith(_CLIENT_MARK):
+        control, _, session = lines[at][len(_CLIENT_MARK) :].partition(" ")
+        if control != "1":
+            people[session] = people.get(session, 0) + 1
+        at += 1
+    return people, lines[at:]
+
+
+def _parse(line: str, people: dict[str, int]) -> PaneInfo:
     f = line.split("\t")
     return PaneInfo(
         pane_id=f[0],
@@ -119,8 +138,8 @@ def _parse(line: str) -> PaneInfo:
         window_index=f[20],
         pane_index=f[21],
         label=f[22],
-        attached=int(f[23]) if f[23].isdigit() else 0,
-        watched=f[24] != "",
+        attached=people.get(f[19], 0),
+        watched=f[23] != "",
     )
 
 
@@ -142,17 +161,18 @@ def find_pane(
         return _find_bridge(tmux, session, capture, history_lines > 0)
     pane_id = pane if pane.startswith("%") else resolve_pane(tmux, session, pane)
     result = tmux.run_all(
+        LIST_CLIENTS,
         ["display-message", "-p", "-t", pane_id, "-F", _FORMAT],
         [*capture, "-t", pane_id],
         check=False,
     )
-    if result.returncode != 0 or result.stdout.count("\t") < len(_FIELDS) - 1:
+    people, lines = people_attached(result.stdout.split("\n"))
+    if result.returncode != 0 or not lines or lines[0].count("\t") < len(_FIELDS) - 1:
         if "no server running" in result.stderr or "error connecting" in result.stderr:
             raise NoBridgeSession()
         raise NoSuchPane(_unknown(pane, list_places(tmux)))
-    first, _, screen = result.stdout.partition("\n")
-    info = _parse(first)
-    return PaneView(info, _rows(screen.split("\n"), info.height, history_lines > 0))
+    info = _parse(lines[0], people)
+    return PaneView(info, _rows(lines[1:], info.height, history_lines > 0))
 
 
 def _capture_args(history_lines: int, join: bool) -> list[str]:
@@ -265,12 +285,13 @@ def _unknown(spec: str, places: list[Place]) -> str:
 
 def _find_bridge(tmux: Tmux, session: str, capture: list[str], history: bool) -> PaneView:
     result = tmux.run_all(
+        LIST_CLIENTS,
         ["list-panes", "-s", "-t", f"={session}", "-F", _FORMAT],
         [*capture, "-t", f"={session}:"],
         check=False,
     )
-    lines = result.stdout.split("\n")
-    panes = [_parse(line) for line in lines if line.count("\t") == len(_FIELDS) - 1]
+    people, lines = people_attached(result.stdout.split("\n"))
+    panes = [_parse(line, people) for line in lines if line.count("\t") == len(_FIELDS) - 1]
     if result.returncode != 0 and not panes:
         if is_no_server_error(result.stderr):
             raise NoBridgeSession()
@@ -292,19 +313,22 @@ def _find_bridge(tmux: Tmux, session: str, capture: list[str], history: bool) ->
 def list_all_panes(tmux: Tmux) -> list[PaneInfo]:
     """Every pane of the server, in session, window and pane order; empty when no server
     runs."""
-    result = tmux.run("list-panes", "-a", "-F", _FORMAT, check=False)
+    result = tmux.run_all(LIST_CLIENTS, ["list-panes", "-a", "-F", _FORMAT], check=False)
     if result.returncode != 0:
         return []
-    lines = result.stdout.split("\n")
-    return [_parse(line) for line in lines if line.count("\t") == len(_FIELDS) - 1]
+    people, lines = people_attached(result.stdout.split("\n"))
+    return [_parse(line, people) for line in lines if line.count("\t") == len(_FIELDS) - 1]
 
 
 def pane_state(tmux: Tmux, pane_id: str) -> PaneInfo | None:
     """Re-read one pane; ``None`` when it (or its whole server) no longer exists."""
-    result = tmux.run("display-message", "-p", "-t", pane_id, "-F", _FORMAT, check=False)
-    if result.returncode != 0 or result.stdout.count("\t") != len(_FIELDS) - 1:
+    result = tmux.run_all(
+        LIST_CLIENTS, ["display-message", "-p", "-t", pane_id, "-F", _FORMAT], check=False
+    )
+    people, lines = people_attached(result.stdout.rstrip("\n").split("\n"))
+    if result.returncode != 0 or len(lines) != 1 or lines[0].count("\t") != len(_FIELDS) - 1:
         return None
-    return _parse(result.stdout.rstrip("\n"))
+    return _parse(lines[0], people)
 
 
 def capture_screen(

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 from .errors import InvalidRequest
+from .pane import LIST_CLIENTS, people_attached
 from .runtime import ensure_private_dir, write_private_file
 from .tmux import Tmux, sequence
 
@@ -83,9 +84,11 @@ def fit(tmux: Tmux, pane_id: str, cols: int, rows: int) -> dict[str, object]:
     session (a person's terminal decides otherwise); the window's ``window-size``
     option is restored at once, so the next person to attach gets their own size.
     Returns whether it was applied and the pane's size now."""
-    fields = "#{session_attached} #{window_id} #{pane_width} #{pane_height}"
-    attached, window, *_ = tmux.run("display-message", "-p", "-t", pane_id, fields).stdout.split()
-    applied = attached == "0"
+    fields = "#{session_name}\t#{window_id}"
+    listed = tmux.run_all(LIST_CLIENTS, ["display-message", "-p", "-t", pane_id, fields])
+    people, lines = people_attached(listed.stdout.split("\n"))
+    session, _, window = lines[0].partition("\t")
+    applied = people.get(session, 0) == 0  # serve's control client is no person
     if applied:
         tmux.run(
             *sequence(

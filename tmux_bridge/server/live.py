@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -24,8 +25,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..agents import Agent
 from ..api import Bridge
+from ..control import ControlClient
 from ..errors import BridgeError, NotDelivered
 from ..termio import join_frame, parse_size, split_frame
+from ..tmux import Tmux
 from .security import ROLE, Gates, role_of
 
 OUTPUT, KEYS, RESIZE, UPLOAD = 0x01, 0x02, 0x03, 0x04
@@ -34,7 +37,8 @@ AUTH_WAIT = 10.0  # seconds a client without a token has to send it
 MAX_FRAME = 8 * 1024 * 1024 + 64 * 1024  # the largest frame read (an 8 MiB upload)
 
 
-POLL_AGENTS = 1.0  # seconds between looks at the agents while someone subscribed
+COALESCE = 0.05  # seconds of tmux notifications that make one look at the agents
+RETRIES = 3  # looks in a row that may fail (tmux slow) before waiting for the next change
 
 
 class Agents(Protocol):
@@ -45,6 +49,10 @@ class Agents(Protocol):
 
     def send_prompt(self, name: str, prompt: str) -> dict[str, Any]: ...
 
+    def tmux(self) -> Tmux:
+        """The tmux server the agents run on (its control client tells of changes)."""
+        ...
+
 
 class FacadeAgents:
     """The facade's agents (``Bridge.agents``, ``Bridge.send_prompt``)."""
@@ -54,6 +62,9 @@ class FacadeAgents:
 
     def list(self) -> list[Agent]:
         return self.bridge().agents()
+
+    def tmux(self) -> Tmux:
+        return self.bridge().target.tmux
 
     def send_prompt(self, name: str, prompt: str) -> dict[str, Any]:
         """``ok`` only when the agent showed it took the prompt; the receipt either way."""
@@ -88,31 +99,64 @@ def agent_events(before: dict[str, Agent], now: list[Agent]) -> list[dict[str, A
 
 class AgentFeed:
     """``subscribe-agents`` for every connection of the server: while at least one
-    subscribed, one task looks at the agents every :data:`POLL_AGENTS` seconds (one
-    ``list-panes`` and a look at ``/proc`` per look) and tells each subscriber what
-    changed since what it last saw. A bounded poll, not tmux control mode: see README."""
+    subscribed, one tmux control-mode client (:class:`~tmux_bridge.control.ControlClient`)
+    tells when sessions, windows, panes or their programs changed; each burst of
+    notifications (coalesced over :data:`COALESCE` seconds) is one look at the agents
+    (one tmux call and a look at ``/proc``, on a worker thread), and each subscriber is
+    told what changed since what it last saw. No periodic look."""
 
     def __init__(self, agents: Agents) -> None:
         self.agents = agents
         self.seen: dict[Connection, dict[str, Agent]] = {}
+        self.control: ControlClient | None = None
+        self.lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Future[None] | None = None
+        self.again = False  # notified while a look was under way: look once more
 
     async def subscribe(self, conn: Connection) -> list[Agent]:
+        self.loop = asyncio.get_running_loop()
         current = await asyncio.to_thread(self.agents.list)
         self.seen[conn] = {agent.name: agent for agent in current}
-        if self.task is None or self.task.done():
-            self.task = asyncio.ensure_future(self._run())
+        with self.lock:
+            if self.control is None:  # it says "%attached" once attached: a look then
+                self.control = ControlClient(self.agents.tmux(), self._notified)
+                self.control.start()
         return current
 
     def unsubscribe(self, conn: Connection) -> bool:
-        return self.seen.pop(conn, None) is not None
+        found = self.seen.pop(conn, None) is not None
+        if not self.seen:
+            with self.lock:
+                control, self.control = self.control, None
+            if control is not None:
+                control.stop(wait=False)  # killed now; its thread reaps it
+        return found
 
-    async def _run(self) -> None:
-        while self.seen:
-            await asyncio.sleep(POLL_AGENTS)
+    def _notified(self, _name: str) -> None:
+        """On the control client's thread: have the loop look (soon)."""
+        loop = self.loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: serve is ending
+                loop.call_soon_threadsafe(self._poke)
+
+    def _poke(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.again = True
+        else:
+            self.task = asyncio.ensure_future(self._look())
+
+    async def _look(self) -> None:
+        failures = 0
+        self.again = True
+        while self.again and self.seen:
+            self.again = False
+            await asyncio.sleep(COALESCE)
             try:
                 now = await asyncio.to_thread(self.agents.list)
-            except (BridgeError, OSError):  # tmux slow or gone, a process vanished: next time
+            except (BridgeError, OSError):  # tmux slow, a process vanished: once more
+                failures += 1
+                self.again = failures < RETRIES
                 continue
             for conn, before in list(self.seen.items()):
                 for event in agent_events(before, now):
