@@ -36,6 +36,8 @@ from .tmux import Tmux
 
 CHECK_EVERY = 0.5  # seconds between checks that our pipe is alive
 READ_SIZE = 65536
+BURST = 2048  # bytes in one read that mean the pane writes fast: gather more
+GATHER = 0.008  # seconds a burst is gathered for at most
 DEFAULT_HISTORY = 5000  # rows of scrollback in a snapshot
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 
@@ -154,6 +156,8 @@ class PaneWatch:
             data = os.read(self.fd, READ_SIZE)
         except BlockingIOError:
             return
+        if len(data) >= BURST:
+            data += self._more(len(data))
         if data:
             with self.lock:
                 listeners = list(self.listeners)
@@ -166,6 +170,27 @@ class PaneWatch:
         self.fd = self._open_fifo()
         self.cat_pid = None
         self._check()
+
+    def _more(self, have: int) -> bytes:
+        """In a burst (a read that came back large), what else arrives within
+        :data:`GATHER` seconds, up to :data:`READ_SIZE` in all: listeners then get fewer,
+        larger pieces (fewer frames to every client) at a cost of milliseconds; a
+        line or a keystroke's echo is never held back."""
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + GATHER
+        while have < READ_SIZE:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                break
+            try:
+                chunk = os.read(self.fd, READ_SIZE - have)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break  # end of file: the next read sees it
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
 
     def _check(self) -> bool:
         """Re-arm a pipe that is gone or stalled; ``False`` when the pane is gone."""
