@@ -154,14 +154,17 @@ class PaneStream:
         if self.cancel is not None and self.record.cancelled is None:
             poller.register(self.cancel.fd, select.POLLIN)
         cap = 0.1 if not clock.running else float("inf")  # look for the prompt coming back
-        for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), cap)):
-            if fd == pidfd:
-                self._drain_after_exit(relay, scanner, collect)
-                if collect is None:
-                    self._emit_stream(scanner.flush())
-                return True
-            if fd == relay.master and self._drain(relay, scanner, collect):
+        ready = {fd for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), cap))}
+        held = b""
+        if relay.master in ready and pidfd not in ready:
+            got, held = self._drain(relay, scanner, collect, pidfd)
+            if got:
                 clock.saw_output(time.monotonic())
+        if pidfd in ready or held:
+            self._drain_after_exit(relay, scanner, collect, held)
+            if collect is None:
+                self._emit_stream(scanner.flush())
+            return True
         return False
 
     def _outcome(
@@ -198,9 +201,16 @@ class PaneStream:
         line = cursor_line(self.tmux, self.pane.pane_id)
         return bool(self.prompt_re.search(line.rstrip()))
 
-    def _drain(self, relay: Relay, scanner: Scanner, collect: list[bytes] | None) -> bool:
+    def _drain(
+        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, pidfd: int
+    ) -> tuple[bool, bytes]:
+        """Pass on what the stream holds; stop at a piece read once the REPL had exited
+        and return it (it may hold its shell's report of the signal that killed it,
+        which is no output of the REPL's)."""
         got = False
         while (data := relay.read()) is not None:
+            if pidfd >= 0 and select.select([pidfd], [], [], 0)[0]:
+                return got, data
             got = True
             output = scanner.feed(data)
             if not output:
@@ -209,16 +219,16 @@ class PaneStream:
                 collect.append(output)
             else:
                 self._emit_stream(output)
-        return got
+        return got, b""
 
     def _drain_after_exit(
-        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None
+        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
     ) -> None:
         """The rest of the stream once the REPL has exited: what it printed last (still
         on its way through tmux), without what its shell printed after it (a report of
         the signal that killed it, the end marker of the call that started it, the
         prompt)."""
-        output = scanner.feed(repl_part(read_until_end_marker(relay, EXIT_READ_LIMIT)))
+        output = scanner.feed(repl_part(read_until_end_marker(relay, EXIT_READ_LIMIT, held)))
         if not output:
             return
         if collect is not None:
@@ -286,9 +296,9 @@ EXIT_READ_LIMIT = 1.0
 _RUNNER_END = re.compile(rb"___TMUXSEND_END_[0-9a-f]{10} (\d+)___")
 
 
-def read_until_end_marker(relay: Relay, limit: float) -> bytes:
-    """What the relay gets until a command's end marker has come (or ``limit`` seconds)."""
-    data = b""
+def read_until_end_marker(relay: Relay, limit: float, data: bytes = b"") -> bytes:
+    """``data`` and what the relay gets after it until a command's end marker has come
+    (or ``limit`` seconds)."""
     deadline = time.monotonic() + limit
     while not _RUNNER_END.search(data):
         chunk = relay.read()
