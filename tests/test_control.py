@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -228,3 +229,35 @@ def test_the_client_waits_out_a_server_gone_and_stops_clean(world: World) -> Non
         client.stop()
     assert not client.thread.is_alive()
     assert control_clients(world) == []
+
+
+@pytest.mark.parametrize(("flags", "person"), [((), True), (("-f", "no-output"), False)])
+def test_a_control_client_that_takes_output_is_a_person(
+    make_bridge: MakeBridge, flags: tuple[str, ...], person: bool
+) -> None:
+    """iTerm2's ``tmux -CC`` is a control client that shows the panes to someone: it
+    counts as attached; a watcher that asked for no output (like serve's) does not."""
+    from tmux_bridge.pane import list_all_panes
+
+    b = make_bridge("bash")
+    b.start()
+    socket = b.tmux("display-message", "-p", "#{socket_path}").strip()
+    tmux = Tmux(socket_path=socket)
+    assert [p.attached for p in list_all_panes(tmux)] == [0]
+    client = subprocess.Popen(
+        ["tmux", "-S", socket, "-C", "attach-session", "-t", b.session, *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        env=b.env,
+    )
+    try:
+        b.wait_for(
+            lambda: b.tmux("list-clients", "-F", "#{client_control_mode}").split() == ["1"],
+            "the control client",
+        )
+        assert [p.attached for p in list_all_panes(tmux)] == [1 if person else 0]
+    finally:
+        client.kill()
+        client.wait(10)
+        assert client.stdin is not None
+        client.stdin.close()

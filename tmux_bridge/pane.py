@@ -55,7 +55,17 @@ _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 # those are no person. One line per client, before the panes; never has a tab count of
 # a pane line.
 _CLIENT_MARK = "tmux-bridge-client "
-LIST_CLIENTS = ["list-clients", "-F", _CLIENT_MARK + "#{client_control_mode} #{session_name}"]
+LIST_CLIENTS = [
+    "list-clients", "-F",
+    _CLIENT_MARK + "#{client_control_mode} #{client_flags} #{session_name}",
+]  # fmt: skip
+
+
+def is_person(control_mode: str, flags: str) -> bool:
+    """Whether a client is someone's terminal: any client but a control-mode one that
+    asked for no output (a watcher such as serve's lifecycle client). A control client
+    that takes output (iTerm2's ``tmux -CC``) shows the panes to a person."""
+    return control_mode != "1" or "no-output" not in flags.split(",")
 
 
 class PaneInfo(NamedTuple):
@@ -101,14 +111,13 @@ class PaneView(NamedTuple):
 
 
 def people_attached(lines: list[str]) -> tuple[dict[str, int], list[str]]:
-    """From a tmux output that starts with :data:`LIST_CLIENTS`' lines: how many clients
-    that are not in control mode are attached to each session, and the lines after
-    them."""
+    """From a tmux output that starts with :data:`LIST_CLIENTS`' lines: how many people
+    (:func:`is_person`) are attached to each session, and the lines after them."""
     people: dict[str, int] = {}
     at = 0
     while at < len(lines) and lines[at].startswith(_CLIENT_MARK):
-        control, _, session = lines[at][len(_CLIENT_MARK) :].partition(" ")
-        if control != "1":
+        control, flags, session = [*lines[at][len(_CLIENT_MARK) :].split(" ", 2), "", ""][:3]
+        if is_person(control, flags):
             people[session] = people.get(session, 0) + 1
         at += 1
     return people, lines[at:]
