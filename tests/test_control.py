@@ -18,7 +18,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from tmux_bridge.control import ControlClient
@@ -27,6 +27,7 @@ from tmux_bridge.tmux import Tmux
 from .agent_support import World
 from .conftest import WAIT, MakeBridge
 from .serve_support import TOKEN, running, wait_until
+from .test_live_agents import event, request
 
 pytestmark = pytest.mark.tmux
 
@@ -34,23 +35,6 @@ pytestmark = pytest.mark.tmux
 @pytest.fixture
 def world(make_bridge: MakeBridge) -> Iterator[World]:
     yield World(make_bridge("bash"))
-
-
-async def request(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
-    await ws.send(json.dumps(message))
-    while True:
-        reply = json.loads(await asyncio.wait_for(ws.recv(), WAIT))
-        if reply.get("id") == message["id"]:
-            return dict(reply)
-
-
-async def event(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The first message ``wanted`` accepts; others before it are skipped."""
-    async with asyncio.timeout(WAIT):
-        while True:
-            message = json.loads(await ws.recv())
-            if wanted(message):
-                return dict(message)
 
 
 def about(name: str, *types: str) -> Callable[[dict[str, Any]], bool]:
