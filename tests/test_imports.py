@@ -20,6 +20,8 @@ import tmux_bridge
 ROOT = Path(tmux_bridge.__file__).resolve().parent.parent
 CLIS = {
     "tmux_bridge.send_cli",
+    "tmux_bridge.send_options",
+    "tmux_bridge.send_quick",
     "tmux_bridge.bridge_cli",
     "tmux_bridge.cli_common",
     "tmux_bridge.__main__",
@@ -97,7 +99,13 @@ def test_new_modules_join_the_core_and_servers_stay_out(tmp_path: Path) -> None:
 
 
 def test_the_check_sees_click_when_a_cli_imports_it() -> None:
-    assert _loaded_after_import("tmux_bridge.send_cli", ["click", "starlette"]) == ["click"]
+    assert _loaded_after_import("tmux_bridge.send_options", ["click", "starlette"]) == ["click"]
+
+
+@pytest.mark.parametrize("module", ["tmux_bridge.send_cli", "tmux_bridge.send_quick"])
+def test_tmux_send_reads_its_common_lines_without_click(module: str) -> None:
+    """Importing click is about a third of tmux-send's start-up."""
+    assert _loaded_after_import(module, ["click"]) == []
 
 
 @pytest.mark.parametrize("module", CORE)

@@ -180,3 +180,33 @@ def test_hand_made_session_works(make_bridge: Callable[[str], Bridge], shell: st
     assert b.send_text("--", "echo hand-made") == (0, "hand-made\n", "")
     assert b.send_text("--", "exit 4" if shell != "fish" else "exec sh -c 'exit 4'")[0] == 4
     assert b.send_text("--", "echo after") == (0, "after\n", "")
+
+
+def _modules_loaded(bridge: Bridge, *args: str) -> tuple[int, bytes, set[str]]:
+    """Run ``tmux-send ARGS`` with Python's import report on; its status, stdout and
+    the top-level modules it imported."""
+    result = subprocess.run(
+        [str(BIN / "tmux-send"), *args],
+        env={**bridge.env, "PYTHONPROFILEIMPORTTIME": "1"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    names = {
+        line.rsplit(b"|", 1)[1].strip().split(b".")[0].decode()
+        for line in result.stderr.splitlines()
+        if line.startswith(b"import time:")
+    }
+    return result.returncode, result.stdout, names
+
+
+def test_a_common_call_starts_without_click(bridge: Bridge) -> None:
+    """Start-up is part of every call: the usual command lines are read without click;
+    the others (here --check) still are, by click."""
+    pane = bridge.tmux("display-message", "-p", "-t", bridge.session, "#{pane_id}").strip()
+    for args in (["--", "echo", "hi"], ["-p", pane, "--timeout", "5", "--raw", "echo hi"]):
+        code, out, names = _modules_loaded(bridge, *args)
+        assert (code, out) == (0, b"hi\n")
+        assert "tmux_bridge" in names and "click" not in names, args
+    code, out, names = _modules_loaded(bridge, "--check", "--", "true")
+    assert code == 0 and "click" in names

@@ -17,7 +17,7 @@ class _Tools(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "send":
-            from .send_cli import cli as send
+            from .send_options import cli as send
 
             return send
         if cmd_name == "bridge":

@@ -1,5 +1,6 @@
 """What both command-line faces share: running a click command with our exit codes,
-exiting fast, and writing straight to file descriptors."""
+exiting fast, and writing straight to file descriptors. click is imported only to run
+a click command: tmux-send's common command lines never need it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
-
-import click
+from typing import TYPE_CHECKING
 
 from .errors import EXIT_SIGINT, BridgeError
 from .tmux import write_all
+
+if TYPE_CHECKING:
+    import click
 
 
 class FdSink:
@@ -47,6 +50,8 @@ def exit_now(code: int) -> None:
 def run_cli(command: click.Command, args: Sequence[str] | None = None) -> int:
     """Run a click command without click's own exit handling: usage errors exit 2,
     Ctrl-C before the command was typed exits 130 (click would say "Aborted!", 1)."""
+    import click
+
     try:
         code = command.main(args=args, standalone_mode=False)
     except click.ClickException as exc:
