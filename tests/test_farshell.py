@@ -7,7 +7,14 @@ import subprocess
 
 import pytest
 
-from tmux_bridge.farshell import FarScanner, _pieces, parse_probe, printf_text
+from tmux_bridge.farshell import (
+    HELPERS_VERSION,
+    FarScanner,
+    _pieces,
+    command_lines,
+    parse_probe,
+    printf_text,
+)
 
 from .conftest import shell_path
 
@@ -34,11 +41,19 @@ def test_typed_text_is_printable_ascii() -> None:
 
 def test_pieces_never_cut_an_escape() -> None:
     text = printf_text(bytes(range(256)) * 40 + b"%" * 5000)
-    pieces = _pieces(text)
+    pieces = _pieces(text, 3000)
     assert "".join(pieces) == text and all(len(p) <= 3000 for p in pieces)
     for piece in pieces:
         result = subprocess.run(["sh", "-c", f"printf '{piece}'"], capture_output=True)
         assert result.returncode == 0 and b"\\" not in result.stderr
+
+
+def test_lines_fit_busybox_line_editor() -> None:
+    """busybox sh's line editor keeps 1023 bytes of a line: a POSIX sh gets no longer."""
+    for size in (10, 800, 950, 5000):
+        lines = command_lines("posix", "0123456789", b"x" * size)
+        assert all(len(line) < 1024 for line in lines), [len(line) for line in lines]
+    assert len(command_lines("bash", "0123456789", b"x" * 2900)) == 1
 
 
 def _stream(call_id: str, stdout: bytes, stderr: bytes, status: int, kind: str = "END") -> bytes:
@@ -73,7 +88,7 @@ def test_scanner_exit_marker() -> None:
 
 
 def test_parse_probe() -> None:
-    facts = parse_probe(b"||3.6.0|/home/u|2|u|web1|Linux|w")
+    facts = parse_probe(f"||3.6.0|/home/u|{HELPERS_VERSION}|u|web1|Linux|w".encode())
     assert (facts.shell, facts.version, facts.cwd, facts.helpers) == (
         "fish",
         "3.6.0",
@@ -83,3 +98,5 @@ def test_parse_probe() -> None:
     assert (facts.user, facts.host, facts.os, facts.tmp_writable) == ("u", "web1", "Linux", True)
     assert parse_probe(b"|||/|").shell == "posix"
     assert parse_probe(b"|||/|").helpers is False
+    # helpers an older tmux-send defined are defined anew
+    assert parse_probe(b"||3.6.0|/home/u|2|u|web1|Linux|w").helpers is False
