@@ -12,8 +12,11 @@ from tmux_bridge.farshell import (
     FarScanner,
     _pieces,
     command_lines,
+    helpers_line,
     parse_probe,
     printf_text,
+    probe_line,
+    probe_pattern,
 )
 
 from .conftest import shell_path
@@ -100,3 +103,42 @@ def test_parse_probe() -> None:
     assert parse_probe(b"|||/|").helpers is False
     # helpers an older tmux-send defined are defined anew
     assert parse_probe(b"||3.6.0|/home/u|2|u|web1|Linux|w").helpers is False
+
+
+# the strict options people set in their shells, per shell binary (argv after the binary)
+STRICT = [
+    ("bash", ["-u"]),
+    ("bash", ["-eu", "-o", "pipefail"]),
+    ("zsh", ["-o", "nounset"]),
+    ("zsh", ["-o", "nounset", "-o", "err_exit", "-o", "pipefail"]),
+    ("dash", ["-eu"]),
+    ("busybox", ["sh", "-eu", "-o", "pipefail"]),
+    ("fish", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("shell", "options"), STRICT, ids=[" ".join([s[0], *s[1]]) for s in STRICT]
+)
+def test_lines_run_under_strict_options(shell: str, options: list[str]) -> None:
+    """The probe, the helpers' definition and a command line, as a script of one shell
+    with `set -u` (and `-e`, `pipefail`): each answers, none stops the shell."""
+    kind = {"bash": "bash", "zsh": "zsh", "fish": "fish"}.get(shell, "posix")
+    lines = [
+        probe_line("0123456789"),
+        helpers_line(kind, "0123456789"),  # type: ignore[arg-type]
+        *command_lines(kind, "0123456789", b"echo out; echo err >&2"),  # type: ignore[arg-type]
+        " echo still running",
+    ]
+    done = subprocess.run(
+        [shell_path(shell), *options], input="\n".join(lines).encode(), capture_output=True
+    )
+    out = done.stdout.decode()
+    version = {"bash": "5", "zsh": "5", "fish": "3"}.get(shell)
+    answer = probe_pattern("0123456789").search(done.stdout)
+    assert answer is not None, (out, done.stderr)
+    assert parse_probe(answer.group(1)).shell == kind
+    assert version is None or parse_probe(answer.group(1)).version.startswith(version)
+    assert "TMUXSEND_DEF_0123456789 " + HELPERS_VERSION in out
+    assert "\nout\n\n___TMUXSEND_END_0123456789 0___err\n" in out
+    assert out.endswith("still running\n") and done.stderr == b"", done.stderr

@@ -74,12 +74,19 @@ class FarFacts(NamedTuple):
 
 def probe_line(call_id: str) -> str:
     """One line every far shell (bash, zsh, fish >= 3.4, POSIX sh, busybox) answers with
-    ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``; the leading space keeps it out
-    of bash's history (``ignorespace``) and fish's."""
-    return (
-        f" printf '{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n' {call_id}"
-        ' "$BASH_VERSION" "$ZSH_VERSION" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
-    )
+    ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``, under ``set -u`` too; the
+    leading space keeps it out of bash's history (``ignorespace``) and fish's.
+
+    fish takes ``\\'`` inside single quotes as a quote, other shells as the end of the
+    quoted text: ``true '\\'; SH; true '; FISH; true \\'`` runs ``SH`` in bash, zsh and
+    sh (for which ``; FISH; true \\`` is quoted text) and ``FISH`` in fish (for which
+    ``'; SH; true`` is). So each reads only what it parses, and the POSIX part can use
+    ``${VAR-}``, which ``set -u`` allows and fish cannot parse."""
+    fmt = f'"{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n" {call_id}'
+    sh = f'printf {fmt} "${{BASH_VERSION-}}" "${{ZSH_VERSION-}}" "" "$PWD"'
+    sh += ' "${__tmux_send_facts-}"'
+    fish = f'printf {fmt} "" "" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
+    return f" true '\\'; {sh}; true '; {fish}; true \\'"
 
 
 def probe_pattern(call_id: str) -> re.Pattern[bytes]:
@@ -149,7 +156,9 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
         exit_fn = (
             "__tmux_send_exit() { __tmux_send_end $? EXIT; }; "
             # our lines stay out of zsh's history without histignorespace
-            "__tmux_send_nohist() { [[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
+            # (no failing command inside: err_exit in the hook would drop the line)
+            "__tmux_send_nohist() { setopt localoptions noerrexit noerrreturn; "
+            "[[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
             "zshaddhistory_functions+=(__tmux_send_nohist); "
         )
     else:
