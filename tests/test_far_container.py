@@ -246,3 +246,22 @@ def test_podman_exec(image: Image) -> None:
         doc = json.loads(b.send("--json", "--", "echo in; echo err >&2; false").stdout)
         assert (doc["status"], doc["stdout"], doc["stderr"]) == (1, "in\n", "err\n")
         assert doc["far"]["via"] == "podman"
+
+
+def test_check_in_the_container(in_container: Bridge) -> None:
+    """--check before any call in the container: the probe names a POSIX sh, whose
+    syntax this machine's sh checks (not the pane's bash); a parse error predicts the
+    real call's status."""
+    b = in_container
+    loop = "for i in 1 2; do echo $i; done"
+    doc = json.loads(b.send("--check", "--json", "--", loop).stdout)
+    assert (doc["shell"], doc["parses"], doc["would_exit"]) == ("posix", True, 0), doc
+    assert (doc["far"]["via"], doc["far"]["kind_from"]) == ("podman", "probe")
+    assert Path(doc["parsed_by"]).name == "sh"
+    assert (doc["resolves_as"], doc["typed_lookup"]) == ("keyword", True)
+    word = json.loads(b.send("--check", "--json", "--", "sha256sum /dev/null").stdout)
+    assert (word["resolves_as"], word["far"]["kind_from"]) == ("file", "last_call")
+    bad = "[[ -n x ]] && echo (x"
+    doc = json.loads(b.send("--check", "--json", "--", bad).stdout)
+    assert doc["parses"] is False
+    assert doc["would_exit"] == b.send("--", bad).returncode != 0, b.screen()

@@ -543,3 +543,61 @@ def test_strict_options_over_ssh(sshd: Sshd, case: Strict) -> None:
         b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
         _person_sets(b, case.options)
         _strict_calls(b, case)
+
+
+# --- dry runs in a far shell -----------------------------------------------------------------
+
+FISH_LOOP = "for i in 1 2; echo $i; end"
+POSIX_LOOP = "for i in 1 2; do echo $i; done"
+
+
+def test_check_parses_with_the_far_shells_kind(nested: Bridge) -> None:
+    """--check in a pane whose far shell is not the pane's own (bash): the syntax is
+    checked by this machine's binary of the far shell's kind, the one the last call
+    recorded (nothing typed to learn it), and the status a parse error gets there is
+    the real call's."""
+    b = nested
+    shell = b.far_shell  # type: ignore[attr-defined]
+    kind = "posix" if shell == "dash" else shell
+    good, bad = (FISH_LOOP, POSIX_LOOP) if shell == "fish" else (POSIX_LOOP, FISH_LOOP)
+    assert b.send_text("--", "true")[0] == 0  # the far shell's kind is recorded
+    result = b.send("--check", "--json", "--", good)
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["shell"], doc["parses"]) == (0, kind, True), doc
+    assert doc["far"] == {
+        "via": shell,
+        "gateway_pid": _gateway_pid(b),
+        "shell": kind,
+        "kind_from": "last_call",
+    }
+    assert Path(doc["parsed_by"]).name == ("sh" if kind == "posix" else shell)
+    word = "builtin" if shell == "fish" else "keyword"  # fish's `type -t for`
+    assert (doc["first_word"], doc["resolves_as"], doc["typed_lookup"]) == ("for", word, True)
+    text = b.send_text("--check", "--", bad)
+    doc = json.loads(b.send("--check", "--json", "--", bad).stdout)
+    assert doc["parses"] is False and doc["typed_lookup"] is False
+    assert f"the far shell behind `{shell}`" in text[1], text
+    real = b.send("--", bad)
+    assert doc["would_exit"] == real.returncode != 0, (doc, real)
+
+
+def _gateway_pid(b: Bridge) -> int:
+    """The pid of the program in front of the pane's shell."""
+    shell = Path(f"/proc/{b.pane('#{pane_pid}')}/stat").read_text()
+    return int(shell.rsplit(")", 1)[1].split()[5])  # tpgid
+
+
+def test_check_over_ssh_probes_a_far_shell_not_seen_yet(sshd: Sshd) -> None:
+    """No call went through this ssh yet: the dry run types the probe and the lookup,
+    and judges the command in the far shell's kind (fish), not the pane's (bash)."""
+    with _bridge("bash") as b:
+        b.start()
+        b.tmux("send-keys", "-t", b.target, sshd.command("fish"), "Enter")
+        b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
+        b.wait_for(lambda: b.screen().rstrip().endswith(">"), "fish's prompt")
+        doc = json.loads(b.send("--check", "--json", "--", FISH_LOOP).stdout)
+        assert (doc["shell"], doc["parses"], doc["typed_lookup"]) == ("fish", True, True), doc
+        assert (doc["far"]["kind_from"], doc["far"]["via"]) == ("probe", "ssh")
+        doc = json.loads(b.send("--check", "--json", "--", POSIX_LOOP).stdout)
+        assert (doc["parses"], doc["far"]["kind_from"]) == (False, "last_call")
+        assert doc["would_exit"] == b.send("--", POSIX_LOOP).returncode != 0

@@ -68,7 +68,9 @@ It says which shell would run the command, whether that shell parses it, what th
 word is there (alias, function, builtin, keyword, file, not_found) and whether the pane
 is ready, and exits as the call would: 125 not ready, 127 first word not found, the
 shell's parse-error status. The first word is looked up in the person's shell with one
-short line they see. It is a help, not a guarantee: the command can still fail.
+short line they see. In a far shell (ssh, a container) it checks the far shell's syntax
+(bash, zsh, fish or sh) and says so. It is a help, not a guarantee: the command can
+still fail.
 
 ## When tmux-send refuses (exit 125)
 It will not type while the person runs a program in the pane, has a half-typed command
