@@ -579,6 +579,11 @@ def test_check_parses_with_the_far_shells_kind(nested: Bridge) -> None:
     assert f"the far shell behind `{shell}`" in text[1], text
     real = b.send("--", bad)
     assert doc["would_exit"] == real.returncode != 0, (doc, real)
+    # a word that expands is not looked up: the far checks alone, nothing typed
+    before = b.history()
+    doc = json.loads(b.send("--check", "--json", "--", "$EDITOR x").stdout)
+    assert (doc["ready"], doc["would_exit"], doc["typed_lookup"]) == (True, 0, False), doc
+    assert b.history() == before
 
 
 def _gateway_pid(b: Bridge) -> int:
