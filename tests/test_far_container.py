@@ -19,6 +19,7 @@ import struct
 import subprocess
 import tarfile
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -127,15 +128,20 @@ _COUNT = itertools.count()
 
 
 @contextlib.contextmanager
-def _container_pane(image: Image, line: str, name: str) -> Iterator[Bridge]:
+def _container_pane(
+    image: Image, line: str, name: str, docker_host: str | None = None
+) -> Iterator[Bridge]:
     """A bash pane in which the person typed ``line``, busybox sh's prompt showing; the
     container ``name`` is removed at the end (killing the pane's podman leaves it)."""
     try:
         with _bridge("bash") as b:
             b.env["CONTAINERS_CONF"] = str(image.conf)
+            if docker_host is not None:
+                b.env["DOCKER_HOST"] = docker_host
             b.start()
             b.tmux("send-keys", "-t", b.target, line, "Enter")
-            b.wait_for(lambda: b.foreground() == "podman", "podman to start")
+            gate = line.split()[0]
+            b.wait_for(lambda: b.foreground() == gate, f"{gate} to start")
             b.wait_for(lambda: b.screen().rstrip().endswith("#"), "busybox sh's prompt")
             yield b
     finally:
@@ -246,6 +252,56 @@ def test_podman_exec(image: Image) -> None:
         doc = json.loads(b.send("--json", "--", "echo in; echo err >&2; false").stdout)
         assert (doc["status"], doc["stdout"], doc["stderr"]) == (1, "in\n", "err\n")
         assert doc["far"]["via"] == "podman"
+
+
+@pytest.fixture(scope="module")
+def docker_host(image: Image) -> Iterator[str]:
+    """podman's Docker-compatible API on a socket of its own, for the docker client
+    (the machine has the client, no daemon): the pane's ``docker`` talks to podman."""
+    if shutil.which("docker") is None:
+        pytest.skip("no docker client (the docker test drives podman through it)")
+    folder = Path(tempfile.mkdtemp(prefix="tb-docker-"))
+    sock = folder / "podman.sock"
+    env = {**os.environ, "CONTAINERS_CONF": str(image.conf)}
+    service = subprocess.Popen(
+        ["podman", "system", "service", "--time=0", f"unix://{sock}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        host = f"unix://{sock}"
+        deadline = time.monotonic() + 15
+        while not _answers(host):
+            assert time.monotonic() < deadline and service.poll() is None, "podman's API"
+            time.sleep(0.05)
+        yield host
+    finally:
+        service.terminate()
+        service.wait(10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _answers(host: str) -> bool:
+    version = ["docker", "version", "--format", "{{.Server.Version}}"]
+    done = subprocess.run(version, env={**os.environ, "DOCKER_HOST": host}, capture_output=True)
+    return done.returncode == 0
+
+
+def test_docker_exec(image: Image, docker_host: str) -> None:
+    """``docker exec -it CONTAINER sh``, as the issue names it: the docker client in
+    front of the pane's shell, busybox sh behind it; an interrupt and `exit` too."""
+    name = f"tb-docker-{os.getpid()}"
+    started = _podman(image, "run", "-d", "--rm", "--name", name, image.name, "sleep", "300")
+    assert started.returncode == 0, started.stderr
+    with _container_pane(image, f"docker exec -it {name} sh", name, docker_host) as b:
+        doc = json.loads(b.send("--json", "--", "echo in; echo err >&2; false").stdout)
+        assert (doc["status"], doc["stdout"], doc["stderr"]) == (1, "in\n", "err\n"), b.screen()
+        assert (doc["far"]["via"], doc["shell"]) == ("docker", "posix")
+        result = b.send("--json", "-t", "1", "--", "echo started; sleep 30")
+        assert (result.returncode, json.loads(result.stdout)["status"]) == (124, 130)
+        assert b.send_text("--", "exit 3")[0] == 3
+        b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
 
 
 def test_check_in_the_container(in_container: Bridge) -> None:
