@@ -234,6 +234,18 @@ def test_files_round_trip_in_the_container(in_container: Bridge) -> None:
     assert b.send("--read", "/root/data.bin").stdout == data.replace("héllo".encode(), b"bye")
 
 
+def test_set_u_and_pipefail_in_the_container(in_container: Bridge) -> None:
+    """The person's `set -u -o pipefail` in busybox sh, before the first call: the probe
+    and the helpers work; an unset variable ends the command line, not the shell."""
+    b = in_container
+    b.tmux("send-keys", "-t", b.target, "set -u -o pipefail", "Enter")
+    b.wait_for(lambda: b.screen().rstrip().endswith("pipefail\n/ #"), "the prompt back")
+    assert b.send_text("--", "echo ok; false | true") == (1, "ok\n", ""), b.screen()
+    code, out, err = b.send_text("--", "echo before; echo $tb_not_set; echo after")
+    assert (code, out) == (2, "before\n") and "tb_not_set" in err, (code, err, b.screen())
+    assert b.send_text("--", "case $- in *u*) echo still set;; esac") == (0, "still set\n", "")
+
+
 def test_no_writable_tmp_merges_stderr(image: Image) -> None:
     """A read-only container without a /tmp mount: stderr goes to the terminal."""
     with container_pane(image, "--read-only --read-only-tmpfs=false ") as b:

@@ -535,7 +535,7 @@ def test_strict_options_in_a_nested_shell(case: Strict) -> None:
         _strict_calls(b, case)
 
 
-@pytest.mark.parametrize("case", STRICT[1:4], ids=[f"{c.shell}-{c.options}" for c in STRICT[1:4]])
+@pytest.mark.parametrize("case", STRICT, ids=[f"{c.shell}-{c.options}" for c in STRICT])
 def test_strict_options_over_ssh(sshd: Sshd, case: Strict) -> None:
     with _bridge("bash") as b:
         b.start()
