@@ -246,6 +246,23 @@ def test_set_u_and_pipefail_in_the_container(in_container: Bridge) -> None:
     assert b.send_text("--", "case $- in *u*) echo still set;; esac") == (0, "still set\n", "")
 
 
+def test_check_in_a_pane_not_ready(in_container: Bridge) -> None:
+    """Text typed at a far prompt never seen before: the dry run refuses as the call
+    would, types nothing, and cannot tell the far shell's kind (no probe was typed)."""
+    b = in_container
+    b.tmux("send-keys", "-t", b.target, "-l", "echo typed")
+    b.wait_for(lambda: b.screen().rstrip().endswith("echo typed"), "the typed text")
+    before = b.history()
+    result = b.send("--check", "--json", "--", "echo hi")
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["ready"], doc["parses"]) == (125, False, None), doc
+    assert (doc["shell"], doc["far"]["kind_from"]) == (None, None)
+    assert "not known yet" in doc["parse_error"]
+    text = b.send_text("--check", "--", "echo hi")[1]
+    assert "unknown: the far shell behind `podman` (its kind not known yet)" in text, text
+    assert b.history() == before
+
+
 def test_no_writable_tmp_merges_stderr(image: Image) -> None:
     """A read-only container without a /tmp mount: stderr goes to the terminal."""
     with container_pane(image, "--read-only --read-only-tmpfs=false ") as b:

@@ -458,9 +458,11 @@ def describe_check(result: CheckResult) -> str:
     ready = "yes" if result.ready else f"no ({result.error_code})\n" + _indent(result.reason or "")
     shell = result.shell or "none tmux-send can drive"
     if result.far is not None:
-        where = "its last call" if result.far["kind_from"] == "last_call" else "the probe"
+        where = {"last_call": "from its last call", "probe": "from the probe"}.get(
+            result.far["kind_from"], "its kind not known yet"
+        )
         via = result.far["via"]
-        shell = f"{result.shell or 'unknown'}: the far shell behind `{via}` (from {where})"
+        shell = f"{result.shell or 'unknown'}: the far shell behind `{via}` ({where})"
     lines = [
         f"pane        {result.pane}",
         f"shell       {shell}",

@@ -111,6 +111,11 @@ def check_far(
         else:
             _far_ready(target, gateway, options, notice, cancel)
     except (PaneNotReady, ReplMismatch, LockTimeout) as exc:
+        if judged.kind is None:
+            judged.parse_error = (
+                "the far shell's kind is not known yet, and its probe is typed only into "
+                "a ready pane"
+            )
         return CheckResult(
             text, pane.pane_id, judged.kind, judged.parses, judged.parse_error,
             _shown(judged.word), None if judged.word is None else "unknown", False,
@@ -129,8 +134,8 @@ def check_far(
 
 def _far(gateway: Gateway, kind: ShellKind | None, known: ShellKind | None) -> dict[str, Any]:
     """The result's ``far``: the program in front, the far shell's kind and where the
-    kind came from."""
-    where = "last_call" if known is not None and known == kind else "probe"
+    kind came from (``None``: not known, no probe was typed)."""
+    where = None if kind is None else "last_call" if known == kind else "probe"
     return {"via": gateway.name, "gateway_pid": gateway.pid, "shell": kind, "kind_from": where}
 
 
