@@ -327,6 +327,7 @@ LOOKUPS = [
     LookupCase("dash-builtin", "posix", "echo is a shell builtin\n", "builtin"),
     LookupCase("dash-keyword", "posix", "if is a shell keyword\n", "keyword"),
     LookupCase("dash-missing", "posix", "nosuch: not found\n", "not_found"),
+    LookupCase("busybox-applet", "posix", "sha256sum is sha256sum\n", "file"),
 ]
 
 

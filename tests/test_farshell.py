@@ -7,7 +7,17 @@ import subprocess
 
 import pytest
 
-from tmux_bridge.farshell import FarScanner, _pieces, parse_probe, printf_text
+from tmux_bridge.farshell import (
+    HELPERS_VERSION,
+    FarScanner,
+    _pieces,
+    command_lines,
+    helpers_line,
+    parse_probe,
+    printf_text,
+    probe_line,
+    probe_pattern,
+)
 
 from .conftest import shell_path
 
@@ -34,11 +44,19 @@ def test_typed_text_is_printable_ascii() -> None:
 
 def test_pieces_never_cut_an_escape() -> None:
     text = printf_text(bytes(range(256)) * 40 + b"%" * 5000)
-    pieces = _pieces(text)
+    pieces = _pieces(text, 3000)
     assert "".join(pieces) == text and all(len(p) <= 3000 for p in pieces)
     for piece in pieces:
         result = subprocess.run(["sh", "-c", f"printf '{piece}'"], capture_output=True)
         assert result.returncode == 0 and b"\\" not in result.stderr
+
+
+def test_lines_fit_busybox_line_editor() -> None:
+    """busybox sh's line editor keeps 1023 bytes of a line: a POSIX sh gets no longer."""
+    for size in (10, 800, 950, 5000):
+        lines = command_lines("posix", "0123456789", b"x" * size)
+        assert all(len(line) < 1024 for line in lines), [len(line) for line in lines]
+    assert len(command_lines("bash", "0123456789", b"x" * 2900)) == 1
 
 
 def _stream(call_id: str, stdout: bytes, stderr: bytes, status: int, kind: str = "END") -> bytes:
@@ -73,7 +91,7 @@ def test_scanner_exit_marker() -> None:
 
 
 def test_parse_probe() -> None:
-    facts = parse_probe(b"||3.6.0|/home/u|2|u|web1|Linux|w")
+    facts = parse_probe(f"||3.6.0|/home/u|{HELPERS_VERSION}|u|web1|Linux|w".encode())
     assert (facts.shell, facts.version, facts.cwd, facts.helpers) == (
         "fish",
         "3.6.0",
@@ -83,3 +101,44 @@ def test_parse_probe() -> None:
     assert (facts.user, facts.host, facts.os, facts.tmp_writable) == ("u", "web1", "Linux", True)
     assert parse_probe(b"|||/|").shell == "posix"
     assert parse_probe(b"|||/|").helpers is False
+    # helpers an older tmux-send defined are defined anew
+    assert parse_probe(b"||3.6.0|/home/u|2|u|web1|Linux|w").helpers is False
+
+
+# the strict options people set in their shells, per shell binary (argv after the binary)
+STRICT = [
+    ("bash", ["-u"]),
+    ("bash", ["-eu", "-o", "pipefail"]),
+    ("zsh", ["-o", "nounset"]),
+    ("zsh", ["-o", "nounset", "-o", "err_exit", "-o", "pipefail"]),
+    ("dash", ["-eu"]),
+    ("busybox", ["sh", "-eu", "-o", "pipefail"]),
+    ("fish", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("shell", "options"), STRICT, ids=[" ".join([s[0], *s[1]]) for s in STRICT]
+)
+def test_lines_run_under_strict_options(shell: str, options: list[str]) -> None:
+    """The probe, the helpers' definition and a command line, as a script of one shell
+    with `set -u` (and `-e`, `pipefail`): each answers, none stops the shell."""
+    kind = {"bash": "bash", "zsh": "zsh", "fish": "fish"}.get(shell, "posix")
+    lines = [
+        probe_line("0123456789"),
+        helpers_line(kind, "0123456789"),  # type: ignore[arg-type]
+        *command_lines(kind, "0123456789", b"echo out; echo err >&2"),  # type: ignore[arg-type]
+        " echo still running",
+    ]
+    done = subprocess.run(
+        [shell_path(shell), *options], input="\n".join(lines).encode(), capture_output=True
+    )
+    out = done.stdout.decode()
+    version = {"bash": "5", "zsh": "5", "fish": "3"}.get(shell)
+    answer = probe_pattern("0123456789").search(done.stdout)
+    assert answer is not None, (out, done.stderr)
+    assert parse_probe(answer.group(1)).shell == kind
+    assert version is None or parse_probe(answer.group(1)).version.startswith(version)
+    assert "TMUXSEND_DEF_0123456789 " + HELPERS_VERSION in out
+    assert "\nout\n\n___TMUXSEND_END_0123456789 0___err\n" in out
+    assert out.endswith("still running\n") and done.stderr == b"", done.stderr

@@ -189,7 +189,7 @@ def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
         )
         assert doc["exit_status"] == 7
         # the stderr file is private while it exists
-        mode = b.send_text("--", "echo x >&2; stat -c %a /tmp/.tmux-send-*.err 2>/dev/null")
+        mode = b.send_text("--", "echo x >&2; stat -c %a $__tmux_send_err")
         assert mode[1] == "600\n", mode
         assert doc["far"]["user"] == USERS[shell]
         assert doc["far"]["via"] == "ssh"
@@ -461,3 +461,148 @@ def test_ssh_over_a_slow_link(sshd: Sshd) -> None:
         )
         doc = json.loads(b.send("--json", "-t", "1", "--", "echo started; sleep 30").stdout)
         assert (doc["exit_status"], doc["status"], doc["stdout"]) == (124, 130, "started\n")
+
+
+# --- strict options in the far shell ---------------------------------------------------------
+
+
+class Strict(NamedTuple):
+    shell: str
+    options: str  # what the person types
+    errexit: bool  # a failing command ends the shell
+    # what an unset variable does: "line" ends the command line, "ends" the shell (its
+    # EXIT trap prints the status), "lost" the shell without a trap or hook (zsh
+    # err_exit: tmux-send sees the shell go away, as when a connection drops)
+    unset: str
+
+
+STRICT = [
+    Strict("bash", "set -u", False, "line"),
+    Strict("bash", "set -euo pipefail", True, "ends"),
+    Strict("zsh", "setopt nounset", False, "line"),
+    Strict("zsh", "setopt nounset err_exit pipefail", True, "lost"),
+    Strict("dash", "set -eu", True, "line"),
+]
+
+
+def _person_sets(b: Bridge, options: str) -> None:
+    """The person types ``options`` at the far prompt (`$ `) before any call there."""
+    b.wait_for(lambda: b.screen().rstrip().endswith("$"), "the far prompt")
+    b.tmux("send-keys", "-t", b.target, options, "Enter")
+
+    def back() -> bool:
+        lines = [line.rstrip() for line in b.screen().splitlines() if line.strip()]
+        return lines[-2:] == [f"$ {options}", "$"]
+
+    b.wait_for(back, "the far prompt after " + options)
+
+
+def _strict_calls(b: Bridge, case: Strict) -> None:
+    """The first call (probe, helpers) and the next work under the options; an unset
+    variable fails the command as it would for the person, and `-e` ends the shell."""
+    doc = json.loads(b.send("--json", "--", "echo out; echo err >&2").stdout)
+    assert (doc["status"], doc["stdout"], doc["stderr"]) == (0, "out\n", "err\n"), b.screen()
+    assert doc["shell"] == ("posix" if case.shell == "dash" else case.shell)
+    before = set(Path("/tmp").glob(".tmux-send-*.err"))
+    code, out, err = b.send_text("--", "echo before; echo $tb_not_set; echo after")
+    assert out == "before\n", (code, out, err, b.screen())
+    if case.unset == "lost":
+        assert code == 125 and "went away" in err, (code, err)
+        for left in set(Path("/tmp").glob(".tmux-send-*.err")) - before:
+            left.unlink()  # the far shell died before it could (README: limits)
+    else:
+        assert code not in (0, 125) and "tb_not_set" in err, (code, err)
+        assert ("ended the far shell" in err) == (case.unset == "ends")
+    if case.unset == "line":
+        code, out, err = b.send_text("--", "false; echo $?")
+        if not case.errexit:
+            assert (code, out, err) == (0, "1\n", "")
+            return
+        assert (code, out) == (1, "") and "ended the far shell" in err
+    b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
+
+
+@pytest.mark.parametrize("case", STRICT, ids=[f"{c.shell}-{c.options}" for c in STRICT])
+def test_strict_options_in_a_nested_shell(case: Strict) -> None:
+    shell = case.shell
+    with _bridge("bash") as b:
+        b.env["ENV"] = str(b.home / ".shrc")
+        (b.home / ".shrc").write_text("PS1='$ '\n")
+        b.start()
+        b.tmux("send-keys", "-t", b.target, f"{shell} -i" if shell == "dash" else shell, "Enter")
+        b.wait_for(lambda: b.foreground() in (shell, "sh"), f"{shell} to start")
+        _person_sets(b, case.options)
+        _strict_calls(b, case)
+
+
+@pytest.mark.parametrize("case", STRICT, ids=[f"{c.shell}-{c.options}" for c in STRICT])
+def test_strict_options_over_ssh(sshd: Sshd, case: Strict) -> None:
+    with _bridge("bash") as b:
+        b.start()
+        b.tmux("send-keys", "-t", b.target, sshd.command(case.shell), "Enter")
+        b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
+        _person_sets(b, case.options)
+        _strict_calls(b, case)
+
+
+# --- dry runs in a far shell -----------------------------------------------------------------
+
+FISH_LOOP = "for i in 1 2; echo $i; end"
+POSIX_LOOP = "for i in 1 2; do echo $i; done"
+
+
+def test_check_parses_with_the_far_shells_kind(nested: Bridge) -> None:
+    """--check in a pane whose far shell is not the pane's own (bash): the syntax is
+    checked by this machine's binary of the far shell's kind, the one the last call
+    recorded (nothing typed to learn it), and the status a parse error gets there is
+    the real call's."""
+    b = nested
+    shell = b.far_shell  # type: ignore[attr-defined]
+    kind = "posix" if shell == "dash" else shell
+    good, bad = (FISH_LOOP, POSIX_LOOP) if shell == "fish" else (POSIX_LOOP, FISH_LOOP)
+    assert b.send_text("--", "true")[0] == 0  # the far shell's kind is recorded
+    result = b.send("--check", "--json", "--", good)
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["shell"], doc["parses"]) == (0, kind, True), doc
+    assert doc["far"] == {
+        "via": shell,
+        "gateway_pid": _gateway_pid(b),
+        "shell": kind,
+        "kind_from": "last_call",
+    }
+    assert Path(doc["parsed_by"]).name == ("sh" if kind == "posix" else shell)
+    word = "builtin" if shell == "fish" else "keyword"  # fish's `type -t for`
+    assert (doc["first_word"], doc["resolves_as"], doc["typed_lookup"]) == ("for", word, True)
+    text = b.send_text("--check", "--", bad)
+    doc = json.loads(b.send("--check", "--json", "--", bad).stdout)
+    assert doc["parses"] is False and doc["typed_lookup"] is False
+    assert f"the far shell behind `{shell}`" in text[1], text
+    real = b.send("--", bad)
+    assert doc["would_exit"] == real.returncode != 0, (doc, real)
+    # a word that expands is not looked up: the far checks alone, nothing typed
+    before = b.history()
+    doc = json.loads(b.send("--check", "--json", "--", "$EDITOR x").stdout)
+    assert (doc["ready"], doc["would_exit"], doc["typed_lookup"]) == (True, 0, False), doc
+    assert b.history() == before
+
+
+def _gateway_pid(b: Bridge) -> int:
+    """The pid of the program in front of the pane's shell."""
+    shell = Path(f"/proc/{b.pane('#{pane_pid}')}/stat").read_text()
+    return int(shell.rsplit(")", 1)[1].split()[5])  # tpgid
+
+
+def test_check_over_ssh_probes_a_far_shell_not_seen_yet(sshd: Sshd) -> None:
+    """No call went through this ssh yet: the dry run types the probe and the lookup,
+    and judges the command in the far shell's kind (fish), not the pane's (bash)."""
+    with _bridge("bash") as b:
+        b.start()
+        b.tmux("send-keys", "-t", b.target, sshd.command("fish"), "Enter")
+        b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
+        b.wait_for(lambda: b.screen().rstrip().endswith(">"), "fish's prompt")
+        doc = json.loads(b.send("--check", "--json", "--", FISH_LOOP).stdout)
+        assert (doc["shell"], doc["parses"], doc["typed_lookup"]) == ("fish", True, True), doc
+        assert (doc["far"]["kind_from"], doc["far"]["via"]) == ("probe", "ssh")
+        doc = json.loads(b.send("--check", "--json", "--", POSIX_LOOP).stdout)
+        assert (doc["parses"], doc["far"]["kind_from"]) == (False, "last_call")
+        assert doc["would_exit"] == b.send("--", POSIX_LOOP).returncode != 0

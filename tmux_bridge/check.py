@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 from . import procfs, readiness
 from .call import Notice, pane_call
 from .cancel import Cancel
-from .command import Command, check_no_repl, command_bytes, run_command
+from .command import Command, check_no_repl, command_bytes, far_gateway, run_command
 from .errors import LockTimeout, PaneNotReady, ReplMismatch
 from .pane import find_pane
 from .results import RunOptions, new_call_id
@@ -47,6 +47,9 @@ from .target import Target
 # returns 2 and zsh's 126; the fish and POSIX sh runners check the file first and
 # return the status of `fish --no-execute` (127) or `sh -n` (2).
 PARSE_ERROR_STATUS: dict[ShellKind, int] = {"bash": 2, "zsh": 126, "fish": 127, "posix": 2}
+# The same in a far shell, where the command is `eval`'d: as measured (bash 5.2, zsh
+# 5.9, fish 3.6, dash 0.5 and busybox 1.35 sh).
+FAR_PARSE_ERROR_STATUS: dict[ShellKind, int] = {"bash": 2, "zsh": 1, "fish": 123, "posix": 2}
 # What every shell gives a command it cannot find.
 NOT_FOUND_STATUS = 127
 # Seconds a syntax check may take (the shells need a few milliseconds).
@@ -70,7 +73,10 @@ class CheckResult(NamedTuple):
     when the command has no command word (empty, comments, assignments only);
     ``parses`` is ``None`` when no syntax check could be made (no shell tmux-send can
     drive). ``would_exit`` is the status the real call would exit with (0: it would
-    run); ``typed_lookup`` whether a lookup was typed into the pane."""
+    run); ``typed_lookup`` whether a lookup was typed into the pane. ``parsed_by`` is
+    the binary of this machine that checked the syntax; ``far`` (a far shell in front:
+    ``via``, ``gateway_pid``, ``shell``, and ``kind_from``: ``last_call`` or ``probe``)
+    says whose syntax that was."""
 
     command: str
     pane: str
@@ -84,6 +90,8 @@ class CheckResult(NamedTuple):
     error_code: str | None
     would_exit: int
     typed_lookup: bool
+    parsed_by: str | None = None
+    far: dict[str, Any] | None = None
 
 
 class FirstWord(NamedTuple):
@@ -108,9 +116,15 @@ def check_command(
     pane = find_pane(target.tmux, target.session, target.pane).pane
     kind = None if pane.dead else procfs.shell_kind(pane.pid)
     text = command_text(kind, command)
+    gateway = None if pane.dead else far_gateway(pane)
+    if gateway is not None:
+        from .farcheck import check_far
+
+        return check_far(target, pane, gateway, command, text, options, notice, cancel)
     parses: bool | None = None
     parse_error = None
     word = None
+    binary = None
     if kind is not None:
         script = command_bytes(kind, command)
         binary = procfs.shell_executable(pane.pid)
@@ -127,19 +141,22 @@ def check_command(
         shell = kind or procfs.process_name(pane.pid) or None
         return CheckResult(
             text, pane.pane_id, shell, parses, parse_error, _shown(word), resolves_as,
-            False, str(exc), exc.code, exc.exit_code, False,
+            False, str(exc), exc.code, exc.exit_code, False, binary,
         )  # fmt: skip
     return CheckResult(
         text, pane.pane_id, kind, parses, parse_error, _shown(word), resolves_as,
-        True, None, None, predicted_exit(kind, parses, resolves_as), typed,
+        True, None, None, predicted_exit(kind, parses, resolves_as), typed, binary,
     )  # fmt: skip
 
 
-def predicted_exit(kind: ShellKind | None, parses: bool | None, resolves_as: str | None) -> int:
-    """The status of a real call to a ready pane: the shell's parse-error status, 127
-    for a first word that resolves to nothing, else 0 (the command would run)."""
+def predicted_exit(
+    kind: ShellKind | None, parses: bool | None, resolves_as: str | None, far: bool = False
+) -> int:
+    """The status of a real call to a ready pane (``far``: a far shell): the shell's
+    parse-error status, 127 for a first word that resolves to nothing, else 0 (the
+    command would run)."""
     if kind is not None and parses is False:
-        return PARSE_ERROR_STATUS[kind]
+        return (FAR_PARSE_ERROR_STATUS if far else PARSE_ERROR_STATUS)[kind]
     if resolves_as == "not_found":
         return NOT_FOUND_STATUS
     return 0
@@ -252,9 +269,11 @@ def read_lookup(kind: ShellKind, output: str) -> str:
         return last if last in known else "not_found"
     if kind == "zsh":
         return _ZSH_KINDS.get(last.rpartition(": ")[2], "unknown") if last else "unknown"
-    _, sep, what = last.partition(" is ")
+    name, sep, what = last.partition(" is ")
     if not sep:
         return "not_found" if last.endswith("not found") else "unknown"
+    if what == name:
+        return "file"  # busybox sh: an applet it runs itself ("ls is ls")
     return next((name for phrase, name in _POSIX_PHRASES if what.startswith(phrase)), "unknown")
 
 
@@ -426,16 +445,27 @@ def describe_check(result: CheckResult) -> str:
     elif result.parses:
         parses = "yes"
     else:
-        parses = "no\n" + _indent(result.parse_error or "")
+        parses = "no"
+    if result.parses is not None and result.parsed_by:
+        parses += f" ({result.parsed_by} of this machine checked it)"
+    if result.parses is False:
+        parses += "\n" + _indent(result.parse_error or "")
     if result.first_word is None:
         first = "none (no command word)"
     else:
         how = (result.resolves_as or "unknown").replace("_", " ")
         first = f"{result.first_word!r}: {how}" + _why_unknown(result)
     ready = "yes" if result.ready else f"no ({result.error_code})\n" + _indent(result.reason or "")
+    shell = result.shell or "none tmux-send can drive"
+    if result.far is not None:
+        where = {"last_call": "from its last call", "probe": "from the probe"}.get(
+            result.far["kind_from"], "its kind not known yet"
+        )
+        via = result.far["via"]
+        shell = f"{result.shell or 'unknown'}: the far shell behind `{via}` ({where})"
     lines = [
         f"pane        {result.pane}",
-        f"shell       {result.shell or 'none tmux-send can drive'}",
+        f"shell       {shell}",
         f"parses      {parses}",
         f"first word  {first}",
         f"ready       {ready}",

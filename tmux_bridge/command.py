@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 Sink = Callable[[bytes], None]
 Command = bytes | str | Sequence[str]
+# a command chosen once the shell's kind is known (a far shell's, from its probe)
+Chooser = Callable[[ShellKind], Command]
 
 
 def run_command(
@@ -84,7 +86,7 @@ def run_command(
 def run_in_frame(
     target: Target,
     frame: CallFrame,
-    command: Command,
+    command: Command | Chooser,
     options: RunOptions,
     sinks: tuple[Sink, Sink],
     notice: Notice,
@@ -93,7 +95,9 @@ def run_in_frame(
 ) -> CallRecord:
     """:func:`run_command` in a pane whose lock the caller holds (``frame``), so that
     one caller can make several calls in a row (an edit reads, then writes). ``shown``
-    is what the person sees instead of the command text, and what the record names."""
+    is what the person sees instead of the command text, and what the record names.
+    ``command`` may be a :data:`Chooser` (``shown`` is then needed): called with the
+    shell's kind before anything of the command is typed."""
     pane = frame.view.pane
     check_no_repl(frame.records, pane)
     gateway = far_gateway(pane)
@@ -102,7 +106,7 @@ def run_in_frame(
     kind, pane = readiness.ready_shell(
         target.tmux, frame.view, frame.records, frame.deadline, cancel
     )
-    text = command_bytes(kind, command)
+    text = command_bytes(kind, command(kind) if callable(command) else command)
     shown = text.decode("utf-8", "surrogateescape") if shown is None else shown
     record = CallRecord("command", shown, pane, options)
     record.shell = kind
@@ -134,7 +138,7 @@ def _run_far(
     target: Target,
     frame: CallFrame,
     gateway: Gateway,
-    command: Command,
+    command: Command | Chooser,
     options: RunOptions,
     sinks: tuple[Sink, Sink],
     notice: Notice,
@@ -145,8 +149,12 @@ def _run_far(
     from .far import run_far
 
     pane = frame.view.pane
-    first = command_bytes("bash", command)
-    shown = first.decode("utf-8", "surrogateescape") if shown is None else shown
+    if shown is None:
+        shown = (
+            ""
+            if callable(command)
+            else command_bytes("bash", command).decode("utf-8", "surrogateescape")
+        )
     record = CallRecord("command", shown, pane, options)
     frame.records.write_inflight(record.command)
     try:
@@ -154,7 +162,9 @@ def _run_far(
             target.tmux,
             pane,
             gateway,
-            lambda facts: command_bytes(facts.shell, command),
+            lambda facts: command_bytes(
+                facts.shell, command(facts.shell) if callable(command) else command
+            ),
             record,
             frame.deadline,
             (sinks[0], sinks[1], notice, cancel),

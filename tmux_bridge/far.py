@@ -550,6 +550,31 @@ class FarCall:
         self.relay.close()
 
 
+def check_far_ready(
+    tmux: Tmux,
+    pane: PaneInfo,
+    gateway: Gateway,
+    memory_path: str,
+    screen: list[str] | None = None,
+) -> str:
+    """Refuse, before typing, a far shell that is not ready (as :func:`run_far` does);
+    the far prompt as it shows (left of the cursor) when it is."""
+    if pane.piped and not pane.watched:
+        raise PanePiped(
+            _NOT_READY + f"`{gateway.name}` runs in it, and a far shell is read through "
+            "`tmux pipe-pane`, but the pane already has one open (a logging plugin?); "
+            "close the other first."
+        )
+    if screen is not None and pane.cursor_y < len(screen):  # came with the pane's lookup
+        line, column = screen[pane.cursor_y].rstrip(), pane.cursor_x
+    else:
+        line, column = cursor_place(tmux, pane.pane_id)
+    check_far_front(pane, gateway, line)
+    left = split_at_column(line, column)[0] if column >= 0 else line
+    check_not_typed(left, gateway, memory_path)
+    return left
+
+
 def run_far(
     tmux: Tmux,
     pane: PaneInfo,
@@ -566,19 +591,7 @@ def run_far(
     :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
     may have been), :class:`FarShellLost` when the far side goes away mid-command.
     ``screen`` is the pane's screen when it came with the pane's lookup."""
-    if pane.piped and not pane.watched:
-        raise PanePiped(
-            _NOT_READY + f"`{gateway.name}` runs in it, and a far shell is read through "
-            "`tmux pipe-pane`, but the pane already has one open (a logging plugin?); "
-            "close the other first."
-        )
-    if screen is not None and pane.cursor_y < len(screen):  # came with the pane's lookup
-        line, column = screen[pane.cursor_y].rstrip(), pane.cursor_x
-    else:
-        line, column = cursor_place(tmux, pane.pane_id)
-    check_far_front(pane, gateway, line)
-    left = split_at_column(line, column)[0] if column >= 0 else line
-    check_not_typed(left, gateway, memory_path)
+    left = check_far_ready(tmux, pane, gateway, memory_path, screen)
     out, err, notice, cancel = io
     call = FarCall(tmux, pane, gateway, record, (out, err), notice, cancel)
     try:

@@ -42,7 +42,7 @@ def printf_text(data: bytes) -> str:
 
 # --- the probe -----------------------------------------------------------------------------
 
-HELPERS_VERSION = "2"  # bumped when the helper definitions change
+HELPERS_VERSION = "3"  # bumped when the helper definitions change
 
 
 class FarFacts(NamedTuple):
@@ -74,12 +74,19 @@ class FarFacts(NamedTuple):
 
 def probe_line(call_id: str) -> str:
     """One line every far shell (bash, zsh, fish >= 3.4, POSIX sh, busybox) answers with
-    ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``; the leading space keeps it out
-    of bash's history (``ignorespace``) and fish's."""
-    return (
-        f" printf '{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n' {call_id}"
-        ' "$BASH_VERSION" "$ZSH_VERSION" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
-    )
+    ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``, under ``set -u`` too; the
+    leading space keeps it out of bash's history (``ignorespace``) and fish's.
+
+    fish takes ``\\'`` inside single quotes as a quote, other shells as the end of the
+    quoted text: ``true '\\'; SH; true '; FISH; true \\'`` runs ``SH`` in bash, zsh and
+    sh (for which ``; FISH; true \\`` is quoted text) and ``FISH`` in fish (for which
+    ``'; SH; true`` is). So each reads only what it parses, and the POSIX part can use
+    ``${VAR-}``, which ``set -u`` allows and fish cannot parse."""
+    fmt = f'"{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n" {call_id}'
+    sh = f'printf {fmt} "${{BASH_VERSION-}}" "${{ZSH_VERSION-}}" "" "$PWD"'
+    sh += ' "${__tmux_send_facts-}"'
+    fish = f'printf {fmt} "" "" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
+    return f" true '\\'; {sh}; true '; {fish}; true \\'"
 
 
 def probe_pattern(call_id: str) -> re.Pattern[bytes]:
@@ -100,8 +107,11 @@ def parse_probe(answer: bytes) -> FarFacts:
 
 _FACTS = (
     f"{HELPERS_VERSION}|$(id -un 2>/dev/null)|$(uname -n 2>/dev/null)|$(uname -s 2>/dev/null)"
-    "|$(test -w /tmp && echo w)"
+    # /tmp is writable when a file can be made there: busybox's `test -w` says yes to
+    # root on a read-only file system. The last substitution succeeds (`set -e`).
+    "|$(true 2>/dev/null >/tmp/.tmux-send-w$$ && rm -f /tmp/.tmux-send-w$$ && echo w; true)"
 )
+_FISH_FACTS = _FACTS.replace("$$", "$fish_pid")
 _SH_END = (
     "__tmux_send_end() { trap - EXIT; "
     f'printf \'\\n{_US}TMUXSEND_%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
@@ -110,8 +120,7 @@ _SH_END = (
 )
 _SH_BEGIN = (
     "__tmux_send_begin() { __tmux_send_id=$1; __tmux_send_err=/tmp/.tmux-send-$1.err; "
-    "[ -w /tmp ] || __tmux_send_err=/dev/tty; {hook} "
-    '[ "$__tmux_send_err" = /dev/tty ] || (umask 077; : >"$__tmux_send_err"); '  # private
+    '{hook} (umask 077; : >"$__tmux_send_err") 2>/dev/null || __tmux_send_err=/dev/tty; '
     f"printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
 )
 _FISH = (
@@ -138,7 +147,7 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
     ``fish_exit`` event)."""
     answer = f" printf '{_US}TMUXSEND_DEF_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
     if kind == "fish":
-        return _FISH + f' set -g __tmux_send_facts "{_FACTS}";' + answer
+        return _FISH + f' set -g __tmux_send_facts "{_FISH_FACTS}";' + answer
     if kind == "zsh":
         hook = "zshexit_functions+=(__tmux_send_exit);"
         end = _SH_END.replace(
@@ -147,7 +156,9 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
         exit_fn = (
             "__tmux_send_exit() { __tmux_send_end $? EXIT; }; "
             # our lines stay out of zsh's history without histignorespace
-            "__tmux_send_nohist() { [[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
+            # (no failing command inside: err_exit in the hook would drop the line)
+            "__tmux_send_nohist() { setopt localoptions noerrexit noerrreturn; "
+            "[[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
             "zshaddhistory_functions+=(__tmux_send_nohist); "
         )
     else:
@@ -200,16 +211,25 @@ def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
 # bytes a line, and line editors slow down on very long lines: a longer command goes in
 # pieces of at most this many characters, each appended to a variable.
 PIECE = 3000
+# busybox sh (a POSIX sh to the probe) reads with its own line editor, which keeps the
+# first 1023 bytes of a line and drops the rest: a POSIX sh gets shorter lines.
+POSIX_PIECE = 900
+
+
+def piece_size(kind: ShellKind) -> int:
+    """The longest command text (a printf format) typed in one line to a ``kind`` shell."""
+    return POSIX_PIECE if kind == "posix" else PIECE
 
 
 def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
     """The lines typed to run ``command``: :func:`command_line`, or for a long command
     pieces of its text collected in ``__tmux_send_c`` first."""
     text = printf_text(command)
-    if len(text) <= PIECE:
+    size = piece_size(kind)
+    if len(text) <= size:
         return [command_line(kind, call_id, command)]
     lines: list[str] = []
-    for piece in _pieces(text):
+    for piece in _pieces(text, size):
         if kind == "fish":
             before = '"$__tmux_send_c"' if lines else ""
             lines.append(f" set -g __tmux_send_c {before}'{piece}'")
@@ -223,12 +243,12 @@ def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
     return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $? END"]
 
 
-def _pieces(text: str) -> list[str]:
-    """``text`` (a printf format) cut into pieces of at most :data:`PIECE` characters,
-    never inside an escape (``\\ooo``, ``%%``)."""
+def _pieces(text: str, size: int) -> list[str]:
+    """``text`` (a printf format) cut into pieces of at most ``size`` characters, never
+    inside an escape (``\\ooo``, ``%%``)."""
     pieces = []
     while text:
-        cut = min(PIECE, len(text))
+        cut = min(size, len(text))
         escape = text.rfind("\\", cut - 3, cut)
         if cut < len(text) and escape >= 0:
             cut = escape  # not inside \ooo

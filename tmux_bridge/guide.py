@@ -40,8 +40,9 @@ When the person has `ssh host`, `su - user`, `sudo -i`, `docker exec -it c sh` o
 stdout exact, status exact, stderr apart (`stderr_merged` true in --json when not).
 --json and --info say where it ran (`far`: via, user, host, os, shell). A password
 prompt, vim/less or a REPL on the far side is refused (exit 125). If the connection
-drops mid-command: exit 125 (far_shell_lost), output so far printed. --write (up to
-about 100 KB of text), --read and --edit work there too; --repl does not yet.
+drops mid-command: exit 125 (far_shell_lost), output so far printed. A container's
+busybox sh works too. --write (up to about 100 KB of text), --read and --edit work
+there too; --repl does not yet.
 
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).
@@ -67,7 +68,9 @@ It says which shell would run the command, whether that shell parses it, what th
 word is there (alias, function, builtin, keyword, file, not_found) and whether the pane
 is ready, and exits as the call would: 125 not ready, 127 first word not found, the
 shell's parse-error status. The first word is looked up in the person's shell with one
-short line they see. It is a help, not a guarantee: the command can still fail.
+short line they see. In a far shell (ssh, a container) it checks the far shell's syntax
+(bash, zsh, fish or sh) and says so. It is a help, not a guarantee: the command can
+still fail.
 
 ## When tmux-send refuses (exit 125)
 It will not type while the person runs a program in the pane, has a half-typed command
