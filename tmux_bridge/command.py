@@ -95,7 +95,7 @@ def run_in_frame(
     one caller can make several calls in a row (an edit reads, then writes). ``shown``
     is what the person sees instead of the command text, and what the record names."""
     pane = frame.view.pane
-    check_no_repl(frame.records, pane)
+    check_no_repl(frame.records, pane, target.tmux)
     gateway = far_gateway(pane)
     if gateway is not None:
         return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
@@ -176,14 +176,14 @@ def command_bytes(kind: ShellKind, command: Command) -> bytes:
     return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
 
 
-def check_no_repl(records: PaneDir, pane: PaneInfo) -> None:
+def check_no_repl(records: PaneDir, pane: PaneInfo, tmux: Tmux) -> None:
     """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
     state = records.read_repl()
     if state is None:
         return
-    from .repl import repl_in_front  # only when a REPL record exists: keeps start-up short
+    from .repl import repl_open  # only when a REPL record exists: keeps start-up short
 
-    if repl_in_front(state, pane):
+    if repl_open(tmux, state, pane):
         raise ReplMismatch(
             f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
             "evaluate code in it, or close it first.",

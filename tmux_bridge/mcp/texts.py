@@ -244,6 +244,8 @@ ADVICE = {
     "pane by its id (%N).",
     "repl_not_open": "Start it with start_repl first.",
     "pane_piped": "Ask the person to stop the pipe-pane they set up on this pane.",
+    "far_repl_unsupported": "Only python and node REPLs go into a far shell; run that "
+    "REPL's statements through run (its command line) instead.",
     "edit_no_match": "old must be the file's exact text, spaces and line ends included; "
     "read_file shows it.",
     "edit_ambiguous": "Give an old that takes in more of the neighbouring lines, so that it "
