@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from .conftest import Bridge, _bridge
-from .far_support import USERS, Sshd, running_sshd
+from .conftest import Bridge, MakeBridge, _bridge
+from .far_support import USERS, Sshd, ensure_user, running_sshd
 
 pytestmark = pytest.mark.tmux
 
@@ -153,6 +153,49 @@ def test_timeout_interrupts_and_the_repl_stays_open(far_python: Bridge) -> None:
     assert "^C" not in doc["stdout"]
     assert any("back at its prompt" in note for note in doc["notes"]), doc["notes"]
     assert repl(far_python, "'still open'") == (0, "'still open'\n", "")
+
+
+def test_the_person_answers_input(far_python: Bridge) -> None:
+    """Waiting for input is seen on the screen (an unfinished line, silence), and holds
+    the idle timeout; the far terminal's echo of the answer is in stdout (a far limit)."""
+    b = far_python
+    proc = b.start_send(
+        "--timeout", "1.5", "--repl", "python", "--", "print('hi', input('Name? '))"
+    )
+    assert proc.stderr is not None
+    assert b"waiting for input" in b.read_line_from(proc.stderr) or b.screen()
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)  # longer than the idle timeout
+    b.tmux("send-keys", "-t", b.target, "-l", "Ada")
+    b.tmux("send-keys", "-t", b.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"Name? Ada\nhi Ada\n"), err
+
+
+def test_the_persons_ctrl_c_gives_status_1(far_python: Bridge) -> None:
+    b = far_python
+    code = "import time\nprint('started', flush=True)\ntime.sleep(30)"
+    proc = b.start_send("--repl", "python", "--", code)
+    assert b.read_line(proc) == b"started\n"
+    b.tmux("send-keys", "-t", b.target, "C-c")
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 1, err
+    assert out.decode().endswith("KeyboardInterrupt\n")
+    assert repl(b, "'open'") == (0, "'open'\n", "")
+
+
+def test_the_call_cancelled_by_a_signal(far_python: Bridge) -> None:
+    """tmux-send itself gets SIGINT: Ctrl-C goes through the pane, the call ends with
+    130 and the REPL stays open."""
+    b = far_python
+    proc = b.start_send(
+        "--repl", "python", "--", "import time\nprint('started', flush=True)\ntime.sleep(30)"
+    )
+    assert b.read_line(proc) == b"started\n"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, err
+    assert repl(b, "'open'") == (0, "'open'\n", "")
 
 
 def test_plain_command_and_other_repl_are_refused(far_python: Bridge) -> None:
@@ -292,3 +335,40 @@ def test_node(sshd: Sshd) -> None:
         code, _, err = b.send_text("--close")
         assert code == 0, err
         assert b.send_text("--", "echo back") == (0, "back\n", "")
+
+
+def test_a_repl_the_person_started_anew_is_not_taken_for_ours(sshd: Sshd) -> None:
+    """The person quits the REPL and starts another python: its prompt shows, but it has
+    no helper; the call says so instead of waiting for its timeout."""
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        start_python(b)
+        b.tmux("send-keys", "-t", b.target, "exit()", "Enter")
+        b.wait_for(lambda: b.screen().rstrip().endswith("$"), "the far shell's prompt")
+        b.tmux("send-keys", "-t", b.target, "python3 -q", "Enter")
+        b.wait_for(lambda: b.screen().rstrip().endswith(">>>"), "the person's python")
+        code, out, err = repl(b, "1", "--timeout", "20")
+        assert (code, out) == (125, ""), err
+        assert "not the one tmux-send started" in err
+
+
+@pytest.mark.parametrize(
+    ("line", "via"), [("bash --norc", "bash"), ("su - tbfar-zsh", "zsh")], ids=["bash", "su"]
+)
+def test_far_shells_on_the_panes_own_terminal(make_bridge: MakeBridge, line: str, via: str) -> None:
+    """A nested shell and `su -` run the REPL on the pane's own terminal, which then
+    holds the REPL's job, not the gateway's: the REPL is still theirs."""
+    if line.startswith("su"):
+        ensure_user("zsh")
+    b = make_bridge("bash")
+    b.start()
+    b.tmux("send-keys", "-t", b.target, line, "Enter")
+    b.wait_for(lambda: b.foreground() != "bash" or line.startswith("bash"), "the far shell")
+    b.wait_until_ready()
+    doc = json.loads(b.send("--json", "--repl", "python", "--", "python3 -q").stdout)
+    assert (doc["status"], doc["far"]["via"]) == (0, via), doc  # su's shell is in front
+    assert repl(b, "import os; os.getppid() != 0") == (0, "True\n", "")
+    code, _, err = b.send_text("--", "echo refused")
+    assert code == 125 and "--repl python" in err
+    assert b.send_text("--close")[0] == 0
+    assert b.send_text("--", "echo closed") == (0, "closed\n", "")

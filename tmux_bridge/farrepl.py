@@ -271,6 +271,8 @@ class FarReplEval(FarCall):
     raw_tail = b""
     repl_exited = False
     interrupted = False
+    helper_missing = False
+    echoed = False  # the call's line (its id) came back: the REPL has read it
 
     def evaluate(self, lines: list[str], kind: ShellKind, deadline: float) -> None:
         self.ladder = ("INT",)
@@ -281,6 +283,7 @@ class FarReplEval(FarCall):
     def _feed(self, chunk: bytes) -> None:
         mark = exit_mark(self.start_id)
         data = self.raw_tail + chunk
+        self.echoed = self.echoed or f"'{self.record.call_id}'".encode() in data
         at = data.find(mark)
         if at < 0:
             self.raw_tail = data[-len(mark) :]
@@ -305,10 +308,12 @@ class FarReplEval(FarCall):
 
     def _look(self, kind: ShellKind, clock: Any) -> None:
         """After a silence: the REPL's prompt back without the end marker (an interrupt
-        caught outside the helper) ends the call with no status."""
-        if not self.scanner.ended and (self.scanner.started or not clock.running):
+        caught outside the helper) ends the call with no status; back without even the
+        start marker, the helper never ran (a REPL the person started anew)."""
+        if not self.scanner.ended and (self.scanner.started or self.echoed):
             line = prompt_part(self.tmux, self.pane.pane_id)
             if self.prompt_re.search(line):
+                self.helper_missing = not self.scanner.started and clock.running
                 rest = self.scanner.flush()
                 if rest:
                     self._deliver(rest)
@@ -389,10 +394,16 @@ def evaluate_far(call: _ReplCall, state: ReplRecord, code: bytes) -> CallRecord:
     finally:
         evaluation.close()
         call.records.clear_inflight()
-    if evaluation.repl_exited:
+    if evaluation.repl_exited or evaluation.helper_missing:
         call.records.clear_repl()
         record.status = EXIT_FAILURE
-        record.notes.append(f"The {state.name} REPL exited during the evaluation.")
+        record.notes.append(
+            f"The {state.name} REPL exited during the evaluation."
+            if evaluation.repl_exited
+            else f"The {state.name} REPL in front did not run the code: it has no "
+            "tmux-send helper, so it is not the one tmux-send started (the person may "
+            "have started it anew). It is forgotten; ask the person to quit it."
+        )
         record.pane_tail = screen_tail(call.tmux, call.pane.pane_id)
     return call._done(record)
 

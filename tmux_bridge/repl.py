@@ -95,7 +95,11 @@ def repl_in_front(state: ReplRecord, pane: PaneInfo) -> bool:
         return False
     repl = procfs.proc_stat(state.pid)
     shell = procfs.proc_stat(pane.pid)
-    return repl is not None and shell is not None and repl.pgrp == shell.tpgid
+    if repl is None or shell is None:
+        return False
+    if state.far is not None:  # a far shell on the pane's own terminal (a nested
+        return procfs.holds_terminal(state.pid, shell.tpgid)  # shell, su) gives it away
+    return repl.pgrp == shell.tpgid
 
 
 def repl_open(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
