@@ -257,6 +257,7 @@ class FarCall:
         self.held = b""  # output held back: the unfinished last line
         self.gone = False
         self.ladder: tuple[Literal["INT", "QUIT"], ...] = ("INT", "QUIT")
+        self.waiter = "the command"  # what may wait for input, for the notice
 
     # --- the probe -------------------------------------------------------------------
 
@@ -480,7 +481,7 @@ class FarCall:
                 self.record.waited_for_input = True
                 self.record.input_detected_by = "screen"
                 self.notice(
-                    "tmux-send: the command seems to wait for input in the bridge terminal "
+                    f"tmux-send: {self.waiter} seems to wait for input in the bridge terminal "
                     f"(an unfinished line on the screen: {line.strip()}; the idle timeout "
                     "is paused)"
                 )

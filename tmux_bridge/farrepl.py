@@ -276,6 +276,7 @@ class FarReplEval(FarCall):
 
     def evaluate(self, lines: list[str], kind: ShellKind, deadline: float) -> None:
         self.ladder = ("INT",)
+        self.waiter = "the REPL"
         self.open_stream()
         self._type(*lines)
         self.wait(kind, deadline)
@@ -394,6 +395,8 @@ def evaluate_far(call: _ReplCall, state: ReplRecord, code: bytes) -> CallRecord:
     finally:
         evaluation.close()
         call.records.clear_inflight()
+    if record.timed_out is not None:
+        record.status = None  # as locally: the code was stopped, it has no status
     if evaluation.repl_exited or evaluation.helper_missing:
         call.records.clear_repl()
         record.status = EXIT_FAILURE
