@@ -248,6 +248,18 @@ def test_the_person_quitting_the_repl_is_noticed(sshd: Sshd) -> None:
         assert b.send_text("--", "echo fine") == (0, "fine\n", "")
 
 
+def test_exit_evaluated_ends_the_repl(sshd: Sshd) -> None:
+    """exit() as code: status 0 (as locally), then the REPL is gone and the far shell
+    takes commands."""
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        start_python(b)
+        assert repl(b, "print('bye')\nexit()") == (0, "bye\n", "")
+        code, _, err = repl(b, "1")
+        assert code == 125 and "no longer running" in err, (err, b.screen())
+        assert b.send_text("--", "echo far") == (0, "far\n", "")
+
+
 def test_a_half_typed_repl_line_is_refused(sshd: Sshd) -> None:
     with _bridge("bash") as b:
         ssh_pane(b, sshd, "bash")
@@ -328,8 +340,8 @@ def test_node(sshd: Sshd) -> None:
         assert code == 1 and out.startswith("Uncaught ReferenceError: nope is not defined")
         special = "console.log('it\\'s \"q\" \\\\ é 😀 !x \\t|')"
         assert repl(b, special, name="node") == (0, 'it\'s "q" \\ é 😀 !x \t|\n', "")
-        big = "'" + "x" * 20_000 + "'.length"
-        assert repl(b, big, name="node") == (0, "20000\n", "")
+        big = "'" + "x" * 100_000 + "'.length"
+        assert repl(b, big, "--timeout", "60", name="node") == (0, "100000\n", "")
         code, _, err = repl(b, "while (true) {}", "--timeout", "1", name="node")
         assert code == 124, err
         assert repl(b, "'still ' + 'open'", name="node") == (0, "'still open'\n", "")
