@@ -63,6 +63,7 @@ def test_start_is_recorded_with_the_far_facts(sshd: Sshd) -> None:
         assert "Python 3" in doc["stdout"]
         assert ">>>" not in doc["stdout"]  # the prompt is no output
         assert (doc["far"]["via"], doc["far"]["user"]) == ("ssh", USERS["bash"])
+        assert not os.path.exists(f"/tmp/.tmux-send-{doc['id']}.err")  # none to leak
         uid = b.send("--json", "--repl", "python", "--", "import os; os.getuid()")
         doc = json.loads(uid.stdout)
         assert doc["status"] == 0

@@ -200,15 +200,21 @@ def eval_lines(spec: FarRepl, call_id: str, code: str) -> list[str]:
 
 
 def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
-    """The line typed into the far shell to start the REPL: its stderr stays on the
-    terminal (the REPL's prompts and reports), and its end marker shows when it exits."""
+    """The line typed into the far shell to start the REPL: the start marker, the
+    command, then the far shell's end marker with its status, shown when the REPL
+    exits. Its stderr stays on the terminal (the REPL's prompts and reports), so no
+    stderr file is made (one would outlive a dropped connection)."""
     text = printf_text(command)
+    begin = f"printf '\\137__TMUXSEND_START_%s___\\n' {call_id}"
     if kind == "fish":
         return (
-            f" __tmux_send_begin {call_id}; eval (printf '{text}' | string collect);"
-            " __tmux_send_end $status END"
+            f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null; {begin};"
+            f" eval (printf '{text}' | string collect); __tmux_send_end $status END"
         )
-    return f" __tmux_send_begin {call_id}; eval \"$(printf '{text}')\"; __tmux_send_end $? END"
+    return (
+        f" __tmux_send_id={call_id}; __tmux_send_err=/dev/null; {begin};"
+        f" eval \"$(printf '{text}')\"; __tmux_send_end $? END"
+    )
 
 
 def exit_mark(start_id: str) -> bytes:
