@@ -272,6 +272,13 @@ def test_a_half_typed_repl_line_is_refused(sshd: Sshd) -> None:
         b.tmux("send-keys", "-t", b.target, "C-u")
         b.wait_for(lambda: b.screen().rstrip().endswith(">>>"), "the line cleared")
         assert repl(b, "2") == (0, "2\n", "")
+        b.tmux("send-keys", "-t", b.target, "for i in range(2):", "Enter")  # a block begun
+        b.wait_for(lambda: b.screen().rstrip().endswith("..."), "the continuation prompt")
+        code, _, err = repl(b, "3")
+        assert code == 125 and "begun a block" in err, err
+        b.tmux("send-keys", "-t", b.target, "  print(i)", "Enter", "Enter")
+        b.wait_for(lambda: b.screen().rstrip().endswith("1\n>>>"), "the block run")
+        assert repl(b, "4") == (0, "4\n", "")
 
 
 def test_python_failing_to_start_reports_its_status(sshd: Sshd) -> None:

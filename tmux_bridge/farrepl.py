@@ -458,6 +458,11 @@ def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
     the line shows something else (the REPL busy with the person's code)."""
     line = prompt_part(tmux, pane.pane_id)
     far = state.far or {}
+    if re.fullmatch(r"\.\.\.", line):  # python's and node's continuation prompt
+        raise HalfTypedLine(
+            f"the far {state.name} REPL shows `...`: the person has begun a block there and "
+            "not finished it. tmux-send will not add to it; ask them to finish or clear it."
+        )
     if re.search(state.prompt_re, line):
         return True
     if line and line == far.get("prompt"):
@@ -472,8 +477,3 @@ def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
         f"the far {state.name} REPL's prompt does not show (the cursor's line shows "
         f"`{line}`): it may be busy with something the person started. Ask the person."
     )
-
-
-def far_document(state: ReplRecord) -> dict[str, Any] | None:
-    """The ``far`` object of a far REPL's record (for status and panes)."""
-    return (state.far or {}).get("document")
