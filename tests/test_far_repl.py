@@ -240,8 +240,12 @@ def test_the_person_quitting_the_repl_is_noticed(sshd: Sshd) -> None:
     with _bridge("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
+        (entry,) = json.loads(b.bridge_cli("panes", "--json").stdout)
+        assert entry["front"] == {"kind": "repl", "program": "python"}
         b.tmux("send-keys", "-t", b.target, "exit()", "Enter")
         b.wait_for(lambda: b.screen().rstrip().endswith("$"), "the far shell's prompt")
+        (entry,) = json.loads(b.bridge_cli("panes", "--json").stdout)
+        assert entry["front"] == {"kind": "remote_shell", "program": "ssh"}
         result = b.send("--json", "--repl", "python", "--", "1")
         doc = json.loads(result.stdout)
         assert (result.returncode, doc["error_code"]) == (125, "repl_not_open"), doc

@@ -115,6 +115,15 @@ def repl_open(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
     return far_repl_shows(tmux, state, pane)
 
 
+def repl_shown(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
+    """:func:`repl_open` for a listing: a far REPL busy or with text typed at its prompt
+    is still open."""
+    try:
+        return repl_open(tmux, state, pane)
+    except PaneNotReady:
+        return True
+
+
 # --- the requests --------------------------------------------------------------------------
 
 
