@@ -59,9 +59,8 @@ TOOLS: tuple[ToolText, ...] = (
         "regex for its prompt line; command is the shell command that starts it (python3, "
         "psql -h db). Then send code with evaluate and quit with close_repl. Use it when "
         "state must live on between snippets (a database session, a loaded dataset). "
-        + PANE
-        + " "
-        + NO_BRIDGE,
+        "When the pane's shell has ssh, su or sudo -i open at a far prompt, python and node "
+        "start on that far side (the other presets are refused there). " + PANE + " " + NO_BRIDGE,
     ),
     ToolText(
         "evaluate",
