@@ -196,7 +196,7 @@ def wait_until_ready(
     """The readiness checks of a real command call, under the pane's lock, typing
     nothing; raises what the real call would raise before typing."""
     with pane_call(target, options, cancel, notice) as frame:
-        check_no_repl(frame.records, frame.view.pane)
+        check_no_repl(frame.records, frame.view.pane, target.tmux)
         readiness.ready_shell(target.tmux, frame.view, frame.records, frame.deadline, cancel)
 
 

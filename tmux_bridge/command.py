@@ -99,7 +99,7 @@ def run_in_frame(
     ``command`` may be a :data:`Chooser` (``shown`` is then needed): called with the
     shell's kind before anything of the command is typed."""
     pane = frame.view.pane
-    check_no_repl(frame.records, pane)
+    check_no_repl(frame.records, pane, target.tmux)
     gateway = far_gateway(pane)
     if gateway is not None:
         return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
@@ -186,14 +186,14 @@ def command_bytes(kind: ShellKind, command: Command) -> bytes:
     return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
 
 
-def check_no_repl(records: PaneDir, pane: PaneInfo) -> None:
+def check_no_repl(records: PaneDir, pane: PaneInfo, tmux: Tmux) -> None:
     """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
     state = records.read_repl()
     if state is None:
         return
-    from .repl import repl_in_front  # only when a REPL record exists: keeps start-up short
+    from .repl import repl_open  # only when a REPL record exists: keeps start-up short
 
-    if repl_in_front(state, pane):
+    if repl_open(tmux, state, pane):
         raise ReplMismatch(
             f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
             "evaluate code in it, or close it first.",

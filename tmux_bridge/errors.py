@@ -237,6 +237,13 @@ class ReplMismatch(ReplError):
     code = "repl_mismatch"
 
 
+class FarReplUnsupported(ReplError):
+    """The REPL named cannot be started in a far shell (behind ssh, su, sudo ...): only
+    presets whose code can be typed through the pane are (python, node)."""
+
+    code = "far_repl_unsupported"
+
+
 class PanePiped(ReplError):
     """The pane already has a ``pipe-pane`` open, which REPL mode needs for itself."""
 

@@ -256,6 +256,8 @@ class FarCall:
         self.discard = False  # the rest up to the end marker is not the command's output
         self.held = b""  # output held back: the unfinished last line
         self.gone = False
+        self.ladder: tuple[Literal["INT", "QUIT"], ...] = ("INT", "QUIT")
+        self.waiter = "the command"  # what may wait for input, for the notice
 
     # --- the probe -------------------------------------------------------------------
 
@@ -265,18 +267,10 @@ class FarCall:
         the far prompt as it shows now (left of the cursor)."""
         pane_id = self.pane.pane_id
         self.prompt = prompt
-        check_not_cancelled(self.cancel)
-        commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
-        self.tmux.run_all(
-            *commands,
-            # a live view's watch may hold the pipe: ours replaces it, and the mark goes
-            # so that the watch never closes ours (it re-arms when we are done)
-            ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-            ["pipe-pane", "-O", "-t", pane_id, f"cat > {self.relay.path}"],
+        self.open_stream(
             ["send-keys", "-t", pane_id, "-l", "--", probe_line(self.record.call_id)],
             ["send-keys", "-t", pane_id, "Enter"],
         )
-        self.piped = True
         pattern = probe_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
         data = self._read_until(lambda d: pattern.search(d) is not None, until)
@@ -292,6 +286,21 @@ class FarCall:
         self._settle(data[match.end() :])
         facts = parse_probe(match.group(1))
         return facts if facts.helpers else self._define(facts, deadline)
+
+    def open_stream(self, *then: list[str]) -> None:
+        """Point the pane's stream at our FIFO, then run the tmux commands ``then``."""
+        pane_id = self.pane.pane_id
+        check_not_cancelled(self.cancel)
+        commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
+        self.tmux.run_all(
+            *commands,
+            # a live view's watch may hold the pipe: ours replaces it, and the mark goes
+            # so that the watch never closes ours (it re-arms when we are done)
+            ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
+            ["pipe-pane", "-O", "-t", pane_id, f"cat > {self.relay.path}"],
+            *then,
+        )
+        self.piped = True
 
     def _settle(self, rest: bytes) -> None:
         """Let the far prompt be drawn before typing on (text typed while the shell runs
@@ -332,11 +341,15 @@ class FarCall:
     def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
         """Type the command line and read until the far shell has printed its stderr
         end marker, a timeout ran its course, or the gateway went away."""
-        kind = facts.shell
-        self._type(*command_lines(kind, self.record.call_id, command))
-        clock = CallClock(self.record.options, deadline, time.monotonic())
+        self._type(*command_lines(facts.shell, self.record.call_id, command))
+        self.wait(facts.shell, deadline)
+
+    def wait(self, kind: ShellKind, deadline: float) -> None:
+        """Read until the end marker's stderr end, a timeout ran its course, or the
+        gateway went away (what :meth:`run` does once the line is typed)."""
+        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=self.ladder)
         look_at = time.monotonic() + PROMPT_LOOK
-        while not self.scanner.done:
+        while not self.scanner.done and not self.ready():
             now = time.monotonic()
             clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
             step = clock.next_step(now, self._cancelled(), self.record)
@@ -355,6 +368,10 @@ class FarCall:
                 look_at = time.monotonic() + PROMPT_LOOK
                 self._look(kind, clock)
         self._finish()
+
+    def ready(self) -> bool:
+        """Whether the call is done before any end marker (a REPL's prompt showing)."""
+        return False
 
     def _type(self, *lines: str) -> None:
         """Type ``lines``, each with Enter; long text goes through a paste buffer (tmux
@@ -464,7 +481,7 @@ class FarCall:
                 self.record.waited_for_input = True
                 self.record.input_detected_by = "screen"
                 self.notice(
-                    "tmux-send: the command seems to wait for input in the bridge terminal "
+                    f"tmux-send: {self.waiter} seems to wait for input in the bridge terminal "
                     f"(an unfinished line on the screen: {line.strip()}; the idle timeout "
                     "is paused)"
                 )
@@ -585,15 +602,17 @@ def run_far(
     io: tuple[Sink, Sink, Notice, Cancel | None],
     memory_path: str,
     screen: list[str] | None = None,
+    make_call: Callable[..., FarCall] = FarCall,
 ) -> FarFacts:
     """Run the command ``command`` gives for the far shell's kind in the far shell in
     front of ``pane``; the outcome is filled into ``record``. Raises
     :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
     may have been), :class:`FarShellLost` when the far side goes away mid-command.
-    ``screen`` is the pane's screen when it came with the pane's lookup."""
+    ``screen`` is the pane's screen when it came with the pane's lookup; ``make_call``
+    makes the call (a subclass types something else than a command: a REPL's start)."""
     left = check_far_ready(tmux, pane, gateway, memory_path, screen)
     out, err, notice, cancel = io
-    call = FarCall(tmux, pane, gateway, record, (out, err), notice, cancel)
+    call = make_call(tmux, pane, gateway, record, (out, err), notice, cancel)
     try:
         facts = call.probe(deadline, left.rstrip())
         record.shell = facts.shell

@@ -39,10 +39,11 @@ When the person has `ssh host`, `su - user`, `sudo -i`, `docker exec -it c sh` o
 `bash` open in the pane, at its prompt, tmux-send runs the command in that far shell:
 stdout exact, status exact, stderr apart (`stderr_merged` true in --json when not).
 --json and --info say where it ran (`far`: via, user, host, os, shell). A password
-prompt, vim/less or a REPL on the far side is refused (exit 125). If the connection
+prompt, vim/less or a REPL the person opened there is refused (exit 125). If the connection
 drops mid-command: exit 125 (far_shell_lost), output so far printed. A container's
 busybox sh works too. --write (up to about 100 KB of text), --read and --edit work
-there too; --repl does not yet.
+there too, and --repl python / node (`tmux-send --repl python -- python3` starts it on
+the far host; other presets: 125).
 
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).

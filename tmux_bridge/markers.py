@@ -9,7 +9,8 @@ Two kinds of marks:
   the runner writes to each relay terminal after the command's last byte.
 
 A call id is 10 hex digits, so no marker can be matched by chance, and the marker text
-is never typed (it is printed by code loaded from a file), so its echo never matches.
+is never typed (it is printed by code loaded from a file, or, in a far shell or a far
+REPL, put together from pieces at run time), so its echo never matches.
 """
 
 from __future__ import annotations

@@ -206,10 +206,10 @@ def front(target: Target, pane: PaneInfo, kind: str | None, records: PaneDir) ->
         return {"kind": "program", "program": pane.current_command}
     if _at_prompt(pane):
         return {"kind": "prompt", "program": None}
-    from .repl import repl_in_front
+    from .repl import repl_shown
 
     repl = records.read_repl()
-    if repl is not None and repl_in_front(repl, pane):
+    if repl is not None and repl_shown(target.tmux, repl, pane):
         return {"kind": "repl", "program": repl.name}
     name = _foreground_name(pane) or pane.current_command
     base = os.path.basename(name)

@@ -201,6 +201,12 @@ def waiting_for_input(shell_pid: int, tty: str) -> bool:
     return False
 
 
+def holds_terminal(pid: int, tpgid: int) -> bool:
+    """Whether the terminal's foreground group ``tpgid`` is that of ``pid`` or of one
+    of its descendants (a nested shell or ``su`` gives the terminal to its own job)."""
+    return _pgrp(pid) == tpgid or any(_pgrp(p) == tpgid for p in _descendants(pid))
+
+
 def _descendants(pid: int, depth: int = 6) -> list[int]:
     found = []
     layer = [pid]

@@ -46,6 +46,7 @@ from .shells import (
     typed_line,
 )
 from .target import Target
+from .tmux import Tmux
 
 Sink = Callable[[bytes], None]
 
@@ -88,12 +89,39 @@ def preset_for(request: ReplRequest) -> Preset:
 
 
 def repl_in_front(state: ReplRecord, pane: PaneInfo) -> bool:
-    """Whether the recorded REPL still runs and is the program in the pane's foreground."""
+    """Whether the recorded REPL still runs and is the program in the pane's foreground
+    (for a far REPL: the program that leads to its far shell)."""
     if state.pane_id != pane.pane_id:
         return False
     repl = procfs.proc_stat(state.pid)
     shell = procfs.proc_stat(pane.pid)
-    return repl is not None and shell is not None and repl.pgrp == shell.tpgid
+    if repl is None or shell is None:
+        return False
+    if state.far is not None:  # a far shell on the pane's own terminal (a nested
+        return procfs.holds_terminal(state.pid, shell.tpgid)  # shell, su) gives it away
+    return repl.pgrp == shell.tpgid
+
+
+def repl_open(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
+    """:func:`repl_in_front`, and for a far REPL its prompt on the cursor's line (the
+    far shell's prompt back: the person quit it). Raises :class:`HalfTypedLine` or
+    :class:`PaneBusy` when the far REPL's line shows something else."""
+    if not repl_in_front(state, pane):
+        return False
+    if state.far is None:
+        return True
+    from .farrepl import far_repl_shows
+
+    return far_repl_shows(tmux, state, pane)
+
+
+def repl_shown(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
+    """:func:`repl_open` for a listing: a far REPL busy or with text typed at its prompt
+    is still open."""
+    try:
+        return repl_open(tmux, state, pane)
+    except PaneNotReady:
+        return True
 
 
 # --- the requests --------------------------------------------------------------------------
@@ -112,7 +140,7 @@ def run_repl(
     ``text`` in it (what ``tmux-send --repl NAME`` does), under one lock."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        state = _open_repl(frame, preset)
+        state = _open_repl(target.tmux, frame, preset)
         call = _ReplCall(target, frame, options, stdout, notice, cancel)
         if state is not None:
             return call.evaluate(preset, state, text, request.template)
@@ -132,7 +160,7 @@ def start_repl(
     :class:`ReplMismatch` when a REPL tmux-send started is open already."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        state = _open_repl(frame, preset)
+        state = _open_repl(target.tmux, frame, preset)
         if state is not None:
             raise ReplMismatch(
                 f"a {state.name} REPL is open already; evaluate code in it.", repl=state.name
@@ -152,7 +180,7 @@ def evaluate(
     """Evaluate ``code`` in the open REPL. Raises :class:`ReplNotOpen` when none is."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        state = _open_repl(frame, preset)
+        state = _open_repl(target.tmux, frame, preset)
         if state is None:
             raise ReplNotOpen(
                 f"no {preset.name} REPL is open in the bridge terminal; start it first.",
@@ -170,7 +198,7 @@ def close_repl(
     with pane_call(target, options, cancel, notice) as frame:
         pane = frame.view.pane
         state = frame.records.read_repl()
-        if state is None or not repl_in_front(state, pane):
+        if state is None or not repl_open(target.tmux, state, pane):
             frame.records.clear_repl()
             record = CallRecord("repl_close", "", pane, options)
             record.status = 0
@@ -186,7 +214,7 @@ def close_repl(
         return record
 
 
-def _open_repl(frame: CallFrame, preset: Preset) -> ReplRecord | None:
+def _open_repl(tmux: Tmux, frame: CallFrame, preset: Preset) -> ReplRecord | None:
     """The REPL tmux-send started that is still in front, checked against ``preset``;
     a stale record is forgotten. Refuses a pane with a pipe of its own, unless it is
     the live view's watch (which re-arms its pipe after the call and resyncs)."""
@@ -197,7 +225,7 @@ def _open_repl(frame: CallFrame, preset: Preset) -> ReplRecord | None:
             "REPL mode reads the pane's output through one; close the other first."
         )
     state = frame.records.read_repl()
-    if state is not None and repl_in_front(state, pane):
+    if state is not None and repl_open(tmux, state, pane):
         if state.name != preset.name:
             raise ReplMismatch(
                 f"the open REPL is {state.name}, not {preset.name}; use it, or close it first.",
@@ -262,7 +290,15 @@ class _ReplCall:
 
     def start(self, preset: Preset, command: bytes) -> CallRecord:
         """Type the start command into the shell; done when the REPL's prompt shows.
-        The shell must be at its prompt with nothing typed, as for any command."""
+        The shell must be at its prompt with nothing typed, as for any command; a far
+        shell in front (ssh, su ...) gets the REPL (:mod:`tmux_bridge.farrepl`)."""
+        from .command import far_gateway
+
+        gateway = far_gateway(self.pane)
+        if gateway is not None:
+            from .farrepl import start_far
+
+            return start_far(self, gateway, preset, command)
         kind, pane = readiness.ready_shell(
             self.tmux, self.frame.view, self.records, self.frame.deadline, self.cancel
         )
@@ -339,6 +375,11 @@ class _ReplCall:
         self, preset: Preset, state: ReplRecord, code: bytes, template: str | None
     ) -> CallRecord:
         """Evaluate ``code`` in the open REPL; done at the end marker it prints."""
+        if state.far is not None:
+            from .farrepl import evaluate_far
+
+            code = template.encode().replace(b"{code}", code) if template else code
+            return evaluate_far(self, state, code)
         record = self._record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
         if template is not None:
             code = template.encode().replace(b"{code}", code)
@@ -403,6 +444,10 @@ class _ReplCall:
     def close(self, state: ReplRecord) -> CallRecord:
         """Type the REPL's own quit command; done when its process is gone and the shell
         holds the terminal again."""
+        if state.far is not None:
+            from .farrepl import close_far
+
+            return close_far(self, state)
         record = self._record("repl_close", state.quit, state.name)
         pidfd = open_pidfd(state.pid)
         pane_id = self.pane.pane_id

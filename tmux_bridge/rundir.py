@@ -20,7 +20,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .cancel import Cancel
 from .runtime import (
@@ -93,6 +93,10 @@ class ReplRecord(NamedTuple):
     pane_id: str
     prompt_re: str
     quit: str
+    # a REPL in a far shell (behind ssh, su ...): ``pid`` is the gateway's; here the
+    # far facts (``document``), the far shell's prompt and the id of the call that
+    # started the REPL (its end marker shows when the REPL exits)
+    far: dict[str, Any] | None = None
 
 
 def pane_dir_name(tmux: Tmux, pane_id: str) -> str:
@@ -199,6 +203,7 @@ class PaneDir:
                 str(data["pane_id"]),
                 str(data["prompt_re"]),
                 str(data["quit"]),
+                data["far"] if isinstance(data.get("far"), dict) else None,
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None

@@ -7,7 +7,7 @@ from typing import Any
 from . import procfs, readiness
 from .errors import NoBridgeSession, PaneNotReady
 from .pane import PaneInfo, find_pane
-from .repl import repl_in_front
+from .repl import repl_shown
 from .rundir import PaneDir
 from .shells import ShellKind
 from .target import Target
@@ -32,7 +32,7 @@ def bridge_status(target: Target) -> dict[str, Any]:
     state = records.read_repl()
     status["repl"] = (
         {"name": state.name, "pid": state.pid}
-        if state is not None and repl_in_front(state, pane)
+        if state is not None and repl_shown(target.tmux, state, pane)
         else None
     )
     flight = records.read_inflight()

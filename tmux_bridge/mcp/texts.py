@@ -59,9 +59,8 @@ TOOLS: tuple[ToolText, ...] = (
         "regex for its prompt line; command is the shell command that starts it (python3, "
         "psql -h db). Then send code with evaluate and quit with close_repl. Use it when "
         "state must live on between snippets (a database session, a loaded dataset). "
-        + PANE
-        + " "
-        + NO_BRIDGE,
+        "When the pane's shell has ssh, su or sudo -i open at a far prompt, python and node "
+        "start on that far side (the other presets are refused there). " + PANE + " " + NO_BRIDGE,
     ),
     ToolText(
         "evaluate",
@@ -244,6 +243,8 @@ ADVICE = {
     "pane by its id (%N).",
     "repl_not_open": "Start it with start_repl first.",
     "pane_piped": "Ask the person to stop the pipe-pane they set up on this pane.",
+    "far_repl_unsupported": "Only python and node REPLs go into a far shell; run that "
+    "REPL's statements through run (its command line) instead.",
     "edit_no_match": "old must be the file's exact text, spaces and line ends included; "
     "read_file shows it.",
     "edit_ambiguous": "Give an old that takes in more of the neighbouring lines, so that it "

@@ -68,6 +68,7 @@ HTTP_STATUS: dict[str, int] = {
     "lock_timeout": 409,
     "repl_not_open": 409,
     "repl_mismatch": 409,
+    "far_repl_unsupported": 409,
     "pane_piped": 409,
     # files through the pane (not actions of the HTTP API yet; the table covers every code)
     "file_not_found": 404,
