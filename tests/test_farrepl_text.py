@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import random
 import shutil
 import subprocess
 
 import pytest
 
+from tmux_bridge.far import Gateway
 from tmux_bridge.farrepl import (
     FAR_REPLS,
     PIECE,
+    FarReplEval,
     define_line,
     eval_lines,
     literal_pieces,
     start_line,
 )
+from tmux_bridge.pane import PaneInfo
+from tmux_bridge.results import CallRecord, RunOptions
+from tmux_bridge.tmux import Tmux
 
 CORPUS = [
     "",
@@ -83,3 +89,38 @@ def test_start_line_keeps_the_command_as_printf_text() -> None:
         " eval \"$(printf 'python3 -q \\047x\\047')\"; __tmux_send_end $? END"
     )
     assert "string collect" in start_line("fish", "0123456789", b"python3")
+
+
+def _evaluation(out: list[bytes]) -> FarReplEval:
+    """An evaluation's stream reader, fed by hand (no tmux is asked anything)."""
+    me = os.getpid()
+    pane = PaneInfo(
+        "%0", me, "/dev/null", False, False, False, 80, 24, "ssh", 0, 0, "off", False, True,
+        "/", False, 0,
+    )  # fmt: skip
+    record = CallRecord("repl_eval", "x", pane, RunOptions(), call_id="e0e0e0e0e0")
+    sinks = (out.append, lambda _data: None)
+    call = FarReplEval(Tmux("unused"), pane, Gateway(me, "ssh", False), record, sinks, print, None)
+    call.start_id = "5a5a5a5a5a"
+    return call
+
+
+@pytest.mark.parametrize("split", range(1, 120, 3))
+def test_the_far_shell_after_the_repl_exited_is_not_output(split: int) -> None:
+    """The REPL killed mid-evaluation: the far shell prints the start call's end marker
+    and its prompt. Whichever reads the stream comes in, stdout ends before them."""
+    stream = (
+        b"\r\n___TMUXSEND_START_e0e0e0e0e0___\r\nbye\r\n\r\n"
+        b"___TMUXSEND_END_5a5a5a5a5a 3______TMUXSEND_ERR_5a5a5a5a5a___\r\n$ "
+    )
+    out: list[bytes] = []
+    call = _evaluation(out)
+    try:
+        call._feed(stream[:split])
+        call._feed(stream[split:])
+        call._release()
+        call._flush_cleaner()
+    finally:
+        call.close()
+    assert call.repl_exited
+    assert b"".join(out) == b"bye\n"

@@ -288,6 +288,8 @@ class FarReplEval(FarCall):
         self.wait(kind, deadline)
 
     def _feed(self, chunk: bytes) -> None:
+        if self.repl_exited:  # the far shell's marker and prompt: not the REPL's output
+            return
         mark = exit_mark(self.start_id)
         data = self.raw_tail + chunk
         self.echoed = self.echoed or f"'{self.record.call_id}'".encode() in data
@@ -300,8 +302,16 @@ class FarReplEval(FarCall):
         if cut > 0:
             super()._feed(chunk[:cut])
         self.scanner.flush()  # a "\r\n" held back: the shell's, before its marker
+        self._drop_mark_start(mark)
         self.repl_exited = True
         self.scanner.done = True
+
+    def _drop_mark_start(self, mark: bytes) -> None:
+        """The marker's first bytes, when an earlier read ended inside it: the unfinished
+        line held back (never handed on) is that beginning."""
+        line = self.held.rfind(b"\n") + 1
+        if line < len(self.held) and mark.startswith(self.held[line:]):
+            self.held = self.held[:line]
 
     def _deliver(self, out: bytes) -> None:
         if self.interrupted and b"^C" in out:  # the far terminal's echo of our Ctrl-C
