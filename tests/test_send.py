@@ -124,6 +124,8 @@ def test_person_typing_reaches_the_command(bridge: Bridge) -> None:
 def test_person_sees_command_output_and_status(bridge: Bridge) -> None:
     code, _, _ = bridge.send_text("--", "echo seen-by-person; echo err-seen >&2; sh -c 'exit 3'")
     assert code == 3
+    # the runner prints the end marker once tmux-send has the status: it may show after
+    bridge.wait_for(lambda: "___TMUXSEND_END_" in bridge.history(), "the end marker")
     history = bridge.history()
     assert "[tmux-send] echo seen-by-person; echo err-seen >&2; sh -c 'exit 3'" in history
     start = history.index("___TMUXSEND_START_")
@@ -135,6 +137,7 @@ def test_person_sees_command_output_and_status(bridge: Bridge) -> None:
 
 def test_output_without_newline_does_not_glue_to_the_end_marker(bridge: Bridge) -> None:
     assert bridge.send_text("--", "printf no-newline")[1] == "no-newline"
+    bridge.wait_for(lambda: "___TMUXSEND_END_" in bridge.history(), "the end marker")
     lines = bridge.history().split("\n")
     assert "no-newline" in lines
     assert any(line.startswith("___TMUXSEND_END_") for line in lines)
