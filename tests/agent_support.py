@@ -18,6 +18,10 @@ from tmux_bridge.target import Target
 from tmux_bridge.tmux import Tmux
 
 STANDIN = Path(__file__).with_name("standin_agent.py")
+# The interpreter itself, not a `python3` found on PATH: a version manager's shim (pyenv's
+# is a bash script that runs `pyenv-exec`, then bash again, then python) shows other
+# programs in front for a moment, so an agent declared in its session comes and goes.
+PYTHON3 = str(Path(sys.base_prefix, "bin", "python3"))
 
 
 class World:

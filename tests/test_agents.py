@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.agent_support import World
+from tests.agent_support import PYTHON3, World
 from tests.conftest import MakeBridge
 from tmux_bridge import prompt as prompt_module
 from tmux_bridge.errors import (
@@ -34,7 +34,7 @@ def test_agents_are_detected_with_the_spec_fields(world: World) -> None:
     world.start("alpha", "claude")
     world.start("beta", "codex", "GT_ROLE=crew", "GT_RIG=gastown")
     world.start("plain", "bash --norc")  # a shell is no agent
-    world.start("helper", "python3 -q", "TMUX_BRIDGE_AGENT=pyhelper", "TMUX_BRIDGE_ROLE=calc")
+    world.start("helper", f"{PYTHON3} -q", "TMUX_BRIDGE_AGENT=pyhelper", "TMUX_BRIDGE_ROLE=calc")
     seen: list[dict[str, dict[str, object]]] = []
 
     def all_idle() -> bool:
@@ -65,7 +65,7 @@ def test_agents_come_and_go_and_a_zombie_session_is_not_listed(world: World) -> 
     world.start("alpha", "claude")
     world.start("zed", "bash --norc", "TMUX_BRIDGE_AGENT=zed")
     world.wait_names({"alpha"})  # zed's session declares an agent, but only a shell runs
-    world.b.tmux("send-keys", "-t", "=zed:", "python3 -q", "Enter")
+    world.b.tmux("send-keys", "-t", "=zed:", f"{PYTHON3} -q", "Enter")
     world.wait_names({"alpha", "zed"})
     world.b.tmux("send-keys", "-t", "=zed:", "exit()", "Enter")
     world.wait_names({"alpha"})  # the agent process is gone, the session lives on
@@ -113,7 +113,7 @@ def test_a_multi_line_prompt_arrives_whole_through_bracketed_paste(world: World)
 
 
 def test_python_prompt_and_cat_take_prompts(world: World) -> None:
-    world.start("py", "python3 -q", "TMUX_BRIDGE_AGENT=py")
+    world.start("py", f"{PYTHON3} -q", "TMUX_BRIDGE_AGENT=py")
     world.start("cat", "cat", "TMUX_BRIDGE_AGENT=cat")
     world.wait_names({"py", "cat"})
     assert world.facade().send_prompt("py", "print(6 * 7)").confirmed_by == "conversation"
