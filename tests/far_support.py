@@ -14,9 +14,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.conftest import Bridge
 
 SSHD = "/usr/sbin/sshd"
 USERS = {"bash": "tbfar-bash", "zsh": "tbfar-zsh", "fish": "tbfar-fish", "dash": "tbfar-dash"}
@@ -173,3 +176,11 @@ def slow_link(port: int, delay: float) -> Iterator[int]:
         listener.close()
         for sock in opened:
             sock.close()
+
+
+def ssh_pane(b: Bridge, sshd: Sshd, shell: str) -> None:
+    """The person, in the bridge's local bash, logs in over ssh as the ``shell`` user."""
+    b.start()
+    b.tmux("send-keys", "-t", b.target, sshd.command(shell), "Enter")
+    b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
+    b.wait_until_ready()

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from .conftest import Bridge, MakeBridge, _bridge
-from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link
+from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux
 
@@ -26,14 +26,6 @@ pytestmark = pytest.mark.tmux
 def sshd() -> Iterator[Sshd]:
     with running_sshd() as server:
         yield server
-
-
-def ssh_pane(b: Bridge, sshd: Sshd, shell: str) -> None:
-    """The person, in the bridge's local bash, logs in over ssh as the ``shell`` user."""
-    b.start()
-    b.tmux("send-keys", "-t", b.target, sshd.command(shell), "Enter")
-    b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
-    b.wait_until_ready()
 
 
 def repl(b: Bridge, code: str, *options: str, name: str = "python") -> tuple[int, str, str]:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from .conftest import Bridge, MakeBridge, _bridge, shell_path
-from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link
+from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux  # private tmux servers, some started without the fixtures
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
@@ -156,14 +156,6 @@ def test_su_and_sudo(gate: Gate) -> None:
 def sshd() -> Iterator[Sshd]:
     with running_sshd() as server:
         yield server
-
-
-def ssh_pane(b: Bridge, sshd: Sshd, shell: str) -> None:
-    """The person, in the bridge's local bash, logs in over ssh as the ``shell`` user."""
-    b.start()
-    b.tmux("send-keys", "-t", b.target, sshd.command(shell), "Enter")
-    b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
-    b.wait_until_ready()
 
 
 @pytest.fixture
@@ -580,6 +572,7 @@ def test_check_parses_with_the_far_shells_kind(nested: Bridge) -> None:
     real = b.send("--", bad)
     assert doc["would_exit"] == real.returncode != 0, (doc, real)
     # a word that expands is not looked up: the far checks alone, nothing typed
+    b.wait_for(lambda: b.pane("#{cursor_x}") != "0", "the far prompt drawn again")
     before = b.history()
     doc = json.loads(b.send("--check", "--json", "--", "$EDITOR x").stdout)
     assert (doc["ready"], doc["would_exit"], doc["typed_lookup"]) == (True, 0, False), doc
