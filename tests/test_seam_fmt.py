@@ -14,7 +14,9 @@ start directory shows the expansion every time).
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -30,7 +32,8 @@ from hypothesis import strategies as st
 from tmux_bridge import seams
 from tmux_bridge.tmux import Tmux
 
-from .conftest import WAIT
+from .conftest import BIN, WAIT, Bridge, MakeBridge
+from .serve_support import running
 
 pytestmark = pytest.mark.tmux  # a private server of this module's own, besides the fixtures
 
@@ -294,3 +297,119 @@ def test_a_pane_starts_in_a_generated_directory(server: Server, name: str) -> No
 @given(word=TEXT, name=NAME)
 def test_a_pipe_pane_command_round_trips(server: Server, word: str, name: str) -> None:
     pipes_exactly(server, word, name)
+
+
+# --- end to end: a directory whose name is a payload ----------------------------------
+
+HOSTILE_DIR = "x #(cd; touch pwned)#{pane_id} #[fg=red]%z;"
+
+
+def hostile_dir(b: Bridge) -> Path:
+    path = b.home / HOSTILE_DIR
+    path.mkdir()
+    return path
+
+
+def no_job_ran(b: Bridge) -> bool:
+    """Whether ``#(cd; touch pwned)`` never ran in the bridge's tmux server."""
+    b.tmux(*control_job())
+    return not (b.home / "pwned").exists()
+
+
+def pane_path(b: Bridge, pane: str) -> str:
+    return b.tmux("display-message", "-p", "-t", pane, "#{pane_current_path}")[:-1]
+
+
+def cd_into(b: Bridge, path: Path) -> None:
+    assert b.send_text("--", f"cd {shlex.quote(str(path))}")[0] == 0
+    b.wait_for(lambda: pane_path(b, b.target) == str(path), "the cd")
+
+
+def test_split_in_a_directory_named_like_a_format(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    work = hostile_dir(b)
+    cd_into(b, work)
+    result = b.bridge_cli("split", "--json", "--", "true")
+    assert result.returncode == 0, result.stderr
+    pane = json.loads(result.stdout)["pane"]
+    assert pane_path(b, pane) == str(work)
+    assert no_job_ran(b)
+
+
+def test_respawn_after_exit_in_a_directory_named_like_a_format(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    work = hostile_dir(b)
+    cd_into(b, work)
+    code, _, err = b.send_text("--", "exit 3")
+    assert code == 3, err
+    b.wait_for_prompt()
+    assert pane_path(b, b.target) == str(work)
+    assert no_job_ran(b)
+
+
+def test_detach_started_in_a_directory_named_like_a_format(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    work = hostile_dir(b)
+    result = subprocess.run(
+        [str(BIN / "tmux-bridge"), "--detach"],
+        env=b.env, cwd=work, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (result.returncode, result.stderr) == (0, "")
+    b.wait_for_prompt()
+    assert pane_path(b, b.target) == str(work)
+    assert no_job_ran(b)
+
+
+def test_detach_with_a_session_name_like_a_format(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.session = b.env["TMUX_BRIDGE_SESSION"] = "tb #(cd; touch pwned)#{pane_id}%z"
+    result = b.bridge_cli("--detach")
+    assert (result.returncode, result.stdout) == (0, f"{b.session}\n"), result.stderr
+    assert b.tmux("list-sessions", "-F", "#{session_name}") == f"{b.session}\n"
+    b.wait_for_prompt()
+    assert no_job_ran(b)
+
+
+def test_detach_in_a_directory_tmux_cannot_start_in_says_where_it_started(
+    make_bridge: MakeBridge,
+) -> None:
+    b = make_bridge("bash")
+    deep = b.home / "deep"
+    deep.mkdir()
+    # longer than PATH_MAX: made (and entered) one step at a time, as a shell can
+    work = subprocess.run(
+        ["bash", "-c", 'for i in $(seq 17); do mkdir "$(printf %0250d 0)" && cd "$_"; '
+         'done && exec "$0" --detach', str(BIN / "tmux-bridge")],
+        env=b.env, cwd=deep, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert work.returncode == 0, work.stderr
+    assert "starts in " + str(b.home) in work.stderr
+    b.wait_for_prompt()
+    assert pane_path(b, b.target) == str(b.home)
+
+
+def test_http_create_session_in_a_directory_named_like_a_format(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    work = hostile_dir(b)
+    with running(b.env) as server:
+        reply = server.post(action="create_session", session="fmt", cwd=str(work))
+        assert reply.status_code == 200, reply.text
+    b.wait_for(lambda: pane_path(b, "=fmt:") == str(work), "the new session's shell")
+    assert no_job_ran(b)
+
+
+def test_http_create_session_refuses_a_directory_tmux_cannot_start_in(
+    make_bridge: MakeBridge,
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    with running(b.env) as server:
+        # within the contract's 4096 characters, beyond what chdir(2) takes
+        reply = server.post(action="create_session", session="fmt", cwd="/" + "é" * 2100)
+    assert reply.status_code == 400
+    body = reply.json()
+    assert body["metadata"]["error_code"] == "invalid_request", body
+    assert "4095 bytes" in body["error"], body
