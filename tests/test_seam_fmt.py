@@ -14,6 +14,7 @@ start directory shows the expansion every time).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -413,3 +414,91 @@ def test_http_create_session_refuses_a_directory_tmux_cannot_start_in(
     body = reply.json()
     assert body["metadata"]["error_code"] == "invalid_request", body
     assert "4095 bytes" in body["error"], body
+
+
+# --- what the person's terminal shows -------------------------------------------------
+
+
+class Terminal:
+    """The person's terminal: an outer tmux whose one pane runs a client attached to the
+    inner server's session; the outer ``capture-pane -e`` is what the terminal shows."""
+
+    def __init__(self, env: dict[str, str], inner: list[str], session: str, root: Path) -> None:
+        self.socket = str(root / "outer")
+        attach = shlex.join([*inner, "attach-session", "-t", f"={session}"])
+        self.env = {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+        self.outer("-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "10", attach)
+        self.outer("set-option", "-g", "status", "off")
+
+    def outer(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-S", self.socket, *args],
+            env=self.env, capture_output=True, text=True, check=True, timeout=30,
+        ).stdout  # fmt: skip
+
+    def status_line(self, colours: bool = False) -> str:
+        """The client's last row (its status line), with SGR sequences when ``colours``."""
+        shown = self.outer("capture-pane", "-p", *(["-e"] if colours else []))
+        return shown.rstrip("\n").split("\n")[-1]
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True)
+
+
+@contextlib.contextmanager
+def person_terminal(b: Bridge) -> Iterator[Terminal]:
+    term = Terminal(b.env, ["tmux", "-L", "default"], b.session, b.root)
+    try:
+        b.wait_for(lambda: b.tmux("list-clients").strip() != "", "the person's client")
+        yield term
+    finally:
+        term.close()
+
+
+class Drawn(NamedTuple):
+    test_id: str
+    text: str
+
+
+DRAWN = [
+    Drawn("style", "#[fg=red]red#[default]"),
+    Drawn("style-after-hash", "##[fg=red]red"),
+    Drawn("odd-run-before-style", "a###[fg=red]red"),
+    Drawn("hashes", "h#x h##x h###x"),
+    Drawn("variable", "#{pane_id} #{session_name}"),
+    Drawn("job", "#(cd; touch pwned)"),
+    Drawn("strftime", "%z %H %%"),
+    Drawn("alias", "#H #S #D"),
+    Drawn("unclosed", "a #{ b"),
+]
+
+
+@pytest.mark.pty
+def test_a_notice_is_drawn_as_its_text_in_the_message_and_the_status_line(
+    make_bridge: MakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.tmux("set-option", "-g", "status-right", "<#{@tmux-bridge-notice}>")
+    b.tmux("set-option", "-g", "status-right-length", "180")
+    monkeypatch.setenv("TMUX_TMPDIR", b.env["TMUX_TMPDIR"])
+    with person_terminal(b) as term:
+        for case in DRAWN:
+            _shows_notice(b, term, f"{case.test_id}: {case.text}")
+    assert not (b.home / "pwned").exists()
+
+
+def _shows_notice(b: Bridge, term: Terminal, text: str) -> None:
+    """Notify ``text``: the message on the client's status line is ``text``, then (the
+    message taken away) the status line's ``#{@tmux-bridge-notice}`` ends with it; no
+    red in either (the payloads' style)."""
+    from tmux_bridge.notices import notify
+
+    assert notify(Tmux(socket_name="default"), text) != []
+    b.wait_for(lambda: term.status_line().startswith(text), f"the message {text!r}")
+    assert "\x1b[31m" not in term.status_line(colours=True), term.status_line(colours=True)
+    client = b.tmux("list-clients", "-F", "#{client_name}").split()[0]
+    b.tmux("display-message", "-c", client, "-d", "1", "")  # the message hides the rest
+    kept = f"] {text}>"
+    b.wait_for(lambda: kept in term.status_line(), f"the status line {kept!r}")
+    assert "\x1b[31m" not in term.status_line(colours=True), term.status_line(colours=True)
