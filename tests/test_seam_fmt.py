@@ -502,3 +502,69 @@ def _shows_notice(b: Bridge, term: Terminal, text: str) -> None:
     kept = f"] {text}>"
     b.wait_for(lambda: kept in term.status_line(), f"the status line {kept!r}")
     assert "\x1b[31m" not in term.status_line(colours=True), term.status_line(colours=True)
+
+
+# --- end to end: tmux-send's own TMPDIR and runtime directory -------------------------
+
+
+@pytest.fixture
+def nested_bash(make_bridge: MakeBridge) -> Bridge:
+    """A bash pane in which the person started another bash: calls go the far way."""
+    b = make_bridge("bash")
+    b.start()
+    b.tmux("send-keys", "-t", b.target, "bash", "Enter")
+    b.wait_for(lambda: len(_descendants(int(b.pane("#{pane_pid}")))) > 0, "the nested bash")
+    b.wait_until_ready()
+    return b
+
+
+def _descendants(pid: int) -> list[str]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return children
+
+
+def test_a_far_call_with_a_tmpdir_and_runtime_dir_named_like_formats(
+    nested_bash: Bridge,
+) -> None:
+    b = nested_bash
+    tmpdir = b.root / "t m#(cd; touch pwned)%z"
+    tmpdir.mkdir()
+    b.env["TMPDIR"] = str(tmpdir)
+    b.env["TMUX_BRIDGE_DIR"] = str(b.root / "r un#(cd; touch pwned)%z")
+    code, out, err = b.send_text("--max-time", "20", "--", "echo far-$((6*7))")
+    assert (code, out) == (0, "far-42\n"), err
+    assert no_job_ran(b)
+
+
+def test_a_watch_with_a_tmpdir_named_like_formats(
+    make_bridge: MakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tmux_bridge.watch import PaneWatch
+
+    b = make_bridge("bash")
+    b.start()
+    tmpdir = b.root / "w t#(cd; touch pwned)%z"
+    tmpdir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    monkeypatch.setenv("TMUX_TMPDIR", b.env["TMUX_TMPDIR"])
+
+    class Seen:
+        data = b""
+
+        def output(self, data: bytes) -> None:
+            self.data += data
+
+        def resync(self, reason: str) -> None:
+            pass
+
+    seen = Seen()
+    watch = PaneWatch(Tmux(socket_name="default"), b.pane("#{pane_id}"), lambda: None)
+    assert watch.dir.startswith(str(tmpdir))
+    watch.add(seen)
+    watch.start()
+    try:
+        b.tmux("send-keys", "-t", b.target, "echo watched-$((6*7))", "Enter")
+        b.wait_for(lambda: b"watched-42" in seen.data, "the watched output")
+    finally:
+        watch.stop()
+    assert no_job_ran(b)
