@@ -34,6 +34,7 @@ from tmux_bridge import seams
 from tmux_bridge.tmux import Tmux
 
 from .conftest import BIN, WAIT, Bridge, MakeBridge
+from .seam_fmt_scan import ALLOWED, PACKAGE, TMUX_COMMANDS, scan, scan_source
 from .serve_support import running
 
 pytestmark = pytest.mark.tmux  # a private server of this module's own, besides the fixtures
@@ -568,3 +569,54 @@ def test_a_watch_with_a_tmpdir_named_like_formats(
     finally:
         watch.stop()
     assert no_job_ran(b)
+
+
+# --- by construction: no tmux call bypasses the seam ----------------------------------
+
+
+def test_no_tmux_call_passes_expanded_text_not_built_by_the_seam() -> None:
+    findings, allowed_seen = scan()
+    assert findings == []
+    assert allowed_seen == set(ALLOWED)  # every exception is still needed
+
+
+class Bypass(NamedTuple):
+    test_id: str
+    source: str
+    found: bool
+
+
+BYPASSES = [
+    Bypass("split-c", "t.run_all(['split-window', '-d', '-c', path])", True),
+    Bypass("split-c-seam", "t.run_all(['split-window', '-c', seams.start_directory(p)])", False),
+    Bypass("split-c-wrong-seam", "t.run_all(['split-window', '-c', seams.format_text(p)])", True),
+    Bypass("run-with-seam", "t.run('respawn-pane', '-c', seams.start_directory(p))", True),
+    Bypass("new-window-n", "t.run_all(['new-window', '-n', name])", True),
+    Bypass("new-session-geometry", "['new-session', *g, '-c', cwd]", True),
+    Bypass("flag-choice", "t.run('split-window', '-h' if h else '-v', '-c', d)", True),
+    Bypass("message", "['display-message', '-c', c, text]", True),
+    Bypass("message-seam", "['display-message', '-c', c, seams.message_text(text)]", False),
+    Bypass("our-format", "['display-message', '-p', '-t', p, '#{pane_id}']", False),
+    Bypass("our-constant", "F = '#{a}'\n['display-message', '-p', F + '#{b}']", False),
+    Bypass("set-F", "['set-option', '-gF', '@x', value]", True),
+    Bypass("notice", "['set-option', '-g', NOTICE_OPTION, 'constant']", True),
+    Bypass("notice-seam", "['set-option', '-g', NOTICE_OPTION, seams.drawn_text(v)]", False),
+    Bypass("title", "['select-pane', '-T', title]", True),
+    Bypass("pipe", "['pipe-pane', '-O', '-t', p, f'cat > {path}']", True),
+    Bypass("pipe-imported", "from .seams import pipe_command\n"
+           "['pipe-pane', '-t', p, pipe_command(['cat'], path)]", False),
+    Bypass("pipe-via-name", "c = seams.pipe_command(['cat'], x)\n['pipe-pane', c]", False),
+    Bypass("command-string", "t.run('if-shell', '-F', c, f'pipe-pane -t {p} {cmd}')", True),
+    Bypass("run-shell", "t.run('run-shell', command)", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BYPASSES, ids=[c.test_id for c in BYPASSES])
+def test_the_scan_finds_a_bypass(case: Bypass) -> None:
+    assert bool(scan_source(case.source)) == case.found, scan_source(case.source)
+
+
+def test_the_scan_reads_the_package_and_knows_every_tmux_command(server: Server) -> None:
+    assert (PACKAGE / "seams.py").exists() and len(list(PACKAGE.rglob("*.py"))) > 40
+    listed = server.tmux.run("list-commands", "-F", "#{command_list_name}").stdout.split()
+    assert set(listed) == TMUX_COMMANDS
