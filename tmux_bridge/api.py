@@ -467,14 +467,16 @@ class Bridge:
         """Open a new pane beside the target's pane (in its directory, the person's
         shell, their focus unchanged), label it, and type ``command`` there once its
         shell shows a prompt (a program such as ``ssh`` keeps running: nothing waits for
-        it). Returns the new pane's id, target and label."""
+        it). Returns the new pane's id, target and label, and a ``note`` when its shell
+        had to start in the home directory (tmux cannot start a pane in the other's)."""
         from .panes import split, wait_for_new_shell
 
-        pane = split(self.target, label, horizontal)
+        pane, note = split(self.target, label, horizontal)
         if command is not None:
             wait_for_new_shell(self.target, pane.pane_id, cancel)
             Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
-        return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+        info = {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+        return {**info, "note": note} if note else info
 
     # --- the live view (tmux-bridge serve's /ws) ----------------------------------------
 

@@ -6,9 +6,10 @@ import os
 import pwd
 import re
 
+from . import seams
 from .errors import InvalidRequest, NoBridgeSession, SessionExists, TmuxError
 from .pane import PANE_MARKER_OPTION
-from .runtime import ensure_private_dir
+from .runtime import ensure_private_dir, enterable, pane_directory
 from .target import Target
 from .tmux import Tmux, is_no_server_error
 
@@ -37,19 +38,24 @@ def session_exists(tmux: Tmux, name: str) -> bool:
 def create_session(
     tmux: Tmux, name: str, shell: str, cwd: str, size: tuple[int, int] | None
 ) -> None:
-    """Start session ``name`` detached, running ``shell`` as a login shell in ``cwd``.
+    """Start session ``name`` detached, running ``shell`` as a login shell in ``cwd``
+    (exactly there, whatever its name holds; see
+    :func:`~tmux_bridge.runtime.pane_directory` for a directory tmux cannot start in).
 
     One tmux invocation: the global history-limit is raised only around new-session and
     put back, so the pane gets a long scrollback and the person's other panes do not
     change. The pane is marked so tmux-send finds it among others the person opens.
-    Starts the tmux server if none runs. Raises TmuxError when tmux refuses.
+    Starts the tmux server if none runs. Raises TmuxError when tmux refuses, ValueError
+    when tmux cannot start a pane in ``cwd``.
     """
     geometry = ["-x", str(size[0]), "-y", str(size[1])] if size else []
+    # tmux expands -s and -c as formats: a directory named x#(cmd) would run cmd
+    name_arg, cwd_arg = seams.format_text(name), seams.start_directory(cwd)
     saved = SAVED_HISTORY_LIMIT
     tmux.run_all(
         ["set-option", "-gF", saved, "#{history-limit}"],
         ["set-option", "-g", "history-limit", str(HISTORY_LIMIT)],
-        ["new-session", "-d", "-s", name, "-c", cwd, *geometry, "--", shell, "-l"],
+        ["new-session", "-d", "-s", name_arg, "-c", cwd_arg, *geometry, "--", shell, "-l"],
         ["set-option", "-gF", "history-limit", "#{" + saved + "}"],
         ["set-option", "-gu", saved],
         # "=name:" (with the colon): set-option does not take a bare "=name" target
@@ -76,11 +82,24 @@ def check_session_name(name: str) -> None:
 
 def check_directory(path: str) -> None:
     """Raise :class:`InvalidRequest` unless ``path`` is an absolute path to an existing
-    directory."""
+    directory that tmux can start a pane in (we may enter it; at most 4095 bytes)."""
     if "\0" in path or not os.path.isabs(path):
         raise InvalidRequest(f"the directory {path[:200]!r} is not an absolute path.")
+    try:
+        seams.start_directory(path)
+    except ValueError:
+        raise InvalidRequest(
+            f"tmux cannot start a shell in the directory {path[:200]!r}: its path is longer "
+            f"than {seams.MAX_DIRECTORY_BYTES} bytes (or holds a surrogate that is no byte). "
+            "Give a shorter path."
+        ) from None
     if not os.path.isdir(path):
         raise InvalidRequest(f"the directory {path[:200]!r} does not exist.")
+    if not enterable(path):
+        raise InvalidRequest(
+            f"tmux cannot start a shell in the directory {path[:200]!r}: you may not enter "
+            "it. Give another directory."
+        )
 
 
 def list_sessions(tmux: Tmux) -> list[str]:
@@ -130,17 +149,23 @@ def kill_session(tmux: Tmux, name: str) -> None:
         raise TmuxError(result.argv, result.returncode, result.stderr)
 
 
-def ensure_session(target: Target) -> bool:
-    """Create the target's session unless it exists; returns whether it is new.
+def ensure_session(target: Target) -> str | None:
+    """Create the target's session in the current directory unless it exists. Returns a
+    note for the person when the shell had to start elsewhere (the home directory: tmux
+    cannot start a pane in this one, see :func:`~tmux_bridge.runtime.pane_directory`).
 
     Also creates the runtime directory (mode 0700) and refuses an unsafe one.
     """
     ensure_private_dir(target.runtime_dir)
     if session_exists(target.tmux, target.session):
-        return False
-    size = _terminal_size()
-    create_session(target.tmux, target.session, user_shell(), os.getcwd(), size)
-    return True
+        return None
+    try:
+        here: str | None = os.getcwd()
+    except OSError:  # the current directory was removed
+        here = None
+    cwd, note = pane_directory(here)
+    create_session(target.tmux, target.session, user_shell(), cwd, _terminal_size())
+    return note
 
 
 def _terminal_size() -> tuple[int, int] | None:

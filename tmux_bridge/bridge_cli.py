@@ -64,7 +64,9 @@ def cli(ctx: click.Context, detach: bool) -> int:
             raise click.UsageError("--detach goes without a subcommand")
         return 0
     target = Target.from_env()
-    ensure_session(target)
+    note = ensure_session(target)
+    if note:
+        click.echo(f"tmux-bridge: {note}", err=True)
     if detach:
         click.echo(target.session)
         return 0
@@ -181,7 +183,8 @@ def split(
     """Open a new pane in the bridge session, beside the bridge pane (or TARGET), in its
     directory, running your shell; your focus stays where it is. With a COMMAND (after
     --), type it there once the shell shows its prompt (ssh HOST, a server): it is not
-    waited for. Prints the new pane's target."""
+    waited for. Prints the new pane's target (and, on stderr, where the shell starts when
+    tmux cannot start it in that directory)."""
     from .api import Bridge
 
     if horizontal and vertical:
@@ -189,6 +192,8 @@ def split(
     text = (command[0] if len(command) == 1 else _joined(command)) if command else None
     info = Bridge(Target.from_env(pane=pane), client="tmux-bridge").split(name, horizontal, text)
     click.echo(json.dumps(info) if as_json else _pane_line(info))
+    if info.get("note") and not as_json:
+        click.echo(f"tmux-bridge: {info['note']}", err=True)
     return 0
 
 

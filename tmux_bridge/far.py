@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
-from . import procfs
+from . import procfs, seams
 from .call import Notice, check_not_cancelled
 from .cancel import Cancel
 from .clock import CallClock
@@ -297,7 +297,7 @@ class FarCall:
             # a live view's watch may hold the pipe: ours replaces it, and the mark goes
             # so that the watch never closes ours (it re-arms when we are done)
             ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-            ["pipe-pane", "-O", "-t", pane_id, f"cat > {self.relay.path}"],
+            ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], self.relay.path)],
             *then,
         )
         self.piped = True

@@ -3,7 +3,9 @@
 A notice is shown with ``display-message -c CLIENT`` on every client attached to the
 tmux server that is not in control mode (the person's terminals): it takes no focus
 and types nothing. It is also kept in the global user option ``@tmux-bridge-notice``
-with its time, so a person can show the latest one in their status bar permanently::
+with its time (every ``#`` doubled, as the status line draws it: ``#[...]`` in a name
+is text there, not a style), so a person can show the latest one in their status bar
+permanently::
 
     set -g status-right '#{@tmux-bridge-notice} %H:%M'
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from . import seams
 from .errors import BridgeError
 from .tmux import Tmux
 
@@ -31,15 +34,19 @@ def notify(tmux: Tmux, text: str) -> list[str]:
     line = " ".join(text.split())
     if len(line) > MAX_CHARS:
         line = line[: MAX_CHARS - 3] + "..."
-    shown = line.replace("#", "##")  # display-message expands formats
-    kept = f"[{time.strftime('%H:%M')}] {line}"  # not expanded again when shown
+    kept = f"[{time.strftime('%H:%M')}] {line}"
     try:
         # control-mode clients (serve's lifecycle client) have no screen to show it on
         listed = tmux.run("list-clients", "-F", "#{client_control_mode}#{client_name}", check=False)
         lines = listed.stdout.split("\n") if listed.returncode == 0 else []
         clients = [line[1:] for line in lines if line.startswith("0")]
-        commands = [["set-option", "-g", NOTICE_OPTION, kept]]
-        commands += [["display-message", "-c", c, "-d", str(SHOW_MS), shown] for c in clients]
+        # kept as tmux draws it in the person's status-right (#{@tmux-bridge-notice}: the
+        # value is not expanded, but #[...] in it is a style); the message is expanded too
+        commands = [["set-option", "-g", NOTICE_OPTION, seams.drawn_text(kept)]]
+        commands += [
+            ["display-message", "-c", c, "-d", str(SHOW_MS), seams.message_text(line)]
+            for c in clients
+        ]
         tmux.run_all(*commands, check=False)
     except BridgeError:
         return []

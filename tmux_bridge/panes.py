@@ -15,7 +15,7 @@ import socket
 import time
 from typing import Any
 
-from . import procfs
+from . import procfs, seams
 from .call import check_not_cancelled
 from .cancel import Cancel
 from .context import prune, read_context
@@ -23,6 +23,7 @@ from .errors import BridgeError, InvalidRequest, LabelTaken, PaneNotReady
 from .pane import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
 from .readiness import check_ready, split_at_column
 from .rundir import PaneDir, pane_dir_name
+from .runtime import pane_directory
 from .target import Target
 
 LABEL = re.compile(r"[A-Za-z0-9_.-]{1,40}\Z")
@@ -66,23 +67,26 @@ def _check_free(target: Target, name: str, pane_id: str) -> None:
             )
 
 
-def split(target: Target, label: str | None, horizontal: bool) -> PaneInfo:
+def split(target: Target, label: str | None, horizontal: bool) -> tuple[PaneInfo, str | None]:
     """Open a new pane beside the target's pane, in its directory, running the person's
-    login shell; the person's focus stays where it is. Returns the new pane."""
+    login shell; the person's focus stays where it is. Returns the new pane, and a note
+    when its shell had to start in the home directory instead (tmux cannot start a pane
+    in the other pane's directory: see :func:`~tmux_bridge.runtime.pane_directory`)."""
     from .bridge import user_shell
 
     base = find_pane(target.tmux, target.session, target.pane).pane
     if label is not None:
         _check_free(target, check_label(label), "")
-    result = target.tmux.run(
-        "split-window", "-d", "-h" if horizontal else "-v", "-t", base.pane_id,
-        "-c", base.current_path or os.getcwd(), "-P", "-F", "#{pane_id}",
-        "--", user_shell(), "-l",
+    directory, note = pane_directory(base.current_path)
+    result = target.tmux.run_all(
+        ["split-window", "-d", "-h" if horizontal else "-v", "-t", base.pane_id,
+         "-c", seams.start_directory(directory), "-P", "-F", "#{pane_id}",
+         "--", user_shell(), "-l"],
     )  # fmt: skip
     pane_id = result.stdout.strip()
     if label is not None:
         target.tmux.run("set-option", "-p", "-t", pane_id, LABEL_OPTION, label)
-    return find_pane(target.tmux, target.session, pane_id).pane
+    return find_pane(target.tmux, target.session, pane_id).pane, note
 
 
 def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> PaneInfo:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from . import procfs
+from . import procfs, seams
 from .call import Notice, check_not_cancelled
 from .cancel import Cancel
 from .clock import CallClock, announce_waiting
@@ -91,7 +91,7 @@ class PaneStream:
                 # a live view's watch may hold the pipe: ours replaces it, and the mark
                 # goes so that the watch never closes ours (it re-arms when we are done)
                 ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-                ["pipe-pane", "-O", "-t", pane_id, f"cat > {relay.path}"],
+                ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], relay.path)],
                 ["send-keys", "-t", pane_id, *clear],
                 *keys,
                 ["send-keys", "-t", pane_id, "Enter"],

@@ -6,11 +6,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from . import seams
 from .errors import SessionClosed
 from .markers import SENTINEL_EXIT
 from .output import SentinelScanner
 from .pane import PaneInfo, pane_state
 from .results import CallRecord
+from .runtime import pane_directory
 from .tmux import Tmux
 
 
@@ -32,7 +34,9 @@ def respawn_after_exit(
         raise SessionClosed()
     if record.status is None:
         record.status = _dead_status(tmux, pane.pane_id)
-    tmux.run("respawn-pane", "-t", pane.pane_id, "-c", pane.current_path or "~")
+    # the directory the shell was in; tmux would take "~" as a relative path
+    directory, moved = pane_directory(pane.current_path)
+    tmux.run_all(["respawn-pane", "-t", pane.pane_id, "-c", seams.start_directory(directory)])
     record.shell_restarted = True
     if record.status is None:
         record.notes.append(
@@ -42,10 +46,11 @@ def respawn_after_exit(
         f" (exit status {record.status})" if record.status is not None else ""
     )
     record.notes.append(
-        f"{ended}. A new shell now runs in the same pane, started in "
-        f"{pane.current_path or 'the home directory'}; the old shell's variables, "
-        "functions and other state are gone."
+        f"{ended}. A new shell now runs in the same pane, started in {directory}; the "
+        "old shell's variables, functions and other state are gone."
     )
+    if moved:
+        record.notes.append(moved)
 
 
 def _wait_until_dead(tmux: Tmux, pane_id: str, limit: float = 1.0) -> PaneInfo | None:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
+from . import seams
 from .cancel import Cancel
 from .errors import Cancelled, LockTimeout, RuntimeDirError
 
@@ -45,6 +46,33 @@ def session_name() -> str:
 def runtime_dir() -> str:
     """The runtime directory: ``$TMUX_BRIDGE_DIR``, else ``/tmp/tmux-bridge-$USER``."""
     return os.environ.get("TMUX_BRIDGE_DIR") or f"/tmp/tmux-bridge-{user_name()}"
+
+
+def pane_directory(wanted: str | None) -> tuple[str, str | None]:
+    """Where a new pane of ours starts: ``wanted`` when tmux can start a pane exactly
+    there (:func:`~tmux_bridge.seams.start_directory`) and it is a directory we may
+    enter, else the home directory (else ``/``), with a note that says so: tmux itself
+    would start the pane in another directory without a word. A few stat calls."""
+    if wanted and enterable(wanted):
+        return wanted, None
+    home = os.path.expanduser("~")
+    fallback = home if enterable(home) else "/"
+    what = repr(wanted) if wanted else "its directory (which could not be read)"
+    return fallback, (
+        f"The new shell starts in {fallback}: tmux cannot start one in {what} (it is "
+        "gone, may not be entered, or its path is longer than "
+        f"{seams.MAX_DIRECTORY_BYTES} bytes)."
+    )
+
+
+def enterable(path: str) -> bool:
+    """Whether tmux can start a pane in ``path``: an absolute path it can pass to
+    chdir(2) exactly, naming a directory we may enter."""
+    try:
+        seams.start_directory(path)
+    except ValueError:
+        return False
+    return os.path.isdir(path) and os.access(path, os.X_OK)
 
 
 def ensure_private_dir(path: str) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import select
 import shutil
 import signal
@@ -30,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
+from . import seams
 from .pane import WATCH_OPTION
 from .pane import WATCH_PIPE_OPTION as ARMED_OPTION
 from .tmux import Tmux
@@ -39,7 +39,6 @@ READ_SIZE = 65536
 BURST = 2048  # bytes in one read that mean the pane writes fast: gather more
 GATHER = 0.008  # seconds a burst is gathered for at most
 DEFAULT_HISTORY = 5000  # rows of scrollback in a snapshot
-_SAFE_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 
 
 class Listener(Protocol):
@@ -220,10 +219,12 @@ class PaneWatch:
             os.unlink(self.pidfile)
         self.armings += 1
         self.token = f"{os.path.basename(self.dir)}-{self.armings}"
-        command = f"echo $$ > {self.pidfile}; exec cat > {self.fifo}"
-        opened = (
-            f"pipe-pane -O -t {self.pane_id} '{command}' ; "
-            f"set-option -p -t {self.pane_id} {ARMED_OPTION} {self.token}"
+        # the cat writes its own pid (exec: the shell tmux started becomes the cat)
+        script = 'echo $$ > "$1" && exec cat > "$2"'
+        command = seams.pipe_command(["/bin/sh", "-c", script, "sh", self.pidfile, self.fifo])
+        opened = seams.command_line(
+            ["pipe-pane", "-O", "-t", self.pane_id, command],
+            ["set-option", "-p", "-t", self.pane_id, ARMED_OPTION, self.token],
         )
         result = self.tmux.run_all(
             ["if-shell", "-F", "-t", self.pane_id, "#{pane_pipe}", "", opened],
@@ -249,7 +250,10 @@ class PaneWatch:
         REPL call that took the pipe in between keeps it)."""
         if not self.token:
             return
-        closing = f"pipe-pane -t {self.pane_id} ; set-option -p -u -t {self.pane_id} {ARMED_OPTION}"
+        closing = seams.command_line(
+            ["pipe-pane", "-t", self.pane_id],
+            ["set-option", "-p", "-u", "-t", self.pane_id, ARMED_OPTION],
+        )
         condition = f"#{{==:#{{{ARMED_OPTION}}},{self.token}}}"
         self.tmux.run("if-shell", "-F", "-t", self.pane_id, condition, closing, check=False)
         self.token = ""
@@ -265,12 +269,9 @@ class PaneWatch:
 
 
 def _private_dir() -> str:
-    """A new 0700 directory whose path a shell and tmux take without quoting."""
-    path = tempfile.mkdtemp(prefix="tmux-bridge-watch-")
-    if not _SAFE_PATH.fullmatch(path):
-        os.rmdir(path)
-        path = tempfile.mkdtemp(prefix="tmux-bridge-watch-", dir="/tmp")
-    return path
+    """A new 0700 directory (in $TMPDIR, whatever its name: the pipe's command is built
+    by :func:`~tmux_bridge.seams.pipe_command`)."""
+    return tempfile.mkdtemp(prefix="tmux-bridge-watch-")
 
 
 def _read_pid(path: str) -> int | None:
