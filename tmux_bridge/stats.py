@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from .seams import shorten
+
 TOP = 5  # slowest and most often failed commands listed
 UNKNOWN_PANE = "unknown"
 
@@ -151,19 +153,20 @@ def summarize(entries: Iterable[Any], top: int = TOP) -> dict[str, Any]:
 # --- as text ----------------------------------------------------------------------------
 
 
-def render(stats: dict[str, Any]) -> str:
-    """The summary for a person: a block for all panes, then one per pane."""
+def render_lines(stats: dict[str, Any]) -> list[str]:
+    """The summary for a person, as lines (a field never holds the line break: the
+    caller makes each line visible): a block for all panes, then one per pane."""
     if not stats["entries"]:
-        return "No calls logged yet.\n"
+        return ["No calls logged yet."]
     span = f"{_when(stats['first'])} to {_when(stats['last'])}"
-    blocks = [f"{stats['entries']} log entries, {span}", _block("all panes", stats["overall"])]
+    lines = [f"{stats['entries']} log entries, {span}", "", *_block("all panes", stats["overall"])]
     for pane, summary in stats["panes"].items():
         name = f"pane {pane}" + (f" ({summary['target']})" if summary.get("target") else "")
-        blocks.append(_block(name, summary))
-    return "\n\n".join(blocks) + "\n"
+        lines += ["", *_block(name, summary)]
+    return lines
 
 
-def _block(name: str, summary: dict[str, Any]) -> str:
+def _block(name: str, summary: dict[str, Any]) -> list[str]:
     checks = summary["checks"]
     lines = [
         f"{name}: {_plural(summary['calls'], 'call')} ({summary['ok']} ok, "
@@ -186,7 +189,7 @@ def _block(name: str, summary: dict[str, Any]) -> str:
         statuses = "[" + ",".join(failed["exit_statuses"]) + "]"
         shown = f"{failed['failures']:>4} x    {statuses:<6} {_short(failed['command'])}"
         lines.append(f"  {'failed most' if index == 0 else '':<13}{shown}")
-    return "\n".join(lines)
+    return lines
 
 
 def _plural(count: int, noun: str) -> str:
@@ -198,5 +201,4 @@ def _when(time: object) -> str:
 
 
 def _short(command: object) -> str:
-    text = str(command or "").replace("\n", "\u23ce ")
-    return text if len(text) <= 80 else text[:77] + "..."
+    return shorten(str(command or "").replace("\n", "\u23ce "), 80)
