@@ -13,6 +13,8 @@ import os
 import time
 from typing import Any
 
+from .runtime import usable_private_dir
+
 LOG_FILE = "log.jsonl"
 MAX_BYTES = 1024 * 1024
 MAX_COMMAND = 4000  # characters of a command kept in the log
@@ -20,7 +22,11 @@ MAX_COMMAND = 4000  # characters of a command kept in the log
 
 def record(directory: str, entry: dict[str, Any]) -> None:
     """Append ``entry`` with the current time. Never fails the call: a log that cannot
-    be written is skipped."""
+    be written is skipped, and so is one whose directory is not our own private one
+    (:func:`~tmux_bridge.runtime.usable_private_dir`): it is checked before anything is
+    written."""
+    if not usable_private_dir(directory):
+        return
     path = os.path.join(directory, LOG_FILE)
     command = entry.get("command")
     if isinstance(command, str) and len(command) > MAX_COMMAND:
