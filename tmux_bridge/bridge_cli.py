@@ -120,13 +120,13 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
     if stats:
         from .stats import render_lines, summarize
 
-        summary = summarize(read(directory, count))
+        summary = summarize(read(directory, count, unfinished=True))
         if as_json:
             _say_json(summary)
         else:
             _say(*render_lines(summary))
         return 0
-    entries = read(directory, 20 if count is None else count)
+    entries = read(directory, 20 if count is None else count, unfinished=True)
     for entry in entries:
         if as_json:
             _say_json(entry)
