@@ -306,3 +306,29 @@ def test_the_log_is_read_as_one_entry_per_call(tmp_path: Path) -> None:
     text = "\n".join(render_lines(summarize(calls)))
     assert "5 calls (1 ok, 1 failed, 0 timed out, 0 refused, 2 never ended, 1 running)" in text
     assert "  running      ?  sleep 99" in text
+
+
+def test_every_facade_call_with_time_limits_checks_them_first() -> None:
+    """By construction: a method of the facade that takes ``options`` hands them to
+    ``_logged`` (which checks them before the call starts), checks them itself, or
+    passes them to such a method; a new one that does none of these fails here."""
+    import ast
+    import inspect
+    import textwrap
+
+    from tmux_bridge import api
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(api.Bridge)))
+    methods = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    checked = []
+    for method in methods:
+        if "options" not in [a.arg for a in method.args.args + method.args.kwonlyargs]:
+            continue
+        calls = {
+            node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            for node in ast.walk(method)
+            if isinstance(node, ast.Call)
+        }
+        assert calls & {"_logged", "check_options", "run"}, method.name
+        checked.append(method.name)
+    assert {"run", "check", "repl", "write_file", "info"} <= set(checked)

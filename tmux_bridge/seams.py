@@ -81,8 +81,8 @@ def json_text(document: object) -> str:
     import json
 
     text = json.dumps(document, ensure_ascii=False)
-    if text.isprintable():
-        return text
+    if text.isascii() and "\x7f" not in text:  # JSON has escaped every C0 control
+        return text  # both checks run at C speed: a command's megabytes of output
     return _pattern(_UNSAFE_FIELD).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
