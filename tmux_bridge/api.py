@@ -10,6 +10,11 @@ Every method runs on the calling thread and blocks until the call is done. Pass 
 interrupted as if the person pressed Ctrl-C. Errors are :class:`BridgeError` subclasses
 with a stable ``code``; results are :class:`CallResult` values, and
 :func:`tmux_bridge.report.to_document` makes the JSON document of either.
+
+Every call's time limits are checked first (:func:`~tmux_bridge.results.check_options`:
+``InvalidRequest`` for NaN, infinite, 0 or less, more than a week), before anything is
+logged or typed. A call that types and waits is logged when it starts and when it ends
+(:mod:`tmux_bridge.audit`).
 """
 
 from __future__ import annotations

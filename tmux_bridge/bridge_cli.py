@@ -101,7 +101,11 @@ def cli(ctx: click.Context, detach: bool) -> int:
     "summarize (default all).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help="The log's own JSON lines; with --stats, one object."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON line per call, as the log keeps its end (a call that has not ended: its "
+    "start, with running true or false); with --stats, one object.",
 )
 @click.option(
     "--stats",
