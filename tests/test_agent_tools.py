@@ -216,7 +216,8 @@ def test_every_call_is_logged_privately(bridge: Bridge) -> None:
     log = bridge.runtime / audit.LOG_FILE
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    command = next(e for e in entries if e["command"] == "echo logged-command")
+    ends = [e for e in entries if e.get("event") != "start"]  # a start, then the end
+    command = next(e for e in ends if e["command"] == "echo logged-command")
     assert command["mode"] == "command" and command["exit_status"] == 0
     assert command["stdout_bytes"] == len(b"logged-command\n")
     assert {"time", "id", "duration_s", "timed_out", "stderr_bytes"} <= set(command)

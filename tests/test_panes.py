@@ -219,8 +219,9 @@ def test_the_audit_log_names_each_calls_pane(make_bridge: MakeBridge) -> None:
     assert b.send_when_ready("-p", "side", "--", "echo a")[0] == 0
     assert b.send_text("--", "echo b")[0] == 0
     entries = [json.loads(line) for line in (b.runtime / "log.jsonl").read_text().splitlines()]
+    ends = [e for e in entries if e.get("event") != "start"]  # each call's start comes first
     calls = [
-        (e["command"], e["pane"], e["target"], e["label"]) for e in entries if e["exit_status"] == 0
+        (e["command"], e["pane"], e["target"], e["label"]) for e in ends if e["exit_status"] == 0
     ]
     main = b.pane("#{pane_id}")
     assert ("echo a", other, other_target, "side") in calls

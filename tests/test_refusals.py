@@ -164,7 +164,7 @@ def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Pa
     found = re.search(r"___TMUXSEND_START_(\w+)___", bridge.history())
     assert found, bridge.history()
     pane = bridge.pane_dir()
-    ours = {f"{pane}/inflight"} | {
+    ours = {f"{pane}/inflight", "log.jsonl"} | {  # the log holds the call's start
         f"{pane}/{found[1]}{ext}" for ext in (".run", ".cmd", ".scratch")
     }
     assert bridge.runtime_files() == {pane, f"{pane}/prompt"} | ours

@@ -172,10 +172,11 @@ def _raw_request(server: Server, document: dict[str, Any]) -> socket.socket:
 
 
 def _logged(pane: Pane, command: str) -> list[dict[str, Any]]:
-    """The audit log's entries for ``command``."""
+    """The audit log's entries for ``command``: each call's end (its start is logged too)."""
     path = pane.runtime / "log.jsonl"
     lines = path.read_text().splitlines() if path.exists() else []
-    return [json.loads(line) for line in lines if json.loads(line)["command"] == command]
+    entries = [json.loads(line) for line in lines]
+    return [e for e in entries if e["command"] == command and e.get("event") != "start"]
 
 
 def test_client_disconnect_interrupts_the_command(server: Server, pane: Pane) -> None:

@@ -276,20 +276,30 @@ def test_display_command_every_control_char_is_visible() -> None:
     _assert_inert(shown)
 
 
-def test_display_command_many_lines_shortened() -> None:
+def test_display_command_many_lines_shows_the_start_and_the_end() -> None:
     command = "\n".join(f"echo {n}" for n in range(20))
     shown = display_command(command)
     assert shown.startswith("[tmux-send] echo 0\n")
     lines = shown.split("\n")
-    assert lines[11] == "echo 11"
-    assert lines[12] == "... (8 more lines)"
-    assert len(lines) == 13
+    assert lines[:8] == ["[tmux-send] echo 0", *(f"echo {n}" for n in range(1, 8))]
+    left_out = "\n".join(f"echo {n}" for n in range(8, 17))  # with the breaks around it
+    assert lines[8] == (
+        f"[... 9 lines and {len(left_out) + 2} characters not shown, "
+        f"of 20 lines and {len(command)} characters ...]"
+    )
+    assert lines[9:] == ["echo 17", "echo 18", "echo 19"]
 
 
-def test_display_command_long_line_shortened() -> None:
-    command = "echo " + "x\x1b" * 5000  # 10005 characters, the ESCs shown as ^[
+def test_display_command_a_padded_line_shows_its_end() -> None:
+    command = "echo " + "x\x1b" * 5000 + "; rm -rf ~"  # the ESCs shown as ^[
     shown = display_command(command)
     assert shown.startswith("[tmux-send] echo x^[x^[")
-    assert shown.endswith("... (10005 characters in all)")
-    assert len(shown) < 4100
+    head, note, tail = shown.split("\n")
+    assert head == "[tmux-send] " + command[:3000].replace("\x1b", "^[")  # 3000 characters
+    assert note == (
+        f"[... 0 lines and {len(command) - 4000} characters not shown, "
+        f"of 1 lines and {len(command)} characters ...]"
+    )
+    assert tail == command[-1000:].replace("\x1b", "^[")  # the last 1000, the end too
+    assert tail.endswith("x^[; rm -rf ~")
     _assert_inert(shown)

@@ -10,6 +10,11 @@ Every method runs on the calling thread and blocks until the call is done. Pass 
 interrupted as if the person pressed Ctrl-C. Errors are :class:`BridgeError` subclasses
 with a stable ``code``; results are :class:`CallResult` values, and
 :func:`tmux_bridge.report.to_document` makes the JSON document of either.
+
+Every call's time limits are checked first (:func:`~tmux_bridge.results.check_options`:
+``InvalidRequest`` for NaN, infinite, 0 or less, more than a week), before anything is
+logged or typed. A call that types and waits is logged when it starts and when it ends
+(:mod:`tmux_bridge.audit`).
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cancel import Cancel
-from .errors import BridgeError, NoBridgeSession
-from .results import CallRecord, CallResult, Mode, RunOptions
+from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
+from .results import CallRecord, CallResult, Mode, RunOptions, check_options
 from .target import Target
 
 if TYPE_CHECKING:
@@ -92,6 +97,7 @@ class Bridge:
         return self._logged(
             "command",
             _text(text),
+            options,
             lambda: run_command(self.target, command, options, (out, err), notice, cancel),
             out,
             err,
@@ -121,6 +127,7 @@ class Bridge:
 
         started = time.monotonic()
         try:
+            check_options(options)
             result = check_command(self.target, command, options, notice, cancel)
         except BridgeError as exc:
             self._log_check(command_text(None, command), started, None, exc)
@@ -151,6 +158,7 @@ class Bridge:
         return self._logged(
             "repl_start",
             _text(command),
+            options,
             lambda: start_repl(self.target, request, _bytes(command), options, out, notice, cancel),
             out,
         )
@@ -176,6 +184,7 @@ class Bridge:
         return self._logged(
             "repl_eval",
             _text(code),
+            options,
             lambda: evaluate(self.target, request, _bytes(code), options, out, notice, cancel),
             out,
         )
@@ -201,6 +210,7 @@ class Bridge:
         return self._logged(
             "repl_eval",
             _text(text),
+            options,
             lambda: run_repl(self.target, request, _bytes(text), options, out, notice, cancel),
             out,
         )
@@ -217,7 +227,7 @@ class Bridge:
         from .repl import close_repl
 
         return self._logged(
-            "repl_close", "", lambda: close_repl(self.target, options, notice, cancel)
+            "repl_close", "", options, lambda: close_repl(self.target, options, notice, cancel)
         )
 
     # --- files -------------------------------------------------------------------------
@@ -241,6 +251,7 @@ class Bridge:
         return self._logged(
             "write",
             path,
+            options,
             lambda: write_file(self.target, path, data, backup, options, notice, cancel),
         )
 
@@ -257,7 +268,7 @@ class Bridge:
         from .files import read_file
 
         return self._logged(
-            "read", path, lambda: read_file(self.target, path, options, notice, cancel)
+            "read", path, options, lambda: read_file(self.target, path, options, notice, cancel)
         )
 
     def edit_file(
@@ -279,6 +290,7 @@ class Bridge:
         return self._logged(
             "edit",
             path,
+            options,
             lambda: edit_file(
                 self.target, path, _bytes(old), _bytes(new), backup, options, notice, cancel
             ),
@@ -750,19 +762,25 @@ class Bridge:
         self,
         mode: Mode,
         command: str,
+        options: RunOptions,
         call: Callable[[], CallRecord],
         out: Sink | None = None,
         err: Sink | None = None,
     ) -> CallResult:
-        """Make the call, keep collected output in the result, and log it (or the error
-        that stopped it) for the person."""
+        """Make the call, keep collected output in the result, and log it for the
+        person: its start (once its options are valid, before anything is typed), then
+        its end, the result or whatever stopped it. A process killed in between leaves
+        the start alone in the log, which ``tmux-bridge log`` shows as never ended."""
+        started: str | None = None
         try:
+            check_options(options)
+            started = self._log_start(mode, command)
             record = call()
-        except BridgeError as exc:
-            self._log_error(mode, command, exc)
-            if isinstance(out, _Collect):
+        except Exception as exc:
+            self._log_error(mode, command, exc, started)
+            if isinstance(exc, BridgeError) and isinstance(out, _Collect):
                 exc.partial_stdout = bytes(out.data)
-            if isinstance(err, _Collect):
+            if isinstance(exc, BridgeError) and isinstance(err, _Collect):
                 exc.partial_stderr = bytes(err.data)
             raise
         if isinstance(out, _Collect):
@@ -770,8 +788,17 @@ class Bridge:
         if isinstance(err, _Collect):
             record.stderr = bytes(err.data)
         result = record.freeze()
-        self._log(result)
+        self._log(result, started)
         return result
+
+    def _log_start(self, mode: Mode, command: str) -> str:
+        """A call starts: its line in the audit log. Returns the key (``call``) its end
+        is logged under."""
+        from .audit import record, start_entry
+
+        entry = start_entry(mode, self.target.pane, self.client, command)
+        record(self.target.runtime_dir, entry)
+        return str(entry["call"])
 
     def _screen_call(
         self, mode: Mode, command: str, call: Callable[[], tuple[Any, str]], log: bool = True
@@ -794,7 +821,7 @@ class Bridge:
             self._log(result)
         return result
 
-    def _log(self, result: CallResult) -> None:
+    def _log(self, result: CallResult, started: str | None = None) -> None:
         from .audit import record
         from .report import file_document
 
@@ -802,6 +829,7 @@ class Bridge:
         record(
             self.target.runtime_dir,
             {
+                **({"call": started} if started else {}),
                 "id": result.call_id,
                 "mode": result.mode,
                 "pane": result.pane,
@@ -860,28 +888,38 @@ class Bridge:
             },
         )
 
-    def _log_error(self, mode: Mode, command: str, error: BridgeError) -> None:
-        if isinstance(error, NoBridgeSession):
+    def _log_error(
+        self, mode: Mode, command: str, error: Exception, started: str | None = None
+    ) -> None:
+        """The end of a call that ``error`` stopped (nothing typed, or a failure
+        midway); an error not of ours is logged as ``internal_error``."""
+        if isinstance(error, NoBridgeSession) and started is None:
             return  # nothing to review: no terminal was there
         from .audit import record
 
+        if isinstance(error, BridgeError):
+            pane, status, text, code = error.pane, error.exit_code, str(error), error.code
+        else:
+            pane, status, code = None, EXIT_FAILURE, "internal_error"
+            text = f"{type(error).__name__}: {error}"
         record(
             self.target.runtime_dir,
             {
+                **({"call": started} if started else {}),
                 "id": None,
                 "mode": mode,
-                "pane": error.pane or self.target.pane,
+                "pane": pane or self.target.pane,
                 "target": None,
                 "label": None,
                 "client": self.client,
                 "command": command,
-                "exit_status": error.exit_code,
+                "exit_status": status,
                 "timed_out": None,
                 "duration_s": 0.0,
                 "stdout_bytes": 0,
                 "stderr_bytes": 0,
-                "error": str(error),
-                "error_code": error.code,
+                "error": text,
+                "error_code": code,
             },
         )
 

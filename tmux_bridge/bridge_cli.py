@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import time
 from typing import Any
@@ -13,6 +12,7 @@ import click
 from . import __version__
 from .bridge import attach, ensure_session
 from .cli_common import run_cli
+from .seams import json_text, shorten, visible, visible_lines
 from .target import Target
 
 HELP = """Open the terminal that AI agents send commands to with tmux-send.
@@ -46,6 +46,25 @@ Environment:
 """
 
 
+def _say(*lines: str, err: bool = False) -> None:
+    """Print ``lines``, each on a line of its own made visible
+    (:func:`~tmux_bridge.seams.visible`): text we do not control in them (a command, a
+    name, a directory) can neither drive the person's terminal nor start a line. Every
+    line tmux-bridge prints for a person goes through here."""
+    click.echo("\n".join(visible(line) for line in lines), err=err)
+
+
+def _say_text(text: str) -> None:
+    """Print ``text`` that is lines by nature (an agent's reply), its control characters
+    made visible (:func:`~tmux_bridge.seams.visible_lines`)."""
+    click.echo(visible_lines(text))
+
+
+def _say_json(document: object) -> None:
+    """Print one JSON document on a line (:func:`~tmux_bridge.seams.json_text`)."""
+    click.echo(json_text(document))
+
+
 @click.group(
     help=HELP,
     invoke_without_command=True,
@@ -66,9 +85,9 @@ def cli(ctx: click.Context, detach: bool) -> int:
     target = Target.from_env()
     note = ensure_session(target)
     if note:
-        click.echo(f"tmux-bridge: {note}", err=True)
+        _say(f"tmux-bridge: {note}", err=True)
     if detach:
-        click.echo(target.session)
+        _say(target.session)
         return 0
     attach(target.tmux, target.session)
     return 0
@@ -84,7 +103,11 @@ def cli(ctx: click.Context, detach: bool) -> int:
     "summarize (default all).",
 )
 @click.option(
-    "--json", "as_json", is_flag=True, help="The log's own JSON lines; with --stats, one object."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON line per call, as the log keeps its end (a call that has not ended: its "
+    "start, with running true or false); with --stats, one object.",
 )
 @click.option(
     "--stats",
@@ -101,17 +124,22 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
     directory = runtime_dir()
     check_private_dir(directory)
     if stats:
-        from .stats import render, summarize
+        from .stats import render_lines, summarize
 
-        summary = summarize(read(directory, count))
-        text = json.dumps(summary, ensure_ascii=False) + "\n" if as_json else render(summary)
-        click.echo(text, nl=False)
+        summary = summarize(read(directory, count, unfinished=True))
+        if as_json:
+            _say_json(summary)
+        else:
+            _say(*render_lines(summary))
         return 0
-    entries = read(directory, 20 if count is None else count)
+    entries = read(directory, 20 if count is None else count, unfinished=True)
     for entry in entries:
-        click.echo(json.dumps(entry, ensure_ascii=False) if as_json else _log_line(entry))
+        if as_json:
+            _say_json(entry)
+        else:
+            _say(_log_line(entry))
     if not entries and not as_json:
-        click.echo("No calls logged yet.", err=True)
+        _say("No calls logged yet.", err=True)
     return 0
 
 
@@ -119,12 +147,12 @@ def _log_line(entry: dict[str, Any]) -> str:
     when = str(entry.get("time", ""))[:19].replace("T", " ")
     status = entry.get("exit_status")
     timed_out = f" ({entry['timed_out']} timeout)" if entry.get("timed_out") else ""
-    command = str(entry.get("command", "")).replace("\n", "\u23ce ")
-    if len(command) > 100:
-        command = command[:97] + "..."
+    if entry.get("event") == "start":  # a call whose end is not logged
+        status, timed_out = "-", " (running)" if entry.get("running") else " (never ended)"
+    command = shorten(str(entry.get("command", "")).replace("\n", "\u23ce "), 100)
     duration = entry.get("duration_s")
     took = f"{duration:.2f}s" if isinstance(duration, (int, float)) else ""
-    return f"{when}  {entry.get('mode', ''):<7} {status!s:>3}{timed_out} {took:>7}  {command}"
+    return f"{when}  {entry.get('mode', '')!s:<7} {status!s:>3}{timed_out} {took:>7}  {command}"
 
 
 @cli.command()
@@ -136,10 +164,10 @@ def status(as_json: bool) -> int:
 
     info = Bridge(client="tmux-bridge").status()
     if as_json:
-        click.echo(json.dumps(info))
+        _say_json(info)
         return 0 if info["running"] else 1
     if not info["running"]:
-        click.echo(f"{info['session']}: not running (start it with tmux-bridge)")
+        _say(f"{info['session']}: not running (start it with tmux-bridge)")
         return 1
     front = info["foreground"] or "the shell's prompt"
     repl = info["repl"]
@@ -150,12 +178,13 @@ def status(as_json: bool) -> int:
         f"in front   {front}",
         f"repl       {repl['name']} (pid {repl['pid']})" if repl else "repl       none",
         (
-            f"tmux-send  pid {flight['pid']}, {flight['elapsed_s']} s: {flight['command'][:80]}"
+            f"tmux-send  pid {flight['pid']}, {flight['elapsed_s']} s: "
+            + shorten(str(flight["command"]), 80)
             if flight
             else "tmux-send  idle"
         ),
     ]
-    click.echo("\n".join(lines))
+    _say(*lines)
     return 0
 
 
@@ -191,9 +220,12 @@ def split(
         raise click.UsageError("-h and -v do not go together")
     text = (command[0] if len(command) == 1 else _joined(command)) if command else None
     info = Bridge(Target.from_env(pane=pane), client="tmux-bridge").split(name, horizontal, text)
-    click.echo(json.dumps(info) if as_json else _pane_line(info))
+    if as_json:
+        _say_json(info)
+    else:
+        _say(_pane_line(info))
     if info.get("note") and not as_json:
-        click.echo(f"tmux-bridge: {info['note']}", err=True)
+        _say(f"tmux-bridge: {info['note']}", err=True)
     return 0
 
 
@@ -223,7 +255,7 @@ def label(pane: str, name: str | None, clear: bool) -> int:
     if clear == (name is not None):
         raise click.UsageError("give a NAME, or --clear to remove the label")
     info = Bridge(Target.from_env(pane=pane), client="tmux-bridge").label(name)
-    click.echo(_pane_line(info))
+    _say(_pane_line(info))
     return 0
 
 
@@ -242,10 +274,10 @@ def panes(every_session: bool, refresh: bool, as_json: bool) -> int:
 
     entries = Bridge(client="tmux-bridge").panes(every_session, refresh)
     if as_json:
-        click.echo(json.dumps(entries, ensure_ascii=False))
+        _say_json(entries)
     else:
         for entry in entries:
-            click.echo(_panes_line(entry))
+            _say(_panes_line(entry))
     return 0
 
 
@@ -256,7 +288,9 @@ def _panes_line(entry: dict[str, Any]) -> str:
     shown = front["kind"] + (f" {front['program']}" if front["program"] else "")
     last = entry.get("last_command") or {}
     done = (
-        f"  last: {str(last.get('command', ''))[:40]} -> {last.get('exit_status')}" if last else ""
+        f"  last: {shorten(str(last.get('command', '')), 40)} -> {last.get('exit_status')}"
+        if last
+        else ""
     )
     flight = "  (tmux-send call in flight)" if entry["in_flight"] else ""
     mark = "*" if entry["bridge"] else " "
@@ -478,16 +512,14 @@ def agents(as_json: bool) -> int:
 
     found = Bridge(client="tmux-bridge").agents()
     if as_json:
-        click.echo(json.dumps([a.document() for a in found], ensure_ascii=False))
+        _say_json([a.document() for a in found])
         return 0
     if not found:
-        click.echo("No agents are running.", err=True)
+        _say("No agents are running.", err=True)
     for a in found:
         seen = " (attached)" if a.attached else ""
         role = f" {a.role}" if a.role else ""
-        click.echo(
-            f"{a.name:<20} {a.runtime:<9} {a.state:<8} {a.target:<14}{role}{seen}  {a.work_dir}"
-        )
+        _say(f"{a.name:<20} {a.runtime:<9} {a.state:<8} {a.target:<14}{role}{seen}  {a.work_dir}")
     return 0
 
 
@@ -550,10 +582,10 @@ def prompt(
     except NotDelivered as exc:
         if as_json and exc.receipt is not None:
             doc = {**exc.receipt.document(), "error_code": exc.code}  # type: ignore[attr-defined]
-            click.echo(json.dumps(doc, ensure_ascii=False))
+            _say_json(doc)
         raise
     if as_json:
-        click.echo(json.dumps(receipt.document(), ensure_ascii=False))
+        _say_json(receipt.document())
     return 0
 
 
@@ -614,17 +646,17 @@ def message(
         agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout
     )
     if as_json:
-        click.echo(json.dumps(sent.document(), ensure_ascii=False))
+        _say_json(sent.document())
     elif sent.reply is not None:
-        click.echo(sent.reply)
+        _say_text(sent.reply)
     note = sent.message
     if note.state in ("delivered", "read"):
         return 0
     why = f": {note.error}" if note.error else ""
-    click.echo(f"message #{note.id} to {note.recipient} is {note.state}{why}", err=True)
+    _say(f"message #{note.id} to {note.recipient} is {note.state}{why}", err=True)
     if note.state == "pending":
-        click.echo(f"It is delivered once {note.recipient} is idle; `tmux-bridge inbox` "
-                   "shows it. Do not send it again.", err=True)  # fmt: skip
+        _say(f"It is delivered once {note.recipient} is idle; `tmux-bridge inbox` "
+             "shows it. Do not send it again.", err=True)  # fmt: skip
         return 0
     return 1
 
@@ -640,15 +672,15 @@ def inbox(agent: str | None, as_json: bool, clear: bool) -> int:
 
     messages = Bridge(client="tmux-bridge").inbox(agent, clear)
     if as_json:
-        click.echo(json.dumps([m.document() for m in messages], ensure_ascii=False))
+        _say_json([m.document() for m in messages])
         return 0
     if not messages:
-        click.echo("No messages.", err=True)
+        _say("No messages.", err=True)
     for m in messages:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))
         body = " ".join(m.body.split())
         body = body if len(body) <= 60 else body[:57] + "..."
-        click.echo(f"#{m.id:<4} {m.state:<9} {when}  {m.sender} -> {m.recipient}: {body}")
+        _say(f"#{m.id:<4} {m.state:<9} {when}  {m.sender} -> {m.recipient}: {body}")
     return 0
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .errors import EXIT_SIGINT, BridgeError
+from .seams import visible_lines
 from .tmux import write_all
 
 if TYPE_CHECKING:
@@ -49,17 +50,23 @@ def exit_now(code: int) -> None:
 
 def run_cli(command: click.Command, args: Sequence[str] | None = None) -> int:
     """Run a click command without click's own exit handling: usage errors exit 2,
-    Ctrl-C before the command was typed exits 130 (click would say "Aborted!", 1)."""
+    Ctrl-C before the command was typed exits 130 (click would say "Aborted!", 1). An
+    error's text goes to stderr with its control characters made visible
+    (:func:`~tmux_bridge.seams.visible_lines`): it may quote what it was given."""
+    import io
+
     import click
 
     try:
         code = command.main(args=args, standalone_mode=False)
     except click.ClickException as exc:
-        exc.show()
+        shown = io.StringIO()  # click's message quotes the bad option or value
+        exc.show(file=shown)
+        click.echo(visible_lines(shown.getvalue()), err=True, nl=False)
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         return EXIT_SIGINT
     except BridgeError as exc:
-        click.echo(exc.render(), err=True)
+        click.echo(visible_lines(exc.render()), err=True)
         return exc.exit_code
     return code if isinstance(code, int) else 0

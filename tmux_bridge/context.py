@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from .runtime import atomic_write
+from .runtime import atomic_write, usable_private_dir
 
 CONTEXT_FILE = "context.json"
 MAX_COMMAND = 500  # characters of a last command kept
@@ -37,11 +37,13 @@ def read_context(directory: str) -> dict[str, Facts]:
 
 def update_pane(directory: str, key: str, facts: Facts) -> None:
     """Merge ``facts`` into pane ``key``'s. Never fails a call: a context that cannot be
-    written is skipped."""
+    written, or whose directory is not our own private one, is skipped."""
     if "last_command" in facts and isinstance(facts["last_command"], dict):
         command = str(facts["last_command"].get("command", ""))
         if len(command) > MAX_COMMAND:
             facts["last_command"]["command"] = command[:MAX_COMMAND] + "..."
+    if not usable_private_dir(directory):
+        return
     with contextlib.suppress(OSError), _locked(directory):
         context = read_context(directory)
         context[key] = {**context.get(key, {}), **facts}
@@ -50,6 +52,8 @@ def update_pane(directory: str, key: str, facts: Facts) -> None:
 
 def prune(directory: str, alive: set[str]) -> None:
     """Drop the facts of panes whose key is not in ``alive``."""
+    if not usable_private_dir(directory):
+        return
     with contextlib.suppress(OSError), _locked(directory):
         context = read_context(directory)
         kept = {k: v for k, v in context.items() if k in alive}

@@ -627,5 +627,7 @@ def _file_options(options: RunOptions) -> RunOptions:
 
 
 def _visible(path: str) -> str:
-    """``path`` on one line for the person: newlines shown as ``^J``."""
-    return path.replace("\n", "^J")
+    """``path`` as one field on one line for the person (newlines shown as ``^J``)."""
+    from .seams import visible
+
+    return visible(path)

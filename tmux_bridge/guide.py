@@ -19,7 +19,8 @@ they should see. For everything else, prefer running commands yourself.
 - Several arguments are one command and its exact arguments, as with sudo or env:
   `tmux-send -- grep "a b" f.txt`. One argument is shell code: `tmux-send -- 'a | b'`.
 - --timeout N (default 10) is seconds without output; --max-time N (default 120) in
-  all. When one fires: Ctrl-C, then Ctrl-\\ after 3 s, exit 124, output so far printed.
+  all; each above 0, at most a week. When one fires: Ctrl-C, then Ctrl-\\ after 3 s,
+  exit 124, output so far printed.
 - Pagers do not wait for keys: PAGER, GIT_PAGER, MANPAGER, SYSTEMD_PAGER and PSQL_PAGER
   are `cat` for the command unless the person set them.
 

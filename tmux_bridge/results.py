@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from .errors import exit_status
+from .errors import InvalidRequest, exit_status
 
 if TYPE_CHECKING:
     from .pane import PaneInfo
@@ -22,12 +22,33 @@ Mode = Literal[
 TimeoutKind = Literal["idle", "overall"]
 
 
+MAX_SECONDS = 7 * 24 * 3600  # the longest time limit: a week
+
+
 class RunOptions(NamedTuple):
-    """How to run one command or evaluation. Times are in seconds."""
+    """How to run one command or evaluation. Times are in seconds, above 0 and at most
+    ``MAX_SECONDS`` (:func:`check_options`)."""
 
     idle_timeout: float = 10.0  # without output before the command is interrupted
     max_time: float = 120.0  # in all, counting any wait for the pane's lock
     raw: bool = False  # output byte for byte, terminal control sequences kept
+
+
+def check_options(options: RunOptions) -> None:
+    """Raise :class:`~tmux_bridge.errors.InvalidRequest` unless both time limits are
+    numbers of seconds above 0 and at most ``MAX_SECONDS`` (a week): not NaN, not
+    infinite, nothing the waits cannot count down. The facade calls this for every call
+    before anything else, so every face refuses alike (``invalid_request``)."""
+    for name, what, value in (
+        ("idle_timeout", "The idle timeout", options.idle_timeout),
+        ("max_time", "The overall time limit", options.max_time),
+    ):
+        number = value if isinstance(value, (int, float)) else float("nan")
+        if not 0 < number <= MAX_SECONDS:  # False for NaN
+            raise InvalidRequest(
+                f"{what} ({name}) must be a positive number of seconds, at most "
+                f"{MAX_SECONDS} (a week); it was {value!r}. Nothing was run."
+            )
 
 
 class FileFacts(NamedTuple):

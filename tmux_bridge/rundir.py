@@ -30,6 +30,7 @@ from .runtime import (
     ensure_private_dir,
     remove_quietly,
     sweep_call_files,
+    usable_private_dir,
     write_private_file,
 )
 from .tmux import Tmux
@@ -182,8 +183,9 @@ class PaneDir:
         self.write_prompt(memory._replace(settled=started, call_id=call_id))
 
     def mark_typed(self) -> None:
-        """tmux-send sent keys or text to the pane: the line may hold anything now."""
-        if os.path.isdir(self.path):
+        """tmux-send sent keys or text to the pane: the line may hold anything now.
+        Kept only where a call has made the pane's private directory."""
+        if os.path.isdir(self.path) and all(map(usable_private_dir, (self.root, self.path))):
             self.write_prompt(self.read_prompt()._replace(typed_at=time.time()))
 
     # --- the REPL tmux-send started -----------------------------------------------------

@@ -116,6 +116,18 @@ def check_private_dir(path: str) -> None:
         )
 
 
+def usable_private_dir(path: str) -> bool:
+    """Whether ``path`` is our own 0700 directory (made so when missing), for a writer
+    that never fails a call (the audit log, the panes' context): it writes nothing when
+    this is false. A directory another user made in our place (``/tmp`` is shared) gets
+    nothing of ours, not even the text of a refused call."""
+    try:
+        ensure_private_dir(path)
+    except RuntimeDirError:
+        return False
+    return True
+
+
 def write_private_file(path: str, data: bytes) -> None:
     """Create ``path`` exclusively (O_EXCL, mode 0600, no symlink following) and fill it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

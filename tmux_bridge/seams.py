@@ -12,6 +12,10 @@ Pure text: this module imports nothing of ours and does no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from re import Pattern
 
 # -- tmux formats: an argument tmux expands (#{...}, #(...), #[...]) -------------------
 # tmux 3.3a, measured (tests/test_seam_fmt.py): an argument tmux expands turns `##` into
@@ -125,6 +129,144 @@ def _tmux_word(word: str) -> str:
 
 
 # -- the person's terminal: text printed to it --------------------------------------
+#
+# A command, an agent's name, a directory, a message, a label, an error that quotes what
+# it was given: text we do not control reaches the person's terminal only through
+# visible() (one field on one line), visible_lines() (text that is lines by nature) or
+# json_text() (a JSON document). A terminal acts on C0 and C1 controls and DEL (ESC
+# starts the sequences that set the title, write the clipboard, move the cursor and
+# erase lines), the bidirectional controls reorder what it shows, and bytes that are not
+# UTF-8 may be C1 controls to an 8-bit terminal; everything else is shown as it is.
+
+# what a terminal acts on, besides the C0 and C1 controls and DEL: bidirectional
+# controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) and the line and
+# paragraph separators U+2028 and U+2029
+_FORMAT = "\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+_SURROGATES = "\ud800-\udfff"  # lone surrogates: bytes that were not UTF-8, or worse
+_UNSAFE_FIELD = f"[\x00-\x1f\x7f-\x9f{_FORMAT}{_SURROGATES}]"
+_UNSAFE_LINES = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_FORMAT}{_SURROGATES}]"  # \t \n kept
+_patterns: dict[str, Pattern[str]] = {}
+
+
+def visible(text: str) -> str:
+    r"""``text`` as one field on one line of the person's terminal: every character a
+    terminal would act on is written out as printable text, every other one is kept.
+
+    Each such character is shown on its own, so an escape sequence shows as what it
+    is (``\x1b]0;title\x07`` as ``^[]0;title^G``) and a newline does not start a line:
+
+    * C0 controls U+0000-U+001F (tab and newline too) and DEL U+007F: caret notation,
+      as ``cat -v`` shows them: ``^@`` ... ``^_``, ``^?`` (ESC ``^[``, newline ``^J``);
+    * C1 controls U+0080-U+009F: ``\x80`` ... ``\x9f``, as Python's ``repr`` writes them;
+    * a byte that was not UTF-8 (a lone surrogate U+DC80-U+DCFF, from Python's
+      ``surrogateescape``): ``\xNN``, the byte;
+    * any other lone surrogate, the bidirectional controls (U+061C, U+200E, U+200F,
+      U+202A-U+202E, U+2066-U+2069) and U+2028, U+2029: ``\uXXXX``.
+
+    Not reversible (a command holding the two characters ``^[`` shows as one holding
+    ESC): the exact text is in the JSON outputs. Linear in the length; text with none of
+    these characters is returned as it is.
+    """
+    return text if text.isprintable() else _shown(_UNSAFE_FIELD, text)
+
+
+def visible_lines(text: str) -> str:
+    """``text`` that is several lines by nature (an error message, a notice, an agent's
+    reply, the command in the pane's banner): as :func:`visible`, but newlines and tabs
+    are kept, so its lines stay lines. A carriage return is shown (``^M``): it would
+    let a line overwrite the one before."""
+    if text.isprintable():
+        return text
+    return _shown(_UNSAFE_LINES, text)
+
+
+def json_text(document: object) -> str:
+    r"""``document`` as one line of JSON that is safe on a terminal and decodes to the
+    same value: ``json.dumps(document, ensure_ascii=False)``, byte for byte, except that
+    DEL, the C1 controls, the characters :func:`visible` writes as ``\uXXXX`` and lone
+    surrogates are written as ``\uXXXX`` escapes (JSON escapes the C0 controls itself).
+    Those characters can only stand inside JSON strings, where the escape means the
+    same character."""
+    import json
+
+    text = json.dumps(document, ensure_ascii=False)
+    if text.isascii() and "\x7f" not in text:  # JSON has escaped every C0 control
+        return text  # both checks run at C speed: a command's megabytes of output
+    return _pattern(_UNSAFE_FIELD).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _pattern(source: str) -> Pattern[str]:
+    # compiled on first use: tmux-send's common path prints only printable text
+    if source not in _patterns:
+        import re
+
+        _patterns[source] = re.compile(source)
+    return _patterns[source]
+
+
+def _shown(source: str, text: str) -> str:
+    return _pattern(source).sub(lambda m: _notation(m.group()), text)
+
+
+def _notation(char: str) -> str:
+    code = ord(char)
+    if code < 0x20 or code == 0x7F:
+        return "^" + chr(code ^ 0x40)
+    if 0x80 <= code < 0xA0:
+        return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+class Excerpt(NamedTuple):
+    """What is shown of a long text: ``text`` (the whole text, or its head, a line
+    saying what is left out, and its tail) and how many characters were left out."""
+
+    text: str
+    omitted: int
+
+
+def excerpt(text: str, max_chars: int = 4000, max_lines: int = 12) -> Excerpt:
+    """``text`` whole when it has at most ``max_chars`` characters and ``max_lines``
+    lines. Else its start, the line ``[... L lines and C characters not shown, of N
+    lines and M characters ...]`` (L: the lines none of which is shown) and its end, so
+    that the end of a long or padded script is shown too: the start is at most
+    ``max_lines - max_lines // 4 - 1`` lines (8 of 12) and ``max_chars - max_chars // 4``
+    characters (3000 of 4000), the end at most ``max_lines // 4`` lines and
+    ``max_chars // 4`` characters. The text itself is not made visible here."""
+    lines = text.count("\n") + 1
+    if len(text) <= max_chars and lines <= max_lines:
+        return Excerpt(text, 0)
+    tail_lines, tail_chars = max(max_lines // 4, 1), max_chars // 4
+    head_end = -1
+    for _ in range(max(max_lines - tail_lines - 1, 1)):
+        head_end = text.find("\n", head_end + 1)
+        if head_end < 0:
+            break
+    head_end = min(len(text) if head_end < 0 else head_end, max_chars - tail_chars)
+    tail_start = len(text)
+    for _ in range(tail_lines):
+        tail_start = text.rfind("\n", 0, tail_start)
+        if tail_start < 0:
+            break
+    tail_start = max(tail_start + 1, len(text) - tail_chars, head_end)
+    left_out = text[head_end:tail_start]
+    hidden_lines = max(left_out.count("\n") - 1, 0)
+    note = (
+        f"[... {hidden_lines} lines and {len(left_out)} characters not shown, "
+        f"of {lines} lines and {len(text)} characters ...]"
+    )
+    return Excerpt(f"{text[:head_end]}\n{note}\n{text[tail_start:]}", len(left_out))
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters for one line of a listing: whole when it
+    fits, else its start, `` ... `` and its last third, so its end is shown too."""
+    if len(text) <= width:
+        return text
+    tail = width // 3
+    return text[: width - tail - 5] + " ... " + text[len(text) - tail :]
 
 
 # -- a program's input box: text pasted into a TUI ------------------------------------

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .cli_common import FdSink, exit_now
 from .errors import EXIT_SIGINT, BridgeError
+from .seams import json_text, visible, visible_lines
 
 if TYPE_CHECKING:
     from .api import Bridge
@@ -49,7 +50,14 @@ class SendRequest(NamedTuple):
 
 class Output:
     """Where a call's output goes: streamed to our stdout/stderr, or, with --json,
-    collected for the one JSON object printed at the end."""
+    collected for the one JSON object printed at the end.
+
+    The command's own output, a file's bytes and the screen asked for go through
+    exactly (the sinks, :meth:`product`): they are what tmux-send is for. tmux-send's
+    own text, which may quote what it was given or what a pane showed, goes through the
+    seam to the terminal (:mod:`tmux_bridge.seams`): :meth:`notice`, :meth:`print_text`
+    and :meth:`print_json` print nothing else.
+    """
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
@@ -71,13 +79,18 @@ class Output:
             self.notes.append(message)
             return
         lead = "\n" if self.err.line_open else ""
-        self.err((lead + message + "\n").encode("utf-8", "surrogateescape"))
+        self.err((lead + visible_lines(message) + "\n").encode())
+
+    def print_text(self, text: str) -> None:
+        """tmux-send's own account on stdout (a dry run, the platform found)."""
+        self.out(visible_lines(text).encode())
 
     def print_json(self, document: dict[str, object]) -> None:
-        import json
+        self.out((json_text(document) + "\n").encode())
 
-        text = json.dumps(document, ensure_ascii=False) + "\n"
-        self.out(text.encode("utf-8", "surrogateescape"))
+    def product(self, data: bytes) -> None:
+        """What the call was for, byte for byte: the screen, a file read, a diff."""
+        self.out(data)
 
 
 def call(request: SendRequest, output: Output) -> int:
@@ -183,7 +196,7 @@ def _check(
     if output.as_json:
         output.print_json(check_document(result, output.notes))
     else:
-        output.out(describe_check(result).encode("utf-8", "surrogateescape"))
+        output.print_text(describe_check(result))
     return result.would_exit
 
 
@@ -256,12 +269,14 @@ def _report(output: Output, result: CallResult) -> int:
         output.print_json(document)
     else:
         if output.facts is not None and result.exit_status == 0:
-            text = "".join(f"{k}: {v if v is not None else '?'}\n" for k, v in output.facts.items())
-            output.out(text.encode("utf-8", "surrogateescape"))
+            facts = output.facts.items()  # each on its own line, whatever the far side said
+            output.print_text(
+                "".join(f"{k}: {visible(v if v is not None else '?')}\n" for k, v in facts)
+            )
         elif result.screen is not None:
-            output.out(result.screen.encode("utf-8", "surrogateescape"))
+            output.product(result.screen.encode("utf-8", "surrogateescape"))
         elif result.file is not None and result.stdout:
-            output.out(result.stdout)  # the bytes read, a write's summary, an edit's diff
+            output.product(result.stdout)  # the bytes read, a write's summary, an edit's diff
         report = describe(result) + "".join(hint + "\n" for hint in hints)
         if report:
             output.notice(report.rstrip("\n"))

@@ -84,12 +84,6 @@ Exit status:
 """
 
 
-def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> float:
-    if value <= 0:
-        raise click.BadParameter("must be a positive number of seconds", param=param)
-    return value
-
-
 @click.command(
     help=HELP,
     context_settings={
@@ -111,16 +105,16 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
     type=float,
     default=RunOptions().idle_timeout,
     show_default=True,
-    callback=_positive,
-    help="Idle timeout: seconds without output before the command is interrupted.",
+    help="Idle timeout: seconds without output before the command is interrupted (above 0, "
+    "at most a week).",
 )
 @click.option(
     "--max-time",
     type=float,
     default=RunOptions().max_time,
     show_default=True,
-    callback=_positive,
-    help="Overall timeout in seconds, counting any wait for another tmux-send.",
+    help="Overall timeout in seconds, counting any wait for another tmux-send (above 0, at "
+    "most a week).",
 )
 @click.option(
     "--raw",

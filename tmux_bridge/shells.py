@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 from .markers import SENTINEL_DONE, SENTINEL_EXIT, end_marker, sentinel_format, start_marker
+from .seams import excerpt, visible_lines
 
 ShellKind = Literal["bash", "zsh", "fish", "posix"]
 
@@ -43,7 +44,6 @@ ACK = b"\n"
 PAGER_VARIABLES = ("GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "PSQL_PAGER", "PAGER")
 
 BANNER_PREFIX = "[tmux-send] "
-BANNER_MAX_LINES = 12
 
 
 class RunnerSpec(NamedTuple):
@@ -106,31 +106,12 @@ def typed_line(kind: ShellKind, runner_path: str) -> str:
 
 
 def display_command(command: str) -> str:
-    """The agent's command as shown to the person: control characters made visible, so
-    nothing in it can drive the terminal, and long commands shortened."""
-    lines = command.split("\n")
-    shown = lines[:BANNER_MAX_LINES]
-    text = "\n".join(_visible(line) for line in shown)
-    if len(lines) > BANNER_MAX_LINES:
-        text += f"\n... ({len(lines) - BANNER_MAX_LINES} more lines)"
-    if len(text) > 4000:
-        text = text[:4000] + f"... ({len(command)} characters in all)"
-    return BANNER_PREFIX + text
-
-
-def _visible(line: str) -> str:
-    out = []
-    for ch in line:
-        code = ord(ch)
-        if ch == "\t":
-            out.append(ch)
-        elif code < 0x20 or code == 0x7F:
-            out.append("^" + chr(code ^ 0x40))
-        elif 0x80 <= code < 0xA0 or 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code & 0xFF:02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """The agent's command as shown to the person: control characters made visible
+    (:func:`~tmux_bridge.seams.visible_lines`: its lines stay lines, nothing in it can
+    drive the terminal), and a long one cut to its start and its end with a line that
+    says how many lines and characters are not shown (:func:`~tmux_bridge.seams.excerpt`:
+    at most 12 lines, 4000 characters of the command)."""
+    return BANNER_PREFIX + visible_lines(excerpt(command).text)
 
 
 def runner_script(kind: ShellKind, spec: RunnerSpec) -> str:

@@ -1,18 +1,23 @@
 """The friction summary of the audit log (``tmux-bridge log --stats``). Pure: entries in,
 one document (and its text) out.
 
-Each entry of the log is one of:
+Each entry of the log (each call once, as :func:`tmux_bridge.audit.read` folds them) is
+one of:
 
 * a dry run (mode ``check``): counted as ``checks`` only;
+* a call that has not ended (only its start is logged): ``running`` while the process
+  that made it runs, else ``never_ended`` (tmux-send was killed, say);
 * a refusal (an ``error_code``: tmux-send could not make the call, nothing ran);
 * a timeout (``timed_out``: the command was interrupted);
 * a success (exit status 0) or a failure (any other exit status).
 
-``calls`` counts all but the dry runs, so ``calls == ok + failed + timeouts + refused``.
+``calls`` counts all but the dry runs, so ``calls == ok + failed + timeouts + refused +
+never_ended + running``; ``unfinished`` lists the last of the calls that have not ended.
 The slowest commands are taken from the calls that ran; the commands that failed most
 often count failures and timeouts, by the command's exact text. Entries are grouped by
 pane id (``%3``); a refusal that came before any pane was found (no such pane) has none
-and is grouped under ``unknown``.
+and is grouped under ``unknown``, and a call that has not ended under the pane it asked
+for (``unknown``: the bridge pane).
 """
 
 from __future__ import annotations
@@ -21,14 +26,19 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from .seams import shorten
+
 TOP = 5  # slowest and most often failed commands listed
 UNKNOWN_PANE = "unknown"
 
 
 def outcome(entry: dict[str, Any]) -> str:
-    """``check``, ``refused``, ``timeout``, ``ok`` or ``failed``."""
+    """``check``, ``running``, ``never_ended``, ``refused``, ``timeout``, ``ok`` or
+    ``failed``."""
     if entry.get("mode") == "check":
         return "check"
+    if entry.get("event") == "start":
+        return "running" if entry.get("running") else "never_ended"
     if entry.get("error_code"):
         return "refused"
     if entry.get("timed_out"):
@@ -46,6 +56,7 @@ class _Tally:
         self.reasons: Counter[str] = Counter()
         self.ran: list[dict[str, Any]] = []
         self.failures: dict[str, dict[str, Any]] = {}
+        self.unfinished: list[dict[str, Any]] = []
         self.target: str | None = None
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -54,6 +65,9 @@ class _Tally:
         if isinstance(entry.get("target"), str):
             self.target = entry["target"]
         if what == "check":
+            return
+        if what in ("running", "never_ended"):
+            self.unfinished.append(_unfinished(entry, what))
             return
         if what == "refused":
             self.reasons[str(entry["error_code"])] += 1
@@ -68,8 +82,9 @@ class _Tally:
 
     def _failed(self, entry: dict[str, Any]) -> None:
         command = str(entry.get("command", ""))
+        key = f"{command}\0{entry.get('command_sha256')}"  # a long one: the whole text's
         record = self.failures.setdefault(
-            command, {"command": command, "failures": 0, "exit_statuses": Counter(), "last": None}
+            key, {"command": command, "failures": 0, "exit_statuses": Counter(), "last": None}
         )
         record["failures"] += 1
         record["exit_statuses"][str(entry.get("exit_status"))] += 1
@@ -87,6 +102,9 @@ class _Tally:
             "timeouts_by_kind": _by_count(self.timeout_kinds),
             "refused": counts["refused"],
             "refusals_by_reason": _by_count(self.reasons),
+            "never_ended": counts["never_ended"],
+            "running": counts["running"],
+            "unfinished": self.unfinished[-top:],
             "checks": counts["check"],
             "slowest": [_slow(entry) for entry in _slowest(self.ran)[:top]],
             "most_failed": [
@@ -108,6 +126,18 @@ def _duration(entry: dict[str, Any]) -> float:
 
 def _slowest(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda entry: -_duration(entry))
+
+
+def _unfinished(entry: dict[str, Any], what: str) -> dict[str, Any]:
+    return {
+        "command": entry.get("command"),
+        "mode": entry.get("mode"),
+        "pane": entry.get("pane") or UNKNOWN_PANE,
+        "client": entry.get("client"),
+        "pid": entry.get("pid"),
+        "running": what == "running",
+        "time": entry.get("time"),
+    }
 
 
 def _slow(entry: dict[str, Any]) -> dict[str, Any]:
@@ -151,24 +181,30 @@ def summarize(entries: Iterable[Any], top: int = TOP) -> dict[str, Any]:
 # --- as text ----------------------------------------------------------------------------
 
 
-def render(stats: dict[str, Any]) -> str:
-    """The summary for a person: a block for all panes, then one per pane."""
+def render_lines(stats: dict[str, Any]) -> list[str]:
+    """The summary for a person, as lines (a field never holds the line break: the
+    caller makes each line visible): a block for all panes, then one per pane."""
     if not stats["entries"]:
-        return "No calls logged yet.\n"
+        return ["No calls logged yet."]
     span = f"{_when(stats['first'])} to {_when(stats['last'])}"
-    blocks = [f"{stats['entries']} log entries, {span}", _block("all panes", stats["overall"])]
+    lines = [f"{stats['entries']} log entries, {span}", "", *_block("all panes", stats["overall"])]
     for pane, summary in stats["panes"].items():
         name = f"pane {pane}" + (f" ({summary['target']})" if summary.get("target") else "")
-        blocks.append(_block(name, summary))
-    return "\n\n".join(blocks) + "\n"
+        lines += ["", *_block(name, summary)]
+    return lines
 
 
-def _block(name: str, summary: dict[str, Any]) -> str:
+def _block(name: str, summary: dict[str, Any]) -> list[str]:
     checks = summary["checks"]
+    unended = "".join(
+        f", {summary[key]} {words}"
+        for key, words in (("never_ended", "never ended"), ("running", "running"))
+        if summary.get(key)
+    )
     lines = [
         f"{name}: {_plural(summary['calls'], 'call')} ({summary['ok']} ok, "
         f"{summary['failed']} failed, {summary['timeouts']} timed out, "
-        f"{summary['refused']} refused), {_plural(checks, 'dry run')}"
+        f"{summary['refused']} refused{unended}), {_plural(checks, 'dry run')}"
     ]
     for label, key, prefix in (
         ("failures", "failures_by_status", "exit "),
@@ -186,7 +222,11 @@ def _block(name: str, summary: dict[str, Any]) -> str:
         statuses = "[" + ",".join(failed["exit_statuses"]) + "]"
         shown = f"{failed['failures']:>4} x    {statuses:<6} {_short(failed['command'])}"
         lines.append(f"  {'failed most' if index == 0 else '':<13}{shown}")
-    return "\n".join(lines)
+    for call in summary.get("unfinished", []):
+        state = "running" if call["running"] else "never ended"
+        shown = f"{_when(call['time'])}  {_short(call['command'])}"
+        lines.append(f"  {state:<13}{shown}")
+    return lines
 
 
 def _plural(count: int, noun: str) -> str:
@@ -198,5 +238,4 @@ def _when(time: object) -> str:
 
 
 def _short(command: object) -> str:
-    text = str(command or "").replace("\n", "\u23ce ")
-    return text if len(text) <= 80 else text[:77] + "..."
+    return shorten(str(command or "").replace("\n", "\u23ce "), 80)
