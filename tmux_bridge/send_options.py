@@ -143,7 +143,8 @@ def _positive(_ctx: click.Context, param: click.Parameter, value: float) -> floa
 @click.option(
     "--prompt",
     metavar="REGEX",
-    help="With --repl, for a REPL without a preset: a regex matching its prompt line.",
+    help="With --repl, for a REPL without a preset: a regex matching its prompt line "
+    "(at most 256 characters, counts up to 1000).",
 )
 @click.option(
     "--eval-template",

@@ -10,12 +10,14 @@ alike.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..bridge import check_directory, check_session_name
 from ..errors import InvalidRequest
 from ..keys import MAX_KEYS, check_keys, check_text
+from ..patterns import MAX_PATTERN, compile_timed
 
 CONTRACT_ACTIONS = (
     "list_sessions",
@@ -32,7 +34,7 @@ MAX_BODY = 256 * 1024  # bytes of one request body
 MAX_TEXT = 8000  # characters of literal input
 MAX_COMMAND = 128 * 1024  # characters of a command or of REPL code
 MAX_WORDS = 1000  # words of a command given as a list
-MAX_WAIT_FOR = 256  # characters of the wait_for regex
+MAX_WAIT_FOR = MAX_PATTERN  # characters of the wait_for regex (patterns.py: its other bounds)
 MAX_PANE = 128  # characters of a pane target
 MAX_NAME = 64  # characters of a REPL name
 MAX_PATH = 4096  # characters of a directory
@@ -280,27 +282,13 @@ def _check_required(request: Request, given: dict[str, Any]) -> None:
 
 
 def screen_matcher(pattern: str) -> Callable[[str], bool]:
-    """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) that gives
-    up after REGEX_TIME seconds, so that no pattern can hold a thread: a search that
-    runs out of time raises :class:`InvalidRequest`. Raises it too for a pattern that
-    does not compile."""
-    import regex  # the one module whose searches can be given a time limit
-
-    try:
-        compiled = regex.compile(pattern, regex.MULTILINE)
-    except (regex.error, OverflowError, RecursionError) as exc:
-        raise InvalidRequest(f"wait_for is not a valid regular expression: {exc}.") from None
-
-    def matches(text: str) -> bool:
-        try:
-            return compiled.search(text, timeout=REGEX_TIME, concurrent=True) is not None
-        except TimeoutError:
-            raise InvalidRequest(
-                f"wait_for took more than {REGEX_TIME:g} s to search the screen once (it "
-                "backtracks without end); use a simpler pattern."
-            ) from None
-
-    return matches
+    """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) within the
+    bounds of :func:`~tmux_bridge.patterns.check_pattern`, compiled by the ``regex``
+    package (milliseconds), each search giving up after REGEX_TIME seconds so that no
+    pattern can hold a thread: a search that runs out of time raises
+    :class:`InvalidRequest`. Raises it too for a pattern refused or not compiling."""
+    compiled = compile_timed(pattern, "wait_for", REGEX_TIME, re.MULTILINE)
+    return lambda text: compiled.search(text) is not None
 
 
 def reply(

@@ -24,9 +24,11 @@ import uvicorn
 from starlette.routing import BaseRoute
 
 from ..errors import InvalidRequest, RuntimeDirError
+from ..patterns import use_time_limit
 from ..runtime import runtime_dir, session_name
 from ..target import Target
 from .app import Backend, Calls, McpMount, create_app
+from .contract import REGEX_TIME
 from .live import MAX_FRAME
 from .security import DEFAULT_HOSTS, Gates, load_token, token_file
 
@@ -290,6 +292,7 @@ def banner(
 def serve(options: ServeOptions) -> int:
     """Serve until stopped; the process's exit status (0 after a requested stop)."""
     check_options(options)
+    use_time_limit(REGEX_TIME)  # a REPL's prompt too (through /mcp): regex, time-limited
     token = resolve_token(options)
     read_only = None
     if options.read_only_token_file is not None:
