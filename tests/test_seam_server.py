@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
 import os
 import re
 import resource
@@ -37,10 +38,10 @@ import tmux_bridge
 from tmux_bridge.errors import InvalidRequest
 from tmux_bridge.patterns import check_pattern, compile_pattern, compile_timed, pattern_weight
 
-from .conftest import WAIT, MakeBridge
+from .conftest import WAIT, MakeBridge, _bridge
 from .conftest import Bridge as Pane
 from .mcp_support import CLIENT
-from .serve_support import TOKEN, running
+from .serve_support import TOKEN, Server, running
 
 # The bounds as README and the module's docstring state them, written out.
 MAX_PATTERN = 256
@@ -379,3 +380,237 @@ def test_an_mcp_prompt_that_backtracks_cannot_freeze_the_server(mcp_pane: Pane) 
         assert server.stop(signal.SIGTERM, timeout=WAIT)[0] == 0
     mcp_pane.tmux("send-keys", "-t", mcp_pane.target, "C-c")
     mcp_pane.wait_for_prompt()
+
+
+# --- a real server: the bomb, the role before the fields -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def pane() -> Iterator[Pane]:
+    with _bridge("bash") as bridge:
+        bridge.start()
+        yield bridge
+
+
+@pytest.fixture(scope="module")
+def server(pane: Pane) -> Iterator[Server]:
+    path = pane.root / "read-only-token"
+    path.write_text(READ_ONLY + "\n")
+    path.chmod(0o600)
+    with running(
+        pane.env,
+        "--read-only-token-file",
+        str(path),
+        wrap=["prlimit", f"--as={ADDRESS_SPACE}", "--"],
+    ) as started:
+        yield started
+
+
+def test_the_servers_compile_no_pattern_on_the_event_loop() -> None:
+    """No ``async def`` in the servers calls a compiling function itself (nor
+    ``parse_request``, which compiled wait_for): it hands it to a thread (as an argument
+    of ``run_in_executor``), so the loop keeps answering."""
+    compiling = {"screen_matcher", "compile_pattern", "compile_timed", "compile", "parse_request"}
+    found = []
+    for path, tree in _sources():
+        if path.parent.name not in ("server", "mcp"):
+            continue
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                    if name in compiling:
+                        found.append(f"{path.relative_to(SOURCE)}:{node.lineno}")
+    assert found == []
+
+
+def test_reading_the_fields_compiles_nothing() -> None:
+    """``parse_fields`` checks wait_for's bounds only: a pattern within them that the
+    engine refuses (``x{2,1}``) passes it, and fails only when compiled."""
+    from tmux_bridge.server import contract
+
+    body = {"action": "send_and_capture", "session": "s", "text": "x", "wait_for": "x{2,1}"}
+    assert contract.parse_fields("send_and_capture", body).wait_for == "x{2,1}"
+    with pytest.raises(InvalidRequest, match="not a valid regular expression"):
+        contract.screen_matcher("x{2,1}")
+
+
+def test_the_http_handler_checks_the_role_before_reading_fields() -> None:
+    """In app.py, the role is compared in the handler before ``parse_fields`` is
+    called, and ``parse_request`` (fields with no role between) is not used there."""
+    tree = ast.parse((SOURCE / "server" / "app.py").read_text())
+    calls = {
+        getattr(node.func, "id", ""): node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+    }
+    role_checks = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and "ROLE" in ast.unparse(node)
+    ]
+    assert "parse_request" not in calls
+    assert role_checks and calls["decode"] < min(role_checks) < calls["parse_fields"]
+
+
+def post(server: Server, token: str | None, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    content = json.dumps(body).encode()  # ASCII: a lone surrogate goes as "\ud800"
+    headers = {"Content-Type": "application/json"}
+    with server.client(token, timeout=WAIT, headers=headers) as client:
+        response = client.post("/v1/tmux", content=content)
+    return response.status_code, response.json()
+
+
+@pytest.mark.tmux
+def test_the_bomb_gets_a_clear_error_fast_and_the_server_stays(pane: Pane) -> None:
+    """With the read-only token (refused for its role before wait_for is looked at), on
+    an action it may call (refused for its size, never compiled) and with the full
+    token: each answer within a second, /health answers, and SIGTERM stops the server.
+    Under a 2 GiB address space, which the old compile on the event loop blew."""
+    path = pane.root / "read-only-token-bomb"
+    path.write_text(READ_ONLY + "\n")
+    path.chmod(0o600)
+    server = Server.start(
+        pane.env,
+        "--read-only-token-file",
+        str(path),
+        wrap=["prlimit", f"--as={ADDRESS_SPACE}", "--"],
+    )
+    try:
+        sac = {"action": "send_and_capture", "session": pane.session, "text": "x"}
+        asked = [
+            (READ_ONLY, sac, 403, "read_only"),
+            (READ_ONLY, {**sac, "action": "capture_pane"}, 400, "invalid_request"),
+            (TOKEN, sac, 400, "invalid_request"),
+        ]
+        for token, body, status, error_code in asked:
+            started = time.monotonic()
+            got = post(server, token, {**body, "wait_for": BOMB})
+            assert (got[0], got[1]["metadata"]["error_code"]) == (status, error_code), got
+            assert time.monotonic() - started < 1.0
+            if status == 400:
+                assert "repeat count of 65535" in got[1]["error"]
+        with server.client() as client:
+            assert client.get("/health").json()["ok"] is True
+        started = time.monotonic()
+        code, out, _err = server.stop(signal.SIGTERM, timeout=WAIT)
+        assert (code, out.strip().splitlines()[-1]) == (0, "tmux-bridge serve: stopped.")
+        assert time.monotonic() - started < 5
+    finally:
+        server.kill()
+    assert pane.send_text("--", "true")[0] == 0  # nothing was typed into the pane
+
+
+@pytest.mark.tmux
+def test_the_bomb_in_stub_mode_without_a_token(pane: Pane) -> None:
+    """Stub mode asks no token: any local user may send it. Refused at once."""
+    env = {**pane.env, "TMUX_BRIDGE_MODE": "stub"}
+    wrap = ["prlimit", f"--as={ADDRESS_SPACE}", "--"]
+    with running(env, token=None, wrap=wrap) as server:
+        post(server, None, {"action": "create_session", "session": "bomb"})
+        body = {"action": "send_and_capture", "session": "bomb", "text": "x", "wait_for": BOMB}
+        started = time.monotonic()
+        status, document = post(server, None, body)
+        assert (status, document["metadata"]["error_code"]) == (400, "invalid_request")
+        assert time.monotonic() - started < 1.0
+        assert post(server, None, {"action": "list_sessions"})[0] == 200
+
+
+@pytest.mark.tmux
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"action": "run", "command": "x" * (128 * 1024 + 1)},
+        {"action": "run", "command": "echo \ud800"},
+        {"action": "run", "command": "true", "bogus": 1},
+        {"action": "send_and_capture", "session": "s", "text": "x", "wait_for": "(?R)"},
+        {"action": "create_session", "session": "bad name"},
+    ],
+    ids=["oversize", "surrogate", "unknown-field", "pattern", "session-name"],
+)
+def test_the_read_only_token_is_refused_before_any_field_is_read(
+    server: Server, body: dict[str, Any]
+) -> None:
+    """The role and the action decide first: 403 read_only, whatever the fields hold."""
+    status, document = post(server, READ_ONLY, body)
+    assert (status, document["metadata"]["error_code"]) == (403, "read_only"), document
+
+
+# --- lone surrogates, every field and face --------------------------------------------------
+
+SURROGATE = "\ud800"
+SURROGATE_FIELDS = [
+    {"action": "create_session", "session": SURROGATE},
+    {"action": "create_session", "session": "sur-cwd", "cwd": f"/tmp/{SURROGATE}"},
+    {"action": "send_keys", "session": "{s}", "text": f"echo {SURROGATE}"},
+    {"action": "send_keys", "session": "{s}", "keys": [SURROGATE]},
+    {"action": "send_and_capture", "session": "{s}", "text": "x", "wait_for": SURROGATE},
+    {"action": "capture_pane", "session": "{s}", "pane": SURROGATE},
+    {"action": "run", "command": f"echo {SURROGATE}"},
+    {"action": "run", "command": ["echo", SURROGATE]},
+    {"action": "start_repl", "name": SURROGATE, "command": "python3"},
+    {"action": "start_repl", "name": "python", "command": SURROGATE},
+    {"action": "evaluate", "name": "python", "code": f"'{SURROGATE}'"},
+]
+SURROGATE_IDS = [
+    "session", "cwd", "text", "keys", "wait_for", "pane", "command", "command-word",
+    "name", "repl-command", "code",
+]  # fmt: skip
+
+
+@pytest.mark.tmux
+@pytest.mark.parametrize("fields", SURROGATE_FIELDS, ids=SURROGATE_IDS)
+def test_a_lone_surrogate_in_any_field_is_a_clear_400(
+    pane: Pane, server: Server, fields: dict[str, Any]
+) -> None:
+    body = json.loads(json.dumps(fields).replace("{s}", pane.session))
+    before = pane.history()
+    status, document = post(server, TOKEN, body)
+    assert (status, document["metadata"]["error_code"]) == (400, "invalid_request"), document
+    assert "lone surrogate (U+D800" in document["error"]
+    assert pane.history() == before  # nothing was typed
+
+
+@pytest.mark.tmux
+def test_names_that_are_no_utf8_come_back_escaped_not_as_500(pane: Pane, server: Server) -> None:
+    """A directory called with byte 0xff: tmux's text for it holds a surrogate escape;
+    the reply is still JSON (the byte as ``\\udcff``), not a 500."""
+    odd = pane.root / "odd-\udcff"
+    os.mkdir(os.fsencode(str(odd)))
+    assert pane.send_text("--", f"cd {pane.root}/odd-$(printf '\\377')")[0] == 0
+    try:
+        for token in (READ_ONLY, TOKEN):
+            status, document = post(server, token, {"action": "status"})
+            assert status == 200, document
+            assert document["metadata"]["cwd"] == str(odd), document
+    finally:
+        pane.send_text("--", "cd")
+
+
+def test_an_mcp_call_with_a_lone_surrogate_is_a_json_rpc_error(mcp_pane: Pane) -> None:
+    """The SDK's JSON reader refuses ``\\ud800`` itself: a 4xx JSON-RPC error, nothing
+    run, and the server answers the next request."""
+    marker = mcp_pane.root / "ran"
+    headers = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}},
+    }  # fmt: skip
+    call = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "run", "arguments": {"command": f"touch {marker} # \ud800"}},
+        }
+    )
+    with running(mcp_pane.env) as server, server.client(headers=headers) as http:
+        answer = http.post("/mcp", content=call, headers={"Content-Type": "application/json"})
+        assert 400 <= answer.status_code < 500, answer.text
+        assert "error" in answer.json()
+        assert http.post("/mcp", json=init).status_code == 200
+    assert not marker.exists()

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from ..bridge import check_directory, check_session_name
 from ..errors import InvalidRequest
 from ..keys import MAX_KEYS, check_keys, check_text
-from ..patterns import MAX_PATTERN, compile_timed
+from ..patterns import MAX_PATTERN, check_pattern, compile_timed
 
 CONTRACT_ACTIONS = (
     "list_sessions",
@@ -35,6 +35,7 @@ MAX_TEXT = 8000  # characters of literal input
 MAX_COMMAND = 128 * 1024  # characters of a command or of REPL code
 MAX_WORDS = 1000  # words of a command given as a list
 MAX_WAIT_FOR = MAX_PATTERN  # characters of the wait_for regex (patterns.py: its other bounds)
+MAX_KEY = 64  # characters of one key name
 MAX_PANE = 128  # characters of a pane target
 MAX_NAME = 64  # characters of a REPL name
 MAX_PATH = 4096  # characters of a directory
@@ -44,6 +45,7 @@ TIMEOUT_MS = (100, 120_000)
 DEFAULT_WAIT_MS = 5000  # send_and_capture's wait for wait_for
 MAX_TIME_MS = (100, 3_600_000)
 REGEX_TIME = 0.1  # seconds one search of the screen for wait_for may take
+COMPILE_TIME = 2.0  # seconds compiling wait_for may take (milliseconds within its bounds)
 
 # Every error code (the core's and the gates') -> the HTTP status of its reply.
 HTTP_STATUS: dict[str, int] = {
@@ -109,7 +111,9 @@ def http_status(code: str) -> int:
 
 
 class Request(NamedTuple):
-    """One validated request. Absent fields are ``None`` (or empty, or false)."""
+    """One validated request. Absent fields are ``None`` (or empty, or false).
+    ``matcher`` is no field a client sends: the app sets it to ``wait_for`` compiled
+    (:func:`screen_matcher`, off the event loop) before the action runs."""
 
     action: str
     session: str | None = None
@@ -127,6 +131,7 @@ class Request(NamedTuple):
     raw: bool = False
     name: str | None = None
     code: str | None = None
+    matcher: Callable[[str], bool] | None = None
 
 
 Parser = Callable[[str, Any], Any]
@@ -140,9 +145,25 @@ def _string(limit: int) -> Parser:
             raise InvalidRequest(f"{name} is too long: {len(value)} characters, at most {limit}.")
         if "\0" in value:
             raise InvalidRequest(f"{name} holds a NUL character.")
+        check_encodable(name, value)
         return value
 
     return parse
+
+
+def check_encodable(name: str, value: str) -> None:
+    """Refuse a string JSON gave us that is no text: a lone surrogate (``"\\ud800"``
+    is valid JSON, but no UTF-8 exists for it, so no shell, file or reply can hold it)."""
+    if value.isascii():
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidRequest(
+            f"{name} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character "
+            f"{exc.start}), which is no text: send UTF-8 text (a surrogate pair only "
+            "as the two halves of one character)."
+        ) from None
 
 
 def _integer(low: int, high: int) -> Parser:
@@ -185,7 +206,7 @@ def _keys(name: str, value: Any) -> tuple[str, ...]:
         raise InvalidRequest(f"{name} must be a list of key names (strings).")
     if len(value) > MAX_KEYS:
         raise InvalidRequest(f"{name} holds {len(value)} keys; at most {MAX_KEYS}.")
-    keys = tuple(key for key in value if key)
+    keys = tuple(_string(MAX_KEY)(name, key) for key in value if key)
     if keys:
         check_keys(keys)
     return keys
@@ -207,8 +228,10 @@ def _command(name: str, value: Any) -> str | tuple[str, ...]:
 
 
 def _wait_for(name: str, value: Any) -> str:
+    """Checked, not compiled: the app compiles it off the event loop once the role and
+    the action allow it (:func:`screen_matcher`)."""
     pattern: str = _string(MAX_WAIT_FOR)(name, value)
-    screen_matcher(pattern)  # compiles it: a bad pattern is refused now
+    check_pattern(pattern, name)
     return pattern
 
 
@@ -244,7 +267,16 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 def parse_request(body: bytes) -> Request:
     """The request in ``body`` (JSON), checked field by field and against what its
     action requires. ``null`` and ``""`` count as absent. Raises
-    :class:`InvalidRequest` naming the first problem; nothing has run then."""
+    :class:`InvalidRequest` naming the first problem; nothing has run then. (The app
+    does it in two steps, :func:`decode` and :func:`parse_fields`, with the role
+    checked between them.)"""
+    return parse_fields(*decode(body))
+
+
+def decode(body: bytes) -> tuple[str, dict[str, Any]]:
+    """The action ``body`` (JSON) asks for, and the whole object; no other field is
+    looked at yet. Raises :class:`InvalidRequest` for anything but a JSON object with a
+    known action."""
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError):
@@ -253,12 +285,19 @@ def parse_request(body: bytes) -> Request:
         raise InvalidRequest("the body must be a JSON object with an action.")
     action = payload.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
-        shown = repr(action)[:80]
+        shown = ascii(action)[:80]
         raise InvalidRequest(f"unknown action {shown}; the actions are {', '.join(ACTIONS)}.")
+    return action, payload
+
+
+def parse_fields(action: str, payload: dict[str, Any]) -> Request:
+    """The fields of a decoded request (:func:`decode`), each checked (sizes, the core's
+    rules, ``wait_for``'s bounds: nothing is compiled), and what ``action`` requires.
+    Raises :class:`InvalidRequest` naming the first problem."""
     unknown = sorted(set(payload) - set(FIELDS) - {"action"})
     if unknown:
         raise InvalidRequest(
-            f"unknown fields: {', '.join(repr(name[:40]) for name in unknown[:5])}; the "
+            f"unknown fields: {', '.join(ascii(name[:40]) for name in unknown[:5])}; the "
             f"fields are action, {', '.join(FIELDS)}."
         )
     values = {
