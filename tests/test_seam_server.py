@@ -19,6 +19,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -614,3 +615,91 @@ def test_an_mcp_call_with_a_lone_surrogate_is_a_json_rpc_error(mcp_pane: Pane) -
         assert "error" in answer.json()
         assert http.post("/mcp", json=init).status_code == 200
     assert not marker.exists()
+
+
+# --- slowloris ------------------------------------------------------------------------------
+
+
+def _port(server: Server) -> int:
+    return int(server.base_url.rsplit(":", 1)[1])
+
+
+def _answer(sock: socket.socket, deadline: float) -> tuple[bytes, float]:
+    """What the server sends until it closes the connection, and when it closed it (a
+    reset counts: a connection closed before its bytes were read is reset)."""
+    data = b""
+    while time.monotonic() < deadline:
+        sock.settimeout(max(deadline - time.monotonic(), 0.01))
+        try:
+            chunk = sock.recv(4096)
+        except TimeoutError:
+            break
+        except ConnectionResetError:
+            return data, time.monotonic()
+        if not chunk:
+            return data, time.monotonic()
+        data += chunk
+    pytest.fail(f"the server did not close the connection in time; it sent {data!r}")
+
+
+@pytest.mark.tmux
+def test_requests_that_never_finish_are_closed_within_the_bound(server: Server) -> None:
+    """Half a head, half a body, and half a second request on a kept-alive connection:
+    each gets 408 request_timeout and is closed within REQUEST_TIME."""
+    port = _port(server)
+    health = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    slow: list[socket.socket] = []
+    try:
+        started = time.monotonic()
+        head = socket.create_connection(("127.0.0.1", port))
+        head.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        body = socket.create_connection(("127.0.0.1", port))
+        body.sendall(
+            b"POST /v1/tmux HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            + TOKEN.encode()
+            + b"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        )
+        again = socket.create_connection(("127.0.0.1", port))
+        again.sendall(health)
+        first = b""
+        while b'{"ok":true}' not in first:
+            first += again.recv(4096)
+        again.sendall(b"GET /health HTTP/1.1\r\n")
+        slow = [head, body, again]
+        deadline = started + REQUEST_TIME + 5
+        for sock in slow:
+            data, closed = _answer(sock, deadline)
+            assert data.startswith(b"HTTP/1.1 408 "), data
+            assert json.loads(data.split(b"\r\n\r\n", 1)[1])["metadata"]["error_code"] == (
+                "request_timeout"
+            )
+            assert closed - started < REQUEST_TIME + 3
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+@pytest.mark.tmux
+def test_the_connections_still_sending_a_request_are_bounded(server: Server) -> None:
+    """One connection more than MAX_PENDING closes the longest-waiting one at once;
+    requests that arrive whole are answered meanwhile."""
+    port = _port(server)
+    socks = []
+    try:
+        oldest = socket.create_connection(("127.0.0.1", port))
+        oldest.sendall(b"GET /health HTTP/1.1\r\n")  # accepted first: the oldest
+        for _ in range(MAX_PENDING):
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(b"GET /health HTTP/1.1\r\n")
+            socks.append(sock)
+        data, _closed = _answer(oldest, time.monotonic() + 3)
+        assert data == b"" or data.startswith(b"HTTP/1.1 408 "), data  # or reset
+        newest = socks[-1]
+        newest.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            newest.recv(1)  # still open, nothing sent
+        with server.client() as client:
+            assert client.get("/health").status_code == 200
+    finally:
+        for sock in [oldest, *socks]:
+            sock.close()

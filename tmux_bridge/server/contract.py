@@ -64,6 +64,7 @@ HTTP_STATUS: dict[str, int] = {
     "session_closed": 404,
     "method_not_allowed": 405,
     "wait_timeout": 408,
+    "request_timeout": 408,  # the request's head and body did not arrive in time (serve.py)
     "session_exists": 409,
     "pane_not_ready": 409,
     "pane_busy": 409,
