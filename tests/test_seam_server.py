@@ -13,6 +13,7 @@ so a regression fails the test instead of eating the machine.
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import json
 import os
@@ -34,6 +35,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 import tmux_bridge
 from tmux_bridge.errors import InvalidRequest
@@ -703,3 +706,63 @@ def test_the_connections_still_sending_a_request_are_bounded(server: Server) -> 
     finally:
         for sock in [oldest, *socks]:
             sock.close()
+
+
+# --- /ws ------------------------------------------------------------------------------------
+
+
+def _ws_url(server: Server) -> str:
+    return server.base_url.replace("http://", "ws://") + "/ws"
+
+
+async def _next_reply(ws: Any, request_id: str | None = None) -> dict[str, Any]:
+    while True:
+        message = await asyncio.wait_for(ws.recv(), WAIT)
+        if isinstance(message, str):
+            document = dict(json.loads(message))
+            if request_id is None or document.get("id") == request_id:
+                return document
+
+
+@pytest.mark.tmux
+def test_ws_refuses_a_lone_surrogate_and_reads_no_frame_before_the_role(
+    server: Server,
+) -> None:
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        headers = {"Authorization": f"Bearer {READ_ONLY}"}
+        async with connect(_ws_url(server), additional_headers=headers) as ws:
+            await ws.send('{"id": "s", "type": "subscribe-output", "agent": "\\ud800"}')
+            surrogate = await _next_reply(ws, "s")
+            await ws.send(b"\x02")  # no name, no payload: the role answers first
+            frame = await _next_reply(ws)
+            await ws.send(json.dumps({"id": "big", "type": "list-panes", "pad": "x" * 300_000}))
+            big = await _next_reply(ws)
+            return surrogate, frame, big
+
+    surrogate, frame, big = asyncio.run(scenario())
+    assert (surrogate["ok"], surrogate["code"]) == (False, "invalid_request"), surrogate
+    assert "lone surrogate" in surrogate["error"]
+    assert frame["ok"] is False and "watch only" in frame["error"], frame
+    assert (big["ok"], big["code"]) == (False, "invalid_request"), big
+
+
+@pytest.mark.tmux
+def test_ws_connections_waiting_for_their_token_are_bounded(server: Server) -> None:
+    """At most MAX_WAITING connections may wait to send their token; the next is refused
+    (403) and one with the token in its header still gets in."""
+
+    async def scenario() -> tuple[int, dict[str, Any]]:
+        async with contextlib.AsyncExitStack() as stack:
+            for _ in range(MAX_WAITING):
+                await stack.enter_async_context(connect(_ws_url(server)))
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(_ws_url(server)):
+                    pass
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with connect(_ws_url(server), additional_headers=headers) as ws:
+                await ws.send(json.dumps({"id": "p", "type": "list-panes"}))
+                panes = await _next_reply(ws, "p")
+            return refused.value.response.status_code, panes
+
+    status, panes = asyncio.run(scenario())
+    assert status == 403 and panes["ok"] is True
