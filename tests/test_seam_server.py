@@ -133,6 +133,8 @@ HOSTILE = [
     HostileCase("named-call", "(?P<a>x)(?&a)", "(?&a"),
     HostileCase("branch-reset", "(?|a|b)", "(?|a"),
     HostileCase("conditional", "(x)?(?(1)a|b)", "(?(1"),
+    HostileCase("name-hides-counts", "(?<x)(?:y{1000}){1000}>", "(?<x"),
+    HostileCase("escape-hides-counts", r"\N{(?:x{1000}){1000}}", "starts no count"),
     HostileCase("tmux-format", "#{pane_id}", "starts no count"),
     HostileCase("unclosed", "(" * 200, "not closed"),
     HostileCase("too-long", "a" * (MAX_PATTERN + 1), "too long"),

@@ -34,10 +34,11 @@ MAX_PATTERN = 256  # characters of one pattern
 MAX_REPEAT = 1000  # the largest count of a counted repeat
 MAX_WEIGHT = 10_000  # atoms, each times the counts of the repeats around it
 _COUNT = re.compile(r"\{([0-9]*)(,([0-9]*))?\}")
-_GROUP = re.compile(r"\(\?(?::|=|!|<=|<!|>|P?<[^>=!]+>)")
+_GROUP = re.compile(r"\(\?(?::|=|!|<=|<!|>|P?<\w+>)")
 _FLAGS = re.compile(r"\(\?([imsau]*)(?:-([ims]+))?(:|\))")
-_BACKREF = re.compile(r"\(\?P=[^)]+\)")
+_BACKREF = re.compile(r"\(\?P=\w+\)")
 _BRACED_ESCAPE = "pPNx"  # \p{L}, \N{DASH}, \x{41}: the braces are the escape's
+_BRACES = re.compile(r"\{[\w .:=&-]*\}")  # what such braces may hold
 
 
 class Pattern(Protocol):
@@ -132,9 +133,9 @@ class _Scan:
     def _escape(self, at: int) -> int:
         self.stack[-1].add(1)
         end = at + 2
-        if self.p[at + 1 : at + 2] in tuple(_BRACED_ESCAPE) and self.p[end : end + 1] == "{":
-            close = self.p.find("}", end)
-            end = len(self.p) if close < 0 else close + 1
+        braces = _BRACES.match(self.p, end)
+        if self.p[at + 1 : at + 2] in tuple(_BRACED_ESCAPE) and braces is not None:
+            end = braces.end()  # else any { after it is read as a count, or refused
         return end
 
     def _set_end(self, at: int) -> int:
