@@ -13,7 +13,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +44,17 @@ class Server:
         *args: str,
         token: str | None = TOKEN,
         uds: str | None = None,
+        wrap: Sequence[str] = (),
     ) -> Server:
-        """Start the server and wait for its banner; fail the test if it exits first."""
+        """Start the server and wait for its banner; fail the test if it exits first.
+        ``wrap`` goes before the command (``prlimit --as=N --``, say)."""
         env = dict(env)
         env.pop("TMUX_BRIDGE_TOKEN", None)
         if token is not None:
             env["TMUX_BRIDGE_TOKEN"] = token
         where = ["--uds", uds] if uds else ["--port", "0"]
         proc = subprocess.Popen(
-            [str(BIN / "tmux-bridge"), "serve", *where, *args],
+            [*wrap, str(BIN / "tmux-bridge"), "serve", *where, *args],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -3,16 +3,16 @@ are given their input as typed lines (nix, and a REPL without a preset)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from .output import clean
+from .patterns import Pattern, compile_pattern
 
 
 def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: str) -> bytes:
     """For REPLs given their input as typed lines (nix): drop the prompt-and-echo lines
     and the blank lines the REPL puts around each value."""
-    prompt_re = re.compile(prompt.rstrip("$").rstrip(" ?"))
+    prompt_re = compile_pattern(prompt.rstrip("$").rstrip(" ?"), "the prompt")
     lines = clean(raw).decode("utf-8", "surrogateescape").split("\n")
     expected = [line.strip() for line in echo_lines if line.strip()]
     kept = []
@@ -37,7 +37,7 @@ def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: str) -> bytes:
 
 
 def prompt_after_echo(
-    collected: list[bytes], typed: tuple[str, ...], prompt: re.Pattern[str]
+    collected: list[bytes], typed: tuple[str, ...], prompt: Pattern
 ) -> Callable[[], bool]:
     """For a REPL without a preset: done once the echo of the last typed line has come,
     followed by output and a line that matches the REPL's prompt."""

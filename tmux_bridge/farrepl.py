@@ -35,6 +35,7 @@ from .far import PROBE_WAIT, FarCall, Gateway, prompt_part, run_far
 from .farshell import FarFacts, printf_text
 from .output import render_line
 from .pane import PaneInfo, screen_tail
+from .patterns import Pattern, compile_pattern
 from .presets import Preset
 from .results import CallRecord
 from .rundir import ReplRecord
@@ -230,7 +231,7 @@ class FarReplStart(FarCall):
     the REPL's prompt is the unfinished last line, then defines the helper in it."""
 
     spec: FarRepl
-    prompt_re: re.Pattern[str]
+    prompt_re: Pattern
     started_repl = False
 
     def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
@@ -272,7 +273,7 @@ class FarReplEval(FarCall):
     until the helper's end marker, the REPL's prompt back without it (an interrupt), or
     the REPL's exit (the end marker of the call that started it)."""
 
-    prompt_re: re.Pattern[str]
+    prompt_re: Pattern
     start_id = ""
     raw_tail = b""
     repl_exited = False
@@ -354,7 +355,7 @@ def start_far(call: _ReplCall, gateway: Gateway, preset: Preset, command: bytes)
 
     def make(*args: Any) -> FarCall:
         start = FarReplStart(*args)
-        start.spec, start.prompt_re = spec, re.compile(preset.ready)
+        start.spec, start.prompt_re = spec, compile_pattern(preset.ready, "the prompt")
         made.append(start)
         return start
 
@@ -402,7 +403,7 @@ def evaluate_far(call: _ReplCall, state: ReplRecord, code: bytes) -> CallRecord:
         call.tmux, call.pane, gateway, record, (call.stdout, _to_notes(record)), call.notice,
         call.cancel,
     )  # fmt: skip
-    evaluation.prompt_re = re.compile(state.prompt_re)
+    evaluation.prompt_re = compile_pattern(state.prompt_re, "the prompt")
     evaluation.start_id = str(far.get("start_id", ""))
     lines = eval_lines(spec, record.call_id, code.decode("utf-8", "surrogateescape"))
     call.records.write_inflight(record.command)
@@ -473,7 +474,7 @@ def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
             f"the far {state.name} REPL shows `...`: the person has begun a block there and "
             "not finished it. tmux-send will not add to it; ask them to finish or clear it."
         )
-    if re.search(state.prompt_re, line):
+    if compile_pattern(state.prompt_re, "the prompt").search(line):
         return True
     if line and line == far.get("prompt"):
         return False

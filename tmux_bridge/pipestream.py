@@ -24,6 +24,7 @@ from .cancel import Cancel
 from .clock import CallClock, announce_waiting
 from .output import MarkerScanner, PassThrough, TerminalText, clean
 from .pane import WATCH_PIPE_OPTION, PaneInfo, cursor_line
+from .patterns import Pattern
 from .relay import Relay, close_fd, open_pidfd
 from .results import CallRecord
 from .tmux import Tmux
@@ -57,7 +58,7 @@ class PaneStream:
         self.notice = notice
         self.cancel = cancel
         self.text = TerminalText()
-        self.prompt_re: re.Pattern[str] | None = None
+        self.prompt_re: Pattern | None = None
         self.error_re: re.Pattern[str] | None = None
         self.saw_error = False
         self.started_ticks = procfs.ticks_now() - 1

@@ -30,6 +30,7 @@ from .errors import (
 from .markers import end_pattern, end_prefix, start_marker
 from .output import MarkerScanner, PassThrough
 from .pane import PaneInfo, screen_tail
+from .patterns import compile_pattern
 from .pipestream import PaneStream
 from .presets import Preset, describe_presets, find_preset, plan_eval
 from .relay import close_fd, open_pidfd
@@ -51,6 +52,7 @@ from .tmux import Tmux
 Sink = Callable[[bytes], None]
 
 REPL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,32}")
+PROMPT = "the prompt"  # what a prompt pattern is called in its errors
 
 
 class ReplRequest(NamedTuple):
@@ -73,10 +75,7 @@ def preset_for(request: ReplRequest) -> Preset:
     if request.template is not None and request.prompt is None:
         raise InvalidRequest("an evaluation template goes with a prompt (a REPL without a preset).")
     if request.prompt is not None:
-        try:
-            re.compile(request.prompt)
-        except re.error as exc:
-            raise InvalidRequest(f"the prompt is not a valid regular expression: {exc}") from None
+        compile_pattern(request.prompt, PROMPT)  # bounded and valid, or refused now
         return Preset(request.name, (), request.prompt, "", None)
     preset = find_preset(request.name)
     if preset is None:
@@ -308,7 +307,7 @@ class _ReplCall:
         try:
             runner_path = self._runner(kind, record, command)
             stream = self._stream(record)
-            stream.prompt_re = re.compile(preset.ready)
+            stream.prompt_re = compile_pattern(preset.ready, PROMPT)
             scanner = _markers(record.call_id)
             outcome = stream.run(
                 [["send-keys", "-t", pane.pane_id, "-l", "--", typed_line(kind, runner_path)]],
@@ -340,7 +339,8 @@ class _ReplCall:
 
     def _started(self, stream: PaneStream, preset: Preset) -> bool:
         """The REPL's prompt is the unfinished last line and its process is in front."""
-        if not re.search(preset.ready, stream.pending().rstrip("\n")):
+        prompt = stream.prompt_re
+        if prompt is None or not prompt.search(stream.pending().rstrip("\n")):
             return False
         shell = procfs.proc_stat(self.pane.pid)
         return shell is not None and stream.repl_pid(shell.tpgid) is not None
@@ -388,14 +388,14 @@ class _ReplCall:
             self._write(path, content)
         stream = self._stream(record)
         stream.repl_known = state.pid
-        stream.prompt_re = re.compile(preset.ready)
+        stream.prompt_re = prompt = compile_pattern(preset.ready, PROMPT)
         stream.error_re = re.compile(preset.error, re.MULTILINE) if preset.error else None
         collected: list[bytes] = []
         scanner: MarkerScanner | PassThrough = _markers(record.call_id, plan.lead)
         done = None
         if not plan.markers:
             scanner = PassThrough()
-            done = prompt_after_echo(collected, plan.echo_lines, re.compile(preset.ready))
+            done = prompt_after_echo(collected, plan.echo_lines, prompt)
         paste = "\n" in plan.typed
         keys = _eval_keys(self.pane.pane_id, record.call_id, plan.typed, paste)
         try:

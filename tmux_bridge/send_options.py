@@ -137,7 +137,8 @@ Exit status:
 @click.option(
     "--prompt",
     metavar="REGEX",
-    help="With --repl, for a REPL without a preset: a regex matching its prompt line.",
+    help="With --repl, for a REPL without a preset: a regex matching its prompt line "
+    "(at most 256 characters, counts up to 1000).",
 )
 @click.option(
     "--eval-template",

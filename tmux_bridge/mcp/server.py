@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from .. import __version__
+from ..patterns import use_time_limit
 from ..target import Target
 from .live import Calls
 from .texts import INSTRUCTIONS, TOOLS
@@ -27,6 +28,7 @@ from .tools import AgentTools
 NAME = "tmux-bridge"
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
+PATTERN_TIME = 0.1  # seconds one search with a client's pattern (a REPL's prompt) may take
 
 
 def build_server(base: Target, readonly: bool = False, calls: Calls | None = None) -> MCPServer:
@@ -56,7 +58,11 @@ def build_server(base: Target, readonly: bool = False, calls: Calls | None = Non
 
 
 async def serve_stdio(base: Target, readonly: bool = False) -> None:
-    """Serve on stdin and stdout until the client closes them or a signal stops us."""
+    """Serve on stdin and stdout until the client closes them or a signal stops us. A
+    client's patterns (a REPL's prompt) are searched under a time limit
+    (:func:`~tmux_bridge.patterns.use_time_limit`): the server's threads share one
+    interpreter, which a backtracking ``re`` search would hold for ever."""
+    use_time_limit(PATTERN_TIME)
     calls = Calls()
     server = build_server(base, readonly, calls)
     try:

@@ -88,7 +88,10 @@ ReplName = Annotated[
 ]
 Prompt = Annotated[
     str | None,
-    Field(max_length=256, description="A regex for the REPL's prompt line (no preset needed)."),
+    Field(
+        max_length=256,
+        description="A regex for the REPL's prompt line (no preset needed; counts up to 1000).",
+    ),
 ]
 Path = Annotated[str, Field(min_length=1, max_length=4096, description="Relative to the shell.")]
 Backup = Annotated[bool, Field(description="Copy an existing file to a backup first.")]

@@ -89,7 +89,7 @@ def _send_and_capture(backend: TmuxBackend, request: Request, cancel: Cancel) ->
         bridge.send_input(request.text, request.keys, request.enter, settle=True)
         result = bridge.screen(lines, bool(request.join_wrapped))
     else:
-        matches = screen_matcher(request.wait_for)
+        matches = request.matcher or screen_matcher(request.wait_for)
         bridge.send_input(request.text, request.keys, request.enter)
         timeout = (request.timeout_ms or DEFAULT_WAIT_MS) / 1000
         join = bool(request.join_wrapped)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple, Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -26,7 +28,16 @@ from .. import __version__
 from ..cancel import Cancel, InFlight
 from ..errors import BridgeError, InvalidRequest
 from .actions import error_metadata
-from .contract import ACTIONS, MAX_BODY, Request, error_reply, parse_request
+from .contract import (
+    ACTIONS,
+    COMPILE_TIME,
+    MAX_BODY,
+    Request,
+    decode,
+    error_reply,
+    parse_fields,
+    screen_matcher,
+)
 from .security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware, Gates
 
 # Actions that may wait long (a command, a REPL, wait_for) get their own threads, so that
@@ -35,6 +46,7 @@ from .security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware
 SLOW_ACTIONS = frozenset({"run", "start_repl", "evaluate", "close_repl", "send_and_capture"})
 SLOW_WORKERS = 32
 QUICK_WORKERS = 8
+COMPILE_WORKERS = 2  # wait_for compiled off the event loop (milliseconds each)
 LOG = logging.getLogger("tmux_bridge.server")
 MESSAGES = {  # for errors raised without a message of their own
     "no_bridge": "no such session on the tmux server; list_sessions shows those that run, "
@@ -74,11 +86,13 @@ async def _disconnected(request: HttpRequest) -> None:
 
 
 class Pools:
-    """The worker threads: one pool for slow actions, one for quick ones."""
+    """The worker threads: one pool for slow actions, one for quick ones, one for
+    compiling ``wait_for``."""
 
     def __init__(self) -> None:
         self.slow = ThreadPoolExecutor(SLOW_WORKERS, thread_name_prefix="tmux-bridge-slow")
         self.quick = ThreadPoolExecutor(QUICK_WORKERS, thread_name_prefix="tmux-bridge-quick")
+        self.compile = ThreadPoolExecutor(COMPILE_WORKERS, thread_name_prefix="tmux-bridge-re")
 
     def for_action(self, action: str) -> ThreadPoolExecutor:
         return self.slow if action in SLOW_ACTIONS else self.quick
@@ -86,6 +100,24 @@ class Pools:
     def shutdown(self) -> None:
         self.slow.shutdown(wait=False)
         self.quick.shutdown(wait=False)
+        self.compile.shutdown(wait=False)
+
+
+async def with_matcher(request: Request, pool: ThreadPoolExecutor) -> Request:
+    """``request`` with its ``wait_for`` compiled on a thread of ``pool`` (never on the
+    event loop), when its action uses it; :class:`InvalidRequest` for a pattern that
+    does not compile, or that takes more than COMPILE_TIME seconds (its bounds make it
+    milliseconds: this is the second line of defence)."""
+    if request.action != "send_and_capture" or request.wait_for is None:
+        return request
+    work = asyncio.get_running_loop().run_in_executor(pool, screen_matcher, request.wait_for)
+    try:
+        matcher = await asyncio.wait_for(work, COMPILE_TIME)
+    except asyncio.TimeoutError:
+        raise InvalidRequest(
+            f"wait_for took more than {COMPILE_TIME:g} s to compile; use a simpler pattern."
+        ) from None
+    return request._replace(matcher=matcher)
 
 
 async def call_in_thread(
@@ -134,14 +166,54 @@ class _TooLarge(Exception):
     pass
 
 
+class _Reply(JSONResponse):
+    """JSON as UTF-8; a document holding a lone surrogate (tmux's text for a name that
+    is no UTF-8, a directory called ``$'\\xff'``) has it escaped (``\\udcff``) instead of
+    failing the reply."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def _json(status: int, document: dict[str, Any]) -> Response:
-    return JSONResponse(document, status_code=status)
+    return _Reply(document, status_code=status)
 
 
 def _error(action: str | None, error: BridgeError, request: Request | None = None) -> Response:
     message = str(error) or MESSAGES.get(error.code, error.render())
     metadata = error_metadata(request, error) if request is not None else {}
     return _json(*error_reply(action, error.code, message, metadata))
+
+
+async def parse(request: HttpRequest, pools: Pools) -> Request | Response:
+    """The request of a ``POST /v1/tmux``, or the error reply for it. In this order: the
+    role (the gates set it in the scope), the action, then the fields, and last
+    ``wait_for`` compiled off the event loop (:func:`with_matcher`)."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        error = InvalidRequest("send the request as JSON (Content-Type: application/json).")
+        return _error(None, error)
+    try:
+        action, payload = decode(await read_body(request))
+    except _TooLarge:
+        message = f"the request body is larger than {MAX_BODY} bytes."
+        return _json(*error_reply(None, "body_too_large", message))
+    except BridgeError as exc:
+        return _error(None, exc)
+    except ClientDisconnect:  # gone mid-body (or closed by serve's request deadline)
+        return Response(status_code=400)
+    if request.scope.get(ROLE) == "read" and action not in READING_ACTIONS:
+        message = (
+            f"the read-only token may call {', '.join(sorted(READING_ACTIONS))} only, not {action}."
+        )
+        return _json(*error_reply(action, "read_only", message))
+    try:
+        return await with_matcher(parse_fields(action, payload), pools.compile)
+    except BridgeError as exc:
+        return _error(action, exc)
 
 
 def create_app(
@@ -163,23 +235,9 @@ def create_app(
         return _json(200, document)
 
     async def tmux(request: HttpRequest) -> Response:
-        content_type = request.headers.get("content-type", "")
-        if content_type.split(";")[0].strip().lower() != "application/json":
-            error = InvalidRequest("send the request as JSON (Content-Type: application/json).")
-            return _error(None, error)
-        try:
-            parsed = parse_request(await read_body(request))
-        except _TooLarge:
-            message = f"the request body is larger than {MAX_BODY} bytes."
-            return _json(*error_reply(None, "body_too_large", message))
-        except BridgeError as exc:
-            return _error(None, exc)
-        if request.scope.get(ROLE) == "read" and parsed.action not in READING_ACTIONS:
-            message = (
-                f"the read-only token may call {', '.join(sorted(READING_ACTIONS))} only, "
-                f"not {parsed.action}."
-            )
-            return _json(*error_reply(parsed.action, "read_only", message))
+        parsed = await parse(request, pools)
+        if isinstance(parsed, Response):
+            return parsed
         try:
             document = await call_in_thread(
                 request,

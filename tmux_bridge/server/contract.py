@@ -10,12 +10,14 @@ alike.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..bridge import check_directory, check_session_name
 from ..errors import InvalidRequest
 from ..keys import MAX_KEYS, check_keys, check_text
+from ..patterns import MAX_PATTERN, check_pattern, compile_timed
 
 CONTRACT_ACTIONS = (
     "list_sessions",
@@ -32,7 +34,8 @@ MAX_BODY = 256 * 1024  # bytes of one request body
 MAX_TEXT = 8000  # characters of literal input
 MAX_COMMAND = 128 * 1024  # characters of a command or of REPL code
 MAX_WORDS = 1000  # words of a command given as a list
-MAX_WAIT_FOR = 256  # characters of the wait_for regex
+MAX_WAIT_FOR = MAX_PATTERN  # characters of the wait_for regex (patterns.py: its other bounds)
+MAX_KEY = 64  # characters of one key name
 MAX_PANE = 128  # characters of a pane target
 MAX_NAME = 64  # characters of a REPL name
 MAX_PATH = 4096  # characters of a directory
@@ -42,6 +45,7 @@ TIMEOUT_MS = (100, 120_000)
 DEFAULT_WAIT_MS = 5000  # send_and_capture's wait for wait_for
 MAX_TIME_MS = (100, 3_600_000)
 REGEX_TIME = 0.1  # seconds one search of the screen for wait_for may take
+COMPILE_TIME = 2.0  # seconds compiling wait_for may take (milliseconds within its bounds)
 
 # Every error code (the core's and the gates') -> the HTTP status of its reply.
 HTTP_STATUS: dict[str, int] = {
@@ -60,6 +64,7 @@ HTTP_STATUS: dict[str, int] = {
     "session_closed": 404,
     "method_not_allowed": 405,
     "wait_timeout": 408,
+    "request_timeout": 408,  # the request's head and body did not arrive in time (serve.py)
     "session_exists": 409,
     "pane_not_ready": 409,
     "pane_busy": 409,
@@ -107,7 +112,9 @@ def http_status(code: str) -> int:
 
 
 class Request(NamedTuple):
-    """One validated request. Absent fields are ``None`` (or empty, or false)."""
+    """One validated request. Absent fields are ``None`` (or empty, or false).
+    ``matcher`` is no field a client sends: the app sets it to ``wait_for`` compiled
+    (:func:`screen_matcher`, off the event loop) before the action runs."""
 
     action: str
     session: str | None = None
@@ -125,6 +132,7 @@ class Request(NamedTuple):
     raw: bool = False
     name: str | None = None
     code: str | None = None
+    matcher: Callable[[str], bool] | None = None
 
 
 Parser = Callable[[str, Any], Any]
@@ -138,9 +146,25 @@ def _string(limit: int) -> Parser:
             raise InvalidRequest(f"{name} is too long: {len(value)} characters, at most {limit}.")
         if "\0" in value:
             raise InvalidRequest(f"{name} holds a NUL character.")
+        check_encodable(name, value)
         return value
 
     return parse
+
+
+def check_encodable(name: str, value: str) -> None:
+    """Refuse a string JSON gave us that is no text: a lone surrogate (``"\\ud800"``
+    is valid JSON, but no UTF-8 exists for it, so no shell, file or reply can hold it)."""
+    if value.isascii():
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidRequest(
+            f"{name} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character "
+            f"{exc.start}), which is no text: send UTF-8 text (a surrogate pair only "
+            "as the two halves of one character)."
+        ) from None
 
 
 def _integer(low: int, high: int) -> Parser:
@@ -183,7 +207,7 @@ def _keys(name: str, value: Any) -> tuple[str, ...]:
         raise InvalidRequest(f"{name} must be a list of key names (strings).")
     if len(value) > MAX_KEYS:
         raise InvalidRequest(f"{name} holds {len(value)} keys; at most {MAX_KEYS}.")
-    keys = tuple(key for key in value if key)
+    keys = tuple(_string(MAX_KEY)(name, key) for key in value if key)
     if keys:
         check_keys(keys)
     return keys
@@ -205,8 +229,10 @@ def _command(name: str, value: Any) -> str | tuple[str, ...]:
 
 
 def _wait_for(name: str, value: Any) -> str:
+    """Checked, not compiled: the app compiles it off the event loop once the role and
+    the action allow it (:func:`screen_matcher`)."""
     pattern: str = _string(MAX_WAIT_FOR)(name, value)
-    screen_matcher(pattern)  # compiles it: a bad pattern is refused now
+    check_pattern(pattern, name)
     return pattern
 
 
@@ -242,7 +268,16 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 def parse_request(body: bytes) -> Request:
     """The request in ``body`` (JSON), checked field by field and against what its
     action requires. ``null`` and ``""`` count as absent. Raises
-    :class:`InvalidRequest` naming the first problem; nothing has run then."""
+    :class:`InvalidRequest` naming the first problem; nothing has run then. (The app
+    does it in two steps, :func:`decode` and :func:`parse_fields`, with the role
+    checked between them.)"""
+    return parse_fields(*decode(body))
+
+
+def decode(body: bytes) -> tuple[str, dict[str, Any]]:
+    """The action ``body`` (JSON) asks for, and the whole object; no other field is
+    looked at yet. Raises :class:`InvalidRequest` for anything but a JSON object with a
+    known action."""
     try:
         payload = json.loads(body)
     except (ValueError, RecursionError):
@@ -251,12 +286,19 @@ def parse_request(body: bytes) -> Request:
         raise InvalidRequest("the body must be a JSON object with an action.")
     action = payload.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
-        shown = repr(action)[:80]
+        shown = ascii(action)[:80]
         raise InvalidRequest(f"unknown action {shown}; the actions are {', '.join(ACTIONS)}.")
+    return action, payload
+
+
+def parse_fields(action: str, payload: dict[str, Any]) -> Request:
+    """The fields of a decoded request (:func:`decode`), each checked (sizes, the core's
+    rules, ``wait_for``'s bounds: nothing is compiled), and what ``action`` requires.
+    Raises :class:`InvalidRequest` naming the first problem."""
     unknown = sorted(set(payload) - set(FIELDS) - {"action"})
     if unknown:
         raise InvalidRequest(
-            f"unknown fields: {', '.join(repr(name[:40]) for name in unknown[:5])}; the "
+            f"unknown fields: {', '.join(ascii(name[:40]) for name in unknown[:5])}; the "
             f"fields are action, {', '.join(FIELDS)}."
         )
     values = {
@@ -280,27 +322,13 @@ def _check_required(request: Request, given: dict[str, Any]) -> None:
 
 
 def screen_matcher(pattern: str) -> Callable[[str], bool]:
-    """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) that gives
-    up after REGEX_TIME seconds, so that no pattern can hold a thread: a search that
-    runs out of time raises :class:`InvalidRequest`. Raises it too for a pattern that
-    does not compile."""
-    import regex  # the one module whose searches can be given a time limit
-
-    try:
-        compiled = regex.compile(pattern, regex.MULTILINE)
-    except (regex.error, OverflowError, RecursionError) as exc:
-        raise InvalidRequest(f"wait_for is not a valid regular expression: {exc}.") from None
-
-    def matches(text: str) -> bool:
-        try:
-            return compiled.search(text, timeout=REGEX_TIME, concurrent=True) is not None
-        except TimeoutError:
-            raise InvalidRequest(
-                f"wait_for took more than {REGEX_TIME:g} s to search the screen once (it "
-                "backtracks without end); use a simpler pattern."
-            ) from None
-
-    return matches
+    """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) within the
+    bounds of :func:`~tmux_bridge.patterns.check_pattern`, compiled by the ``regex``
+    package (milliseconds), each search giving up after REGEX_TIME seconds so that no
+    pattern can hold a thread: a search that runs out of time raises
+    :class:`InvalidRequest`. Raises it too for a pattern refused or not compiling."""
+    compiled = compile_timed(pattern, "wait_for", REGEX_TIME, re.MULTILINE)
+    return lambda text: compiled.search(text) is not None
 
 
 def reply(

@@ -26,15 +26,20 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..agents import Agent
 from ..api import Bridge
 from ..control import ControlClient
-from ..errors import BridgeError, NotDelivered
+from ..errors import BridgeError, InvalidRequest, NotDelivered
 from ..termio import join_frame, parse_size, split_frame
 from ..tmux import Tmux
+from .contract import check_encodable
 from .security import ROLE, Gates, role_of
 
 OUTPUT, KEYS, RESIZE, UPLOAD = 0x01, 0x02, 0x03, 0x04
 LAG_LIMIT = 4 * 1024 * 1024  # bytes of output queued per subscription before dropping
 AUTH_WAIT = 10.0  # seconds a client without a token has to send it
 MAX_FRAME = 8 * 1024 * 1024 + 64 * 1024  # the largest frame read (an 8 MiB upload)
+MAX_TEXT_FRAME = 256 * 1024  # characters of a JSON message (as the HTTP API's body)
+MAX_NAME = 200  # characters of a pane or agent name
+MAX_WAITING = 64  # connections waiting to give their token in a first message
+WRITING = frozenset({"send-prompt"})  # messages the read-only token may not send
 
 
 COALESCE = 0.05  # seconds of tmux notifications that make one look at the agents
@@ -270,6 +275,8 @@ class Connection:
     # --- requests ----------------------------------------------------------------------
 
     async def request(self, message: dict[str, Any]) -> None:
+        """Answer one JSON message: its type (the action) and the connection's role are
+        checked before any other field is read."""
         kind = str(message.get("type"))
         reply: dict[str, Any] = {"id": message.get("id"), "type": kind}
         handler = _HANDLERS.get(kind)
@@ -277,6 +284,7 @@ class Connection:
             self.send({**reply, "ok": False, "error": f"unknown message type {kind[:40]!r}."})
             return
         try:
+            _check_message(kind, self.role, message)
             result = await handler(self, message)
             if result is not None:
                 self.send({**reply, **result})
@@ -304,8 +312,10 @@ class Connection:
 
     async def binary(self, frame: bytes) -> None:
         try:
+            _check_frame(frame[0] if frame else 0, self.role)  # before the name or payload
             kind, name, payload = split_frame(frame)
-            _check_frame(kind, self.role)
+            if len(name) > MAX_NAME:
+                raise InvalidRequest(f"the name in a frame is longer than {MAX_NAME} characters.")
             bridge = self.bridge_for(name)
             if kind == KEYS:
                 await asyncio.to_thread(bridge.terminal_input, payload)
@@ -328,6 +338,16 @@ class Connection:
                        "error": str(exc) or exc.render(), "code": exc.code})  # fmt: skip
 
 
+def _check_message(kind: str, role: str, message: dict[str, Any]) -> None:
+    """The role first, then the fields: no lone surrogate in a string (JSON can say
+    ``"\\ud800"``; no pane name or prompt can hold it)."""
+    if kind in WRITING and role != "full":
+        raise BridgeError(f"this token may watch only: no {kind}.")
+    for field, value in message.items():
+        if isinstance(value, str):
+            check_encodable(str(field)[:40], value)
+
+
 def _check_frame(kind: int, role: str) -> None:
     if kind not in (KEYS, RESIZE, UPLOAD):
         raise BridgeError(f"a client sends frames 0x02, 0x03 and 0x04, not {kind:#04x}.")
@@ -337,7 +357,7 @@ def _check_frame(kind: int, role: str) -> None:
 
 def _name(message: dict[str, Any]) -> str:
     name = message.get("agent")
-    if not isinstance(name, str) or not name or len(name) > 200:
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME:
         raise BridgeError("name the pane or agent in `agent` (a session, label, %N or S:W.P).")
     return name
 
@@ -426,9 +446,18 @@ def endpoint(
     """The ``/ws`` endpoint."""
     feed = AgentFeed(agents)
 
+    waiting: set[WebSocket] = set()  # accepted, their token not given yet
+
     async def ws_endpoint(ws: WebSocket) -> None:
+        if ws.scope.get(ROLE) is None and len(waiting) >= MAX_WAITING:
+            await ws.close(1013, "too many connections wait to authenticate")  # HTTP 403
+            return
         await ws.accept()
-        role = await _authenticate(ws, gates)
+        waiting.add(ws)
+        try:
+            role = await _authenticate(ws, gates)
+        finally:
+            waiting.discard(ws)
         if role is None:
             return
         conn = Connection(ws, bridge_for, feed, role)
@@ -450,10 +479,15 @@ async def _read_loop(ws: WebSocket, conn: Connection, writer: asyncio.Future[Non
         if message.get("bytes") is not None:
             await conn.binary(message["bytes"])
             continue
+        text = message.get("text") or ""
+        if len(text) > MAX_TEXT_FRAME:
+            error = f"a text frame is longer than {MAX_TEXT_FRAME} characters."
+            conn.send({"type": "error", "ok": False, "error": error, "code": "invalid_request"})
+            continue
         try:
-            request = json.loads(message.get("text") or "")
+            request = json.loads(text)
             assert isinstance(request, dict)
-        except (ValueError, AssertionError):
+        except (ValueError, AssertionError, RecursionError):
             conn.send({"type": "error", "ok": False, "error": "send JSON objects as text frames."})
             continue
         task = asyncio.ensure_future(conn.request(request))

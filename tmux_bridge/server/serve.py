@@ -5,12 +5,19 @@ the start (uvicorn would make it 0666), and a TCP port of 0 is known before the 
 is printed. SIGINT, SIGTERM and SIGHUP stop the server: the calls in flight are
 cancelled first (their commands interrupted as by Ctrl-C), the replies are sent, the
 socket file is removed, and the process exits 0.
+
+uvicorn times out a connection idle between requests, but not one that never finishes
+its request: :class:`TimedH11` gives every request :data:`REQUEST_TIME` seconds from its
+first byte to the end of its body, and lets at most :data:`MAX_PENDING` connections be
+sending one at a time (a slowloris client holds neither for long).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
+import json
 import os
 import signal
 import socket
@@ -18,21 +25,27 @@ import stat
 import sys
 from collections.abc import Iterator
 from types import FrameType
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
+import h11
 import uvicorn
 from starlette.routing import BaseRoute
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
+from ..patterns import use_time_limit
 from ..runtime import runtime_dir, session_name
 from ..target import Target
 from .app import Backend, Calls, McpMount, create_app
+from .contract import REGEX_TIME, error_reply
 from .live import MAX_FRAME
 from .security import DEFAULT_HOSTS, Gates, load_token, token_file
 
 SEND_BUFFER = 256 * 1024  # bytes of socket send buffer per connection (SO_SNDBUF)
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+REQUEST_TIME = 10.0  # seconds from a request's first byte to the end of its body
+MAX_PENDING = 256  # connections sending a request at once (as the listen backlog)
 
 
 class ServeOptions(NamedTuple):
@@ -176,6 +189,66 @@ def _clear_stale_socket(path: str) -> None:
     raise RuntimeDirError(f"another server listens on {path}.")
 
 
+class TimedH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline per request: the head and the body must
+    have arrived :data:`REQUEST_TIME` seconds after the request's first byte (after the
+    connection, for the first request), else the client gets 408 (``request_timeout``)
+    and the connection is closed. At most :data:`MAX_PENDING` connections are between
+    a request's first byte and its end; a new one closes the longest-waiting one. Once
+    the request is in, the deadline is gone: an action may take as long as it takes, a
+    WebSocket stays open."""
+
+    pending: ClassVar[dict[TimedH11, asyncio.TimerHandle]] = {}  # oldest first
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE and self not in self.pending:
+            self._arm()  # the first byte of the next request on a kept-alive connection
+        super().data_received(data)
+        state = self.conn.their_state
+        switched = self.transport.get_protocol() is not self  # upgraded to a WebSocket
+        if switched or state not in (h11.IDLE, h11.SEND_BODY):
+            self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        while len(self.pending) >= MAX_PENDING:
+            next(iter(self.pending))._expire()
+        self.pending[self] = self.loop.call_later(REQUEST_TIME, self._expire)
+
+    def _disarm(self) -> None:
+        timer = self.pending.pop(self, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _expire(self) -> None:
+        """The request did not arrive in time (or a newer one needs the place): a 408
+        unless a response has begun, and the connection closed."""
+        self._disarm()
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle if self.conn.their_state is not h11.IDLE else None
+        if cycle is None or not cycle.response_started:
+            message = (
+                f"the request did not arrive within {REQUEST_TIME:g} s (head and body); "
+                "send it whole, at once."
+            )
+            status, document = error_reply(None, "request_timeout", message)
+            body = json.dumps(document).encode()
+            head = (
+                f"HTTP/1.1 {status} Request Timeout\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+            )
+            self.transport.write(head.encode() + body)
+        self.transport.close()
+
+
 class _Server(uvicorn.Server):
     """uvicorn's server, stopping our way: cancel the calls in flight at the first
     signal, and exit normally afterwards (uvicorn would re-raise the signal)."""
@@ -290,6 +363,7 @@ def banner(
 def serve(options: ServeOptions) -> int:
     """Serve until stopped; the process's exit status (0 after a requested stop)."""
     check_options(options)
+    use_time_limit(REGEX_TIME)  # a REPL's prompt too (through /mcp): regex, time-limited
     token = resolve_token(options)
     read_only = None
     if options.read_only_token_file is not None:
@@ -310,7 +384,7 @@ def serve(options: ServeOptions) -> int:
             log_level="warning",
             access_log=False,
             lifespan="on",
-            http="h11",
+            http=TimedH11,
             ws="websockets-sansio" if options.mode == "tmux" else "none",
             ws_max_size=MAX_FRAME,
             ws_per_message_deflate=False,

@@ -177,7 +177,9 @@ def _send_and_capture(stub: StubBackend, request: Request, cancel: Cancel) -> di
         session = stub.find(request)
         _send(session, request)
     lines = (request.lines or DEFAULT_LINES) + HEIGHT
-    matches = screen_matcher(request.wait_for) if request.wait_for else None
+    matches = request.matcher
+    if matches is None and request.wait_for:
+        matches = screen_matcher(request.wait_for)
     deadline = time.monotonic() + (request.timeout_ms or DEFAULT_WAIT_MS) / 1000
     while True:
         with stub.lock:
