@@ -1,6 +1,7 @@
 """The seam "a program's input box" (``tmux_bridge/seams.py``): text pasted into an
 agent's TUI, a sender's name, a message's header. Every byte 0x00-0xff alone and inside
-text, hostile payloads, Hypothesis properties.
+text, hostile payloads, what a real program behind tmux's ``paste-buffer -p`` receives,
+Hypothesis properties, and source scans that fail when a paste bypasses the seam.
 
 Expected renderings come from the Unicode database (``SYMBOL FOR ...``, the control
 pictures) and ECMA-48 (a C1 control 0x80+n is ESC followed by 0x40+n), not from the code.
@@ -8,8 +9,14 @@ pictures) and ECMA-48 (a C1 control 0x80+n is ESC followed by 0x40+n), not from 
 
 from __future__ import annotations
 
+import ast
 import re
+import subprocess
+import sys
+import time
 import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -17,9 +24,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tmux_bridge
-from tmux_bridge import panes
+from tmux_bridge import agents, far, panes
 from tmux_bridge.seams import is_name, message_prompt, pasted_text
 
+from .conftest import WAIT, Bridge, _bridge
+
+SOURCE = Path(tmux_bridge.__file__).parent
 PICTURE_ESC = unicodedata.lookup("SYMBOL FOR ESCAPE")
 REPLACEMENT = "\ufffd"
 C0_NAMES = (
@@ -174,3 +184,142 @@ def test_property_the_header_counts_every_line_that_follows(
     assert rest.count("\n") + 1 == count
     assert header.startswith(f"[tmux-bridge message #{message_id} from agent {sender}, ")
     assert header.endswith("]") and no_keys(text)
+
+
+# --- what a program behind tmux receives ---------------------------------------------------
+
+READER = """
+import os, sys, termios, tty
+fd = sys.stdin.fileno()
+tty.setraw(fd)
+sys.stdout.write("\\x1b[?2004hready\\r\\n")
+sys.stdout.flush()
+with open(sys.argv[1], "ab", buffering=0) as log:
+    while True:
+        log.write(os.read(fd, 65536))
+"""
+
+
+class Reader(NamedTuple):
+    b: Bridge
+    log: Path
+
+    def paste(self, text: str) -> bytes:
+        """Paste ``text`` through the seam as prompts are pasted; the bytes the program
+        read for it (once tmux's closing bracket arrived)."""
+        before = self.log.read_bytes()
+        subprocess.run(
+            ["tmux", "-L", "default", "load-buffer", "-b", "seam", "-"],
+            input=pasted_text(text).encode(),
+            env=self.b.env,
+            check=True,
+        )
+        self.b.tmux("paste-buffer", "-p", "-d", "-b", "seam", "-t", "=reader:")
+        deadline = time.monotonic() + WAIT
+        while not self.log.read_bytes()[len(before) :].endswith(b"\x1b[201~"):
+            assert time.monotonic() < deadline, self.log.read_bytes()[len(before) :]
+            time.sleep(0.01)
+        return self.log.read_bytes()[len(before) :]
+
+
+@pytest.fixture(scope="module")
+def reader() -> Iterator[Reader]:
+    with _bridge("bash") as b:
+        script, log = b.root / "reader.py", b.root / "reader.log"
+        script.write_text(READER)
+        log.write_bytes(b"")
+        b.tmux("new-session", "-d", "-s", "reader", f"{sys.executable} {script} {log}")
+        b.wait_for(lambda: "ready" in b.tmux("capture-pane", "-p", "-t", "=reader:"), "reader")
+        yield Reader(b, log)
+
+
+def _one_paste(got: bytes, text: str) -> None:
+    """``got`` is exactly one bracketed paste holding ``text`` as the seam shows it, with
+    each line break as CR (tmux's paste-buffer without -r)."""
+    assert got.startswith(b"\x1b[200~") and got.endswith(b"\x1b[201~"), got
+    inner = got[6:-6].decode("utf-8")
+    assert no_keys(inner.replace("\r", "\n")), inner
+    assert inner == pasted_text(text).replace("\n", "\r")
+
+
+@pytest.mark.tmux
+def test_every_byte_reaches_a_real_program_inside_one_paste(reader: Reader) -> None:
+    text = "".join(chr(code) for code in range(256))
+    _one_paste(reader.paste(text), text)
+
+
+@pytest.mark.tmux
+@pytest.mark.parametrize("case", PAYLOADS, ids=[p.test_id for p in PAYLOADS])
+def test_payloads_reach_a_real_program_inside_one_paste(reader: Reader, case: Payload) -> None:
+    got = reader.paste(case.text)
+    _one_paste(got, case.text)
+    assert got[6:-6].decode("utf-8") == case.shown.replace("\n", "\r")
+
+
+@pytest.mark.tmux
+@settings(max_examples=25, deadline=None)
+@given(text=st.text(min_size=1, max_size=200).filter(lambda t: pasted_text(t).strip()))
+def test_property_any_text_is_one_paste_to_a_real_program(reader: Reader, text: str) -> None:
+    _one_paste(reader.paste(text), text)
+
+
+# --- by construction -----------------------------------------------------------------------
+
+
+def _functions(path: Path) -> Iterator[ast.FunctionDef]:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef):
+            yield node
+
+
+def _strings(node: ast.AST) -> set[str]:
+    return {
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def _calls(node: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and (getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)
+        for n in ast.walk(node)
+    )
+
+
+def test_every_bracketed_paste_goes_through_the_seam() -> None:
+    """A ``paste-buffer -p`` (text for a program's input box) only in a function that
+    passes its text through ``pasted_text``."""
+    found = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        for function in _functions(path):
+            lists = [n for n in ast.walk(function) if isinstance(n, (ast.List, ast.Tuple))]
+            for node in lists:
+                if {"paste-buffer", "-p"} <= _strings(node):
+                    found.append(f"{path.name}:{function.name}")
+                    assert _calls(function, "pasted_text"), f"{path.name}:{function.name}"
+    assert sorted(found) == ["prompt.py:paste", "termio.py:_paste"]
+
+
+def test_only_the_seam_writes_a_message_header() -> None:
+    for path in sorted(SOURCE.rglob("*.py")):
+        if path.name != "seams.py":
+            assert "tmux-bridge message #" not in path.read_text(), path
+
+
+def test_only_the_inbox_opens_sqlite() -> None:
+    """Every connection goes through inbox.opened (and its _create), which moves an
+    unreadable inbox aside: no other module may open the database."""
+    for path in sorted(SOURCE.rglob("*.py")):
+        for function in _functions(path):
+            if _calls(function, "connect") and "sqlite3" in ast.unparse(function):
+                assert (path.name, function.name) in {
+                    ("inbox.py", "opened"),
+                    ("inbox.py", "_create"),
+                }
+
+
+def test_declared_agents_are_checked_against_every_way_to_a_shell() -> None:
+    """The gateway lists are reused, not copied: every way far shells and panes know."""
+    assert far.GATEWAYS <= agents.SHELL_WAYS
+    assert panes.REMOTE <= agents.SHELL_WAYS and panes.NESTED <= agents.SHELL_WAYS
+    assert {"tmux", "screen"} <= agents.SHELL_WAYS
