@@ -34,9 +34,7 @@ from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from . import procfs
-from .far import GATEWAYS
 from .pane import PaneInfo, list_all_panes
-from .panes import NESTED, REMOTE
 from .tmux import Tmux
 
 AgentState = Literal["working", "idle", "unknown"]
@@ -52,8 +50,7 @@ INTERPRETERS = ("node", "python", "bun", "deno", "env")
 # Terminal multiplexers: a terminal of their own with shells in it (far shells leave
 # them out of GATEWAYS because their screen is redrawn, not streamed).
 MULTIPLEXERS = frozenset({"tmux", "tmux: client", "screen", "zellij", "dtach", "abduco", "byobu"})
-# Every program in front that leads to a shell: a declared agent is none of them.
-SHELL_WAYS = GATEWAYS | REMOTE | NESTED | MULTIPLEXERS | {"login"}
+_SHELL_WAYS: set[str] = set()  # shell_ways(), filled on first use
 DESCENDANT_DEPTH = 4  # how deep below a declared program an interactive shell is looked for
 
 
@@ -175,6 +172,19 @@ def _declared(env: dict[str, str]) -> bool:
     return any(env.get(var) for var in (*NAME_VARS, *RUNTIME_VARS))
 
 
+def shell_ways() -> set[str]:
+    """Every program in front that leads to a shell, which a declared agent is not: far
+    shells' gateways, the remote and nested ways of panes, the multiplexers, ``login``.
+    Imported on first use (far.py is a big import for `tmux-bridge` commands that only
+    look whether a message is pending)."""
+    if not _SHELL_WAYS:
+        from .far import GATEWAYS
+        from .panes import NESTED, REMOTE
+
+        _SHELL_WAYS.update(GATEWAYS | REMOTE | NESTED | MULTIPLEXERS | {"login"})
+    return _SHELL_WAYS
+
+
 def way_to_shell(pid: int) -> str | None:
     """What makes the program ``pid`` a shell or a way to one (for a declared agent),
     as a short phrase; ``None`` when it is neither. Reads ``/proc`` only (the program
@@ -184,7 +194,7 @@ def way_to_shell(pid: int) -> str | None:
         return "no program"
     if names[0].lstrip("-") in SHELLS or procfs.shell_kind(pid) is not None:
         return f"the shell {names[0]}"
-    way = next((n for n in names if n.lstrip("-") in SHELL_WAYS), None)
+    way = next((n for n in names if n.lstrip("-") in shell_ways()), None)
     if way is not None:
         return f"{way}, a way to a shell"
     below = _shell_below(pid)
