@@ -611,7 +611,7 @@ def message(
     once AGENT is idle. A message AGENT cannot take now stays pending; the next
     tmux-bridge command (or `serve`) delivers it, only to the program it was sent to,
     and only until --ttl runs out (then it is expired). The sender's name (--from, or
-    your agent's name) is 1 to 40 of A-Z a-z 0-9 _ . -.
+    your agent's name) is like a pane label: 1 to 40 letters, digits, '_', '.' or '-'.
 
     \b
     Exit status: 0 delivered (with --wait-reply: answered, the answer on stdout), or
