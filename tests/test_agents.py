@@ -5,21 +5,30 @@ stand-in agent TUIs (``tests/standin_agent.py`` as ``claude`` and ``codex``), a 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from tests.agent_support import PYTHON3, World
 from tests.conftest import MakeBridge
+from tests.far_support import Sshd, running_sshd
 from tmux_bridge import prompt as prompt_module
 from tmux_bridge.errors import (
     AgentBusy,
+    AgentChanged,
     DraftInInput,
     NoInputBox,
     NoSuchAgent,
     NotDelivered,
     PromptNotTaken,
 )
+from tmux_bridge.rundir import PaneDir
 
 
 @pytest.fixture
@@ -243,3 +252,149 @@ def test_the_audit_log_records_each_prompt(world: World) -> None:
 
 def test_no_server_means_no_agents(world: World) -> None:
     assert world.facade().agents() == []
+
+
+# --- who is an agent: never a shell, never a way to one ----------------------------------------
+
+
+class Way(NamedTuple):
+    test_id: str
+    command: str  # what the person types in a session that declares an agent
+    nested_server: str | None = None  # a tmux server it starts, to be killed at the end
+
+
+WAYS = [
+    Way("script", "script -q /dev/null"),
+    Way("sudo-i", "sudo -i"),
+    Way("nested-tmux", "TMUX= tmux -L nested -f /dev/null new-session", "nested"),
+    Way("nested-bash", "bash"),
+    # a program no list names, with a shell on a terminal of its own below it
+    Way("pty-wrapper", f"""{PYTHON3} -c 'import pty; pty.spawn("bash")'"""),
+]
+BUSY = f"{PYTHON3} -c 'import signal; signal.pause()'"  # a declared program, working
+
+
+@pytest.fixture
+def marker_dir() -> Iterator[Path]:
+    """A directory anyone may write into: what a pasted body would create there shows
+    that it ran (also as the ssh test user)."""
+    path = Path(tempfile.mkdtemp(prefix="tb-ran-"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _declared_and_busy(world: World) -> None:
+    """Session gw declares an agent; a python program that works (pause()) is in front."""
+    world.start("gw", "bash", "TMUX_BRIDGE_AGENT=gw")
+    world.wait_screen("gw", "$")
+    world.b.tmux("send-keys", "-t", "=gw:", BUSY, "Enter")
+    world.b.wait_for(
+        lambda: [(a.name, a.state) for a in world.facade().agents()] == [("gw", "working")],
+        "gw, a declared agent, working",
+    )
+
+
+def _reach_shell_through(world: World, command: str) -> None:
+    """Back at gw's shell, the person types ``command`` and reaches a shell behind it,
+    whose prompt they set to `% ` (a prompt the generic agent rule knows)."""
+    world.b.tmux("send-keys", "-t", "=gw:", "C-c")
+    world.b.wait_for(lambda: world.screen("gw").rstrip().endswith("$"), "gw's shell again")
+    world.b.tmux("send-keys", "-t", "=gw:", command, "Enter")
+    typed = [0.0]
+
+    def behind() -> bool:
+        if _cursor_line(world, "gw").rstrip() == "%":
+            return True
+        if time.monotonic() - typed[0] > 0.5:  # again: a program going raw may flush it
+            world.b.tmux("send-keys", "-t", "=gw:", "PS1='% '", "Enter")
+            typed[0] = time.monotonic()
+        return False
+
+    world.b.wait_for(behind, "the shell behind it")
+
+
+def _cursor_line(world: World, session: str) -> str:
+    """The line the cursor is on (a nested tmux draws its status line below it)."""
+    row = int(world.b.tmux("display-message", "-p", "-t", f"={session}:", "#{cursor_y}"))
+    return world.screen(session).split("\n")[row]
+
+
+def _never_pasted(world: World, marker: Path) -> None:
+    """A pending message to gw, tried now by an unrelated `tmux-bridge inbox`, failed and
+    nothing of it reached the shell behind the program in front."""
+    code, out, _ = world.cli("inbox", "--json")
+    assert not marker.exists(), "the message's body ran in the shell"
+    assert "touch" not in world.screen("gw")
+    [message] = json.loads(out)
+    assert (code, message["state"]) == (0, "failed"), message
+    assert "gw" not in world.names()
+    code, _, err = world.cli("message", "--to", "gw", "--from", "boss", f"touch {marker}")
+    assert code == 125 and "no agent called 'gw'" in err
+
+
+@pytest.mark.parametrize("way", WAYS, ids=[w.test_id for w in WAYS])
+def test_a_way_to_a_shell_is_no_agent_and_gets_no_message(
+    world: World, way: Way, marker_dir: Path
+) -> None:
+    if way.test_id == "sudo-i" and os.geteuid() != 0:
+        pytest.skip("sudo -i without a password: as root, as in CI")
+    marker = marker_dir / "ran"
+    _declared_and_busy(world)
+    code, _, err = world.cli("message", "--to", "gw", "--from", "boss", f"touch {marker}")
+    assert code == 0 and "is pending" in err
+    try:
+        _reach_shell_through(world, way.command)
+        _never_pasted(world, marker)
+    finally:
+        if way.nested_server:
+            world.b.tmux("-L", way.nested_server, "kill-server", check=False)
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[Sshd]:
+    with running_sshd() as server:
+        yield server
+
+
+def test_ssh_is_no_agent_and_gets_no_message(world: World, sshd: Sshd, marker_dir: Path) -> None:
+    marker = marker_dir / "ran"
+    _declared_and_busy(world)
+    assert world.cli("message", "--to", "gw", "--from", "boss", f"touch {marker}")[0] == 0
+    _reach_shell_through(world, sshd.command("bash"))
+    _never_pasted(world, marker)
+
+
+def test_a_message_goes_only_to_the_program_it_was_sent_to(world: World, marker_dir: Path) -> None:
+    """The declared program ends and another (cat, which would take the text) takes its
+    place: the message pending for the first fails and is never pasted into the second."""
+    marker = marker_dir / "ran"
+    _declared_and_busy(world)
+    assert world.cli("message", "--to", "gw", "--from", "boss", f"touch {marker}")[0] == 0
+    world.b.tmux("send-keys", "-t", "=gw:", "C-c")
+    world.b.wait_for(lambda: world.screen("gw").rstrip().endswith("$"), "gw's shell again")
+    world.b.tmux("send-keys", "-t", "=gw:", "cat", "Enter")
+    world.b.wait_for(lambda: world.names() == {"gw"}, "cat as gw, a declared agent")
+    code, out, _ = world.cli("inbox", "--json")
+    [message] = json.loads(out)
+    assert (code, message["state"]) == (0, "failed")
+    assert "not the one the message was sent to" in message["error"]
+    assert "touch" not in world.screen("gw")
+
+
+def test_a_prompt_is_not_pasted_once_another_program_is_in_front(world: World) -> None:
+    """Between the look and the paste the agent's program went away (here: it exec'd a
+    shell, same pid); what the caller looked at is no longer there, and nothing is typed."""
+    world.start("py", f"{PYTHON3} -q", "TMUX_BRIDGE_AGENT=py")
+    world.wait_names({"py"})
+    [seen] = world.facade().agents()
+    world.b.tmux("send-keys", "-t", "=py:", "import os; os.execvp('bash', ['bash'])", "Enter")
+    world.b.wait_for(lambda: world.names() == set(), "py's program became a shell")
+    world.b.wait_for(lambda: world.screen("py").rstrip().endswith("$"), "bash's prompt")
+    tmux = world.facade().target.tmux
+    records = PaneDir(str(world.b.runtime), tmux, seen.pane)
+    deadline = time.monotonic() + 5
+    with pytest.raises(AgentChanged) as changed, records.locked(deadline, None, lambda: None):
+        prompt_module.deliver_locked(tmux, seen, records, "echo pasted", False, deadline, None)
+    assert "shell" in str(changed.value) and changed.value.exit_code == 1
+    assert "echo pasted" not in world.screen("py")

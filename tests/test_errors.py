@@ -17,6 +17,7 @@ import tmux_bridge
 from tmux_bridge import errors
 from tmux_bridge.errors import (
     AgentBusy,
+    AgentChanged,
     AmbiguousPane,
     BridgeError,
     Cancelled,
@@ -31,7 +32,10 @@ from tmux_bridge.errors import (
     FileNotFound,
     FileTooLarge,
     HalfTypedLine,
+    InboxCorrupt,
+    InboxError,
     InvalidRequest,
+    InvalidSender,
     LabelTaken,
     LockTimeout,
     NoBridgeSession,
@@ -260,6 +264,10 @@ CODE_CASES = [
     CodeCase("no-input-box", NoInputBox, "no_input_box", 1),
     CodeCase("draft", DraftInInput, "draft_in_input", 1),
     CodeCase("not-taken", PromptNotTaken, "prompt_not_taken", 1),
+    CodeCase("agent-changed", AgentChanged, "agent_changed", 1),
+    CodeCase("invalid-sender", InvalidSender, "invalid_sender", 2),
+    CodeCase("inbox", InboxError, "inbox_error", 125),
+    CodeCase("inbox-corrupt", InboxCorrupt, "inbox_corrupt", 125),
 ]
 
 _EXAMPLES: dict[type[BridgeError], BridgeError] = {

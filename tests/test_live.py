@@ -390,6 +390,49 @@ def test_uploads_paste_text_and_save_files_within_limits(pane: Pane, server: Ser
     assert huge == {"closed": 1009}
 
 
+def test_a_dropped_text_file_never_runs_in_the_shell(pane: Pane, server: Server) -> None:
+    """Even with the shell's bracketed paste off (each pasted line break is Enter): a text
+    of several lines is pasted as its saved file's path, one line without its final
+    newline, and control characters in it are visible text."""
+    marker = pane.root / "ran"
+    uploads = [
+        (b"many.txt", f"touch {marker}-1\necho second\n".encode()),
+        (b"one.txt", f"touch {marker}-2\n".encode()),
+        (b"esc.txt", b"a\x1b]0;title\x07b\x1b[201~c"),
+    ]
+
+    async def scenario() -> list[dict[str, Any]]:
+        events = []
+        async with await open_ws(server) as ws:
+            for name, data in uploads:
+                await ws.send(frame(4, "tb-test", name + b"\x00text/plain\x00" + data))
+                events.append(json.loads(await ws.recv()))
+                await asyncio.to_thread(shown, events[-1])
+        return events
+
+    lines: list[str] = []
+
+    def shown(event: dict[str, Any]) -> None:
+        """Wait for what was pasted on the prompt's line; keep it, then clear the line."""
+        joined = ("capture-pane", "-p", "-J", "-t", "tb-test")
+        pane.wait_for(lambda: pane.tmux(*joined).rstrip().split("\n")[-1] != "$", "a paste")
+        lines.append(pane.tmux(*joined).rstrip().split("\n")[-1])
+        pane.tmux("send-keys", "-t", "tb-test", "C-u")
+        pane.wait_for(lambda: pane.tmux(*joined).rstrip().split("\n")[-1] == "$", "cleared")
+
+    pane.tmux("send-keys", "-t", "tb-test", "bind 'set enable-bracketed-paste off'", "Enter")
+    pane.tmux("send-keys", "-t", "tb-test", "clear", "Enter")
+    pane.wait_for(lambda: pane.screen().strip() == "$", "a clear screen")
+    try:
+        many, one, esc = run(scenario())
+    finally:
+        pane.tmux("send-keys", "-t", "tb-test", "bind 'set enable-bracketed-paste on'", "Enter")
+    assert (many["pasted"], one["pasted"], esc["pasted"]) == ("path", "text", "text")
+    assert lines == [f"$ {many['path']}", f"$ touch {marker}-2", "$ a␛]0;title␇b␛[201~c"]
+    assert Path(many["path"]).read_bytes() == uploads[0][1]  # the file itself is kept whole
+    assert not list(pane.root.glob("ran*"))
+
+
 def test_resize_never_shrinks_the_person_and_does_not_pin(pane: Pane, server: Server) -> None:
     async def ask(cols: int, rows: int) -> dict[str, Any]:
         async with await open_ws(server) as ws:

@@ -42,6 +42,7 @@ def test_waiting_notices(case: NoticeCase) -> None:
 def test_message_notices() -> None:
     assert message_notice("b", "a", 3, "delivered") == "tmux-bridge: a -> b: message #3 delivered"
     assert message_notice("b", "a", 3, "failed") == "tmux-bridge: message #3 from a to b failed"
+    assert message_notice("b", "a", 3, "expired") == "tmux-bridge: message #3 from a to b expired"
 
 
 def test_text_on_a_screen_is_compared_without_spaces_and_box_drawing() -> None:

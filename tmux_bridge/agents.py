@@ -3,9 +3,19 @@
 A pane is an agent when the program in its foreground is a known agent CLI
 (:data:`RUNTIMES`: data, extend it with another :class:`Runtime`), or when its session
 declares one (``TMUX_BRIDGE_AGENT=NAME``, or the WebSocket adapter spec's
-``GT_AGENT``/``GT_ROLE``/``GT_RIG``) and a program, not the idle shell, is in front. A
-session whose agent process is gone (a zombie: back at the shell, or the pane dead) is
-not listed.
+``GT_AGENT``/``GT_ROLE``/``GT_RIG``) and the program in front is neither a shell nor a
+way to one: not a shell, not one of the gateways far shells go through
+(:data:`~tmux_bridge.far.GATEWAYS`: ``ssh``, ``sudo``, ``script``, ``docker`` ...), no
+remote or nested way of :mod:`~tmux_bridge.panes`, no terminal multiplexer (a nested
+``tmux``, ``screen``), and with no interactive shell among its descendants (what
+``script``, ``sudo -i``, ``unbuffer bash`` start on a terminal of their own). Text
+pasted there would be typed into a shell. A session whose agent process is gone (a
+zombie: back at the shell, or the pane dead) is not listed.
+
+An :class:`Agent` names its program (``pid`` and its ``start`` time): text is pasted
+only while that very program is still in front and still passes these checks
+(:func:`changed`), so a program that exits between the look and the paste, or execs a
+shell, gets nothing.
 
 The screen tells the state: ``working`` while the runtime's busy marker shows (Claude
 Code's and Codex's "esc to interrupt"), ``idle`` when its input box has the cursor, and
@@ -37,6 +47,11 @@ RIG_VARS = ("GT_RIG",)
 SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh", "ash"})
 # Programs that run an agent CLI as their script: the agent is named by the next word.
 INTERPRETERS = ("node", "python", "bun", "deno", "env")
+# Terminal multiplexers: a terminal of their own with shells in it (far shells leave
+# them out of GATEWAYS because their screen is redrawn, not streamed).
+MULTIPLEXERS = frozenset({"tmux", "tmux: client", "screen", "zellij", "dtach", "abduco", "byobu"})
+_SHELL_WAYS: set[str] = set()  # shell_ways(), filled on first use
+DESCENDANT_DEPTH = 4  # how deep below a declared program an interactive shell is looked for
 
 
 class Runtime(NamedTuple):
@@ -83,6 +98,8 @@ class Agent(NamedTuple):
     target: str
     state: AgentState
     pid: int
+    start: int = 0  # the program's start, clock ticks after boot: with pid, which program
+    declared: bool = False  # a declared agent (no known runtime): checked for ways to shells
 
     def document(self) -> dict[str, object]:
         """The agent as JSON: the spec's camel-case ``workDir``, plus pane, target, state."""
@@ -109,6 +126,7 @@ class _Candidate(NamedTuple):
     runtime: str
     pid: int
     env: dict[str, str]
+    declared: bool = False
 
 
 def list_agents(tmux: Tmux) -> list[Agent]:
@@ -137,21 +155,111 @@ def _candidates(
     for pane in panes:
         env = environments.get(pane.session, {})
         pid, names = foreground(pane)
-        known = next((_BY_PROGRAM[n] for n in names if n in _BY_PROGRAM), None)
+        known = _known(names)
         if known is not None:
             yield _Candidate(pane, _first(env, RUNTIME_VARS) or known.name, pid, env)
-        elif _declared(env) and pane.session not in declared_done and not _shell(names):
+        elif _declared(env) and pane.session not in declared_done and not way_to_shell(pid):
             declared_done.add(pane.session)  # one declared agent per session
             runtime = _first(env, RUNTIME_VARS) or (names[0] if names else "program")
-            yield _Candidate(pane, runtime, pid, env)
+            yield _Candidate(pane, runtime, pid, env, declared=True)
+
+
+def _known(names: list[str]) -> Runtime | None:
+    return next((_BY_PROGRAM[n] for n in names if n in _BY_PROGRAM), None)
 
 
 def _declared(env: dict[str, str]) -> bool:
     return any(env.get(var) for var in (*NAME_VARS, *RUNTIME_VARS))
 
 
-def _shell(names: list[str]) -> bool:
-    return not names or names[0] in SHELLS
+def shell_ways() -> set[str]:
+    """Every program in front that leads to a shell, which a declared agent is not: far
+    shells' gateways, the remote and nested ways of panes, the multiplexers, ``login``.
+    Imported on first use (far.py is a big import for `tmux-bridge` commands that only
+    look whether a message is pending)."""
+    if not _SHELL_WAYS:
+        from .far import GATEWAYS
+        from .panes import NESTED, REMOTE
+
+        _SHELL_WAYS.update(GATEWAYS | REMOTE | NESTED | MULTIPLEXERS | {"login"})
+    return _SHELL_WAYS
+
+
+def way_to_shell(pid: int) -> str | None:
+    """What makes the program ``pid`` a shell or a way to one (for a declared agent),
+    as a short phrase; ``None`` when it is neither. Reads ``/proc`` only (the program
+    and at most DESCENDANT_DEPTH levels of its children)."""
+    names = process_names(pid)
+    if not names:
+        return "no program"
+    if names[0].lstrip("-") in SHELLS or procfs.shell_kind(pid) is not None:
+        return f"the shell {names[0]}"
+    way = next((n for n in names if n.lstrip("-") in shell_ways()), None)
+    if way is not None:
+        return f"{way}, a way to a shell"
+    below = _shell_below(pid)
+    if below is not None:
+        return f"{names[0]}, with the interactive shell {below} below it"
+    return None
+
+
+def _shell_below(pid: int) -> str | None:
+    """An interactive shell (no ``-c``, no script) among the descendants of ``pid``."""
+    layer = [pid]
+    for _ in range(DESCENDANT_DEPTH):
+        layer = [child for parent in layer for child in _children(parent)]
+        for child in layer:
+            if procfs.shell_kind(child) is not None and _interactive(child):
+                return procfs.command_name(child)
+        if not layer:
+            break
+    return None
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of ``pid`` (a thread pool's too)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children") as f:
+                found += [int(child) for child in f.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _interactive(pid: int) -> bool:
+    """Whether a shell's arguments are options only, none of them ``-c`` (a shell that
+    runs a command or a script is a tool's, not a way for a person)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")[1:]
+    except OSError:
+        return False
+    options = [a for a in args if a]
+    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
+
+
+def changed(agent: Agent, pane: PaneInfo) -> str | None:
+    """Why ``agent`` (as listed) may no longer be pasted into, seen in ``pane`` (tmux's
+    view of its pane now): another program in front (or the same pid started anew), a
+    known runtime that exec'd something else, a declared program that became a shell
+    or a way to one. ``None`` when it is still the same program. ``/proc`` only."""
+    pid, names = foreground(pane)
+    stat = procfs.proc_stat(pid)
+    if pid != agent.pid or stat is None or (agent.start and stat.start != agent.start):
+        front = names[0] if names else "nothing"
+        return f"the program in front of its pane is no longer the agent's ({front} is)."
+    if not agent.declared:
+        if _known(names) is None:
+            return f"the agent's program now runs as {names[0] if names else 'nothing'}."
+        return None
+    why = way_to_shell(pid)
+    return f"what runs in front of its pane is {why}." if why else None
 
 
 def _first(env: dict[str, str], variables: tuple[str, ...]) -> str | None:
@@ -177,6 +285,8 @@ def _agent(candidate: _Candidate, name: str, screen: list[str]) -> Agent:
         target=pane.target,
         state=agent_state(runtime, screen, pane),
         pid=candidate.pid,
+        start=stat.start if (stat := procfs.proc_stat(candidate.pid)) else 0,
+        declared=candidate.declared,
     )
 
 

@@ -32,6 +32,7 @@ from .target import Target
 if TYPE_CHECKING:
     from .agents import Agent
     from .check import CheckResult
+    from .errors import InboxCorrupt
     from .inbox import Message
     from .messaging import Attempt, Sent
     from .prompt import PromptReceipt
@@ -603,18 +604,24 @@ class Bridge:
         sender: str | None = None,
         wait_reply: bool = False,
         timeout: float = 300.0,
+        ttl: float | None = None,
         cancel: Cancel | None = None,
     ) -> Sent:
         """Store a message from agent ``sender`` (default: the agent whose pane this
-        process runs in, ``$TMUX_PANE``) to agent ``to`` in the inbox, and deliver it as
-        a prompt marked as from that agent if ``to`` is idle now; else it stays pending
-        and the next tmux-bridge process (or ``serve``) delivers it. With
-        ``wait_reply``, retries until delivered, waits until ``to`` has worked and is
-        idle again, and returns what it printed (the message is then ``read``);
-        :class:`~tmux_bridge.errors.WaitTimeout` after ``timeout`` seconds. Raises
-        :class:`~tmux_bridge.errors.SelfSend`, ``NoSuchAgent``; logged."""
+        process runs in, ``$TMUX_PANE``; a name of 1 to 40 of A-Z a-z 0-9 _ . -) to agent
+        ``to`` in the inbox, and deliver it as a prompt marked as from that agent if
+        ``to`` is idle now; else it stays pending and the next tmux-bridge process (or
+        ``serve``) delivers it, only to the program it was sent to and only for ``ttl``
+        seconds (default ``$TMUX_BRIDGE_MESSAGE_TTL``, else 24 h; then it is
+        ``expired``). With ``wait_reply``, retries until delivered, waits until ``to`` has
+        worked and is idle again, and returns what it printed (the message is then
+        ``read``); :class:`~tmux_bridge.errors.WaitTimeout` after ``timeout`` seconds.
+        Raises :class:`~tmux_bridge.errors.SelfSend`, ``InvalidSender``,
+        ``NoSuchAgent``; logged. An unreadable inbox is moved aside (a notice says
+        where) and the message stored in a new one."""
         from . import inbox
-        from .messaging import Sent, try_deliver, wait_delivered
+        from .errors import InboxCorrupt
+        from .messaging import Sent, message_ttl, try_deliver, wait_delivered
         from .messaging import wait_reply as reply_of
 
         started = time.monotonic()
@@ -623,8 +630,14 @@ class Bridge:
             from .errors import InvalidRequest
 
             raise InvalidRequest("the message is empty.")
-        message = inbox.add(self.target.runtime_dir, name, agent.name, text)
+        ttl = message_ttl(ttl)
         tmux, run_dir = self.target.tmux, self.target.runtime_dir
+        program = (agent.pane, agent.pid, agent.start)
+        try:
+            message = inbox.add(run_dir, name, agent.name, text, ttl=ttl, program=program)
+        except InboxCorrupt as exc:
+            self._inbox_fault(exc)
+            message = inbox.add(run_dir, name, agent.name, text, ttl=ttl, program=program)
         if wait_reply:
             attempt = wait_delivered(tmux, run_dir, message, started + timeout, cancel)
         else:
@@ -644,6 +657,7 @@ class Bridge:
 
         from .agents import list_agents
         from .errors import NoSuchAgent, SelfSend
+        from .seams import is_name
 
         agents = list_agents(self.target.tmux)
         recipient = next((a for a in agents if to in (a.name, a.pane, a.target)), None)
@@ -657,12 +671,22 @@ class Bridge:
         name = sender or (mine.name if mine else os.environ.get("TMUX_BRIDGE_AGENT") or "unnamed")
         if name == recipient.name or (here and here == recipient.pane):
             raise SelfSend(f"{recipient.name} cannot send a message to itself.")
+        if not is_name(name):
+            from .errors import InvalidSender
+
+            whose = "the sender's name" if sender else "your agent's name, the default sender,"
+            raise InvalidSender(
+                f"{whose} {name!r} cannot head a message: a sender's name is 1 to 40 letters, "
+                "digits, '_', '.' or '-'. Give one as the sender."
+            )
         return recipient, name
 
     def inbox(self, agent: str | None = None, clear: bool = False) -> list[Message]:
         """The messages (sent or received by ``agent``, or all), oldest first, with their
         states; ``clear`` first removes those that are done (pending ones stay). Tries
-        pending messages first, so none waits on an idle agent."""
+        pending messages first, so none waits on an idle agent (and expires those whose
+        time ran out). Raises :class:`~tmux_bridge.errors.InboxCorrupt` for an unreadable
+        inbox, which it moved aside (the next call starts a new one)."""
         from . import inbox
 
         self.deliver_pending()
@@ -674,24 +698,37 @@ class Bridge:
         """Try each pending message once (each recipient idle now gets its messages);
         each try is logged. Cheap when there is no inbox."""
         from . import inbox
+        from .errors import InboxCorrupt
         from .messaging import deliver_pending
 
         if not inbox.exists(self.target.runtime_dir):
             return []
         started = time.monotonic()
-        attempts = deliver_pending(self.target.tmux, self.target.runtime_dir, cancel)
+        try:
+            attempts = deliver_pending(self.target.tmux, self.target.runtime_dir, cancel)
+        except InboxCorrupt as exc:
+            self._inbox_fault(exc)
+            raise
         for attempt in attempts:
             self._log_attempt(attempt, started)
         return attempts
+
+    def _inbox_fault(self, error: InboxCorrupt) -> None:
+        """Tell the person that their inbox was moved aside (a notice: where it is now)."""
+        from .notices import notify
+
+        notify(self.target.tmux, f"tmux-bridge: unreadable inbox moved to {error.moved_to}")
 
     def tend_agents(self, seen: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
         """One pass of the background work ``serve`` does every few seconds: deliver the
         pending messages whose recipients are idle, and show the person a notice for
         each agent that stopped working since ``seen`` (pane id -> (name, state), from
         the last pass). Returns the states now, for the next pass."""
+        from .errors import InboxError
         from .notices import notify, waiting_notices
 
-        self.deliver_pending()
+        with contextlib.suppress(InboxError):  # the person got a notice; a new inbox next
+            self.deliver_pending()
         now: dict[str, tuple[str, str]] = {a.pane: (a.name, a.state) for a in self.agents()}
         now[BRIDGE_KEY] = ("bridge", "password" if self._asks_password() else "")
         for text in waiting_notices(seen, now):

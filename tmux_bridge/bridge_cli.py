@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from typing import Any
@@ -42,6 +41,7 @@ Examples:
 Environment:
   TMUX_BRIDGE_SESSION  session name (default tmux-bridge-$USER)
   TMUX_BRIDGE_DIR      runtime directory (default /tmp/tmux-bridge-$USER)
+  TMUX_BRIDGE_MESSAGE_TTL  seconds a message may stay pending (default 86400)
   TMUX_TMPDIR          picks the tmux server, as for tmux itself
 """
 
@@ -590,8 +590,9 @@ def prompt(
 
 
 def _deliver_pending() -> None:
-    """Pending messages to agents that are idle now (no wait for busy ones)."""
-    from .errors import BridgeError
+    """Pending messages to agents that are idle now (no wait for busy ones). Never stops
+    the command it comes before: a broken inbox is said on stderr (it was moved aside)."""
+    from .errors import BridgeError, InboxError
     from .inbox import exists
     from .runtime import runtime_dir
 
@@ -599,8 +600,14 @@ def _deliver_pending() -> None:
         return
     from .api import Bridge
 
-    with contextlib.suppress(BridgeError):
+    try:
         Bridge(client="tmux-bridge").deliver_pending()
+    except InboxError as exc:
+        _say(f"tmux-bridge: {exc}", err=True)
+    except BridgeError:
+        pass  # no tmux server, a pane gone ...: the next command tries again
+    except Exception as exc:  # a fault of ours must not take the person's command with it
+        _say(f"tmux-bridge: pending messages were not tried: {exc!r}", err=True)
 
 
 @cli.command()
@@ -617,6 +624,13 @@ def _deliver_pending() -> None:
     show_default=True,
     help="Seconds --wait-reply waits for delivery and the answer.",
 )
+@click.option(
+    "--ttl",
+    type=float,
+    metavar="SECONDS",
+    help="How long it may stay pending before it expires [default: $TMUX_BRIDGE_MESSAGE_TTL, "
+    "else 86400].",
+)
 @click.option("--json", "as_json", is_flag=True, help="The message (and reply) as JSON.")
 @click.argument("text", required=False)
 def message(
@@ -625,25 +639,28 @@ def message(
     path: str | None,
     wait_reply: bool,
     timeout: float,
+    ttl: float | None,
     as_json: bool,
     text: str | None,
 ) -> int:
     """Send TEXT to AGENT as a message from another agent: kept in the inbox, and
-    delivered as a prompt (marked as a message, not from the person) once AGENT is idle.
-    A message AGENT cannot take now stays pending; the next tmux-bridge command (or
-    `serve`) delivers it.
+    delivered as a prompt (headed as a message from the sender, not from the person)
+    once AGENT is idle. A message AGENT cannot take now stays pending; the next
+    tmux-bridge command (or `serve`) delivers it, only to the program it was sent to,
+    and only until --ttl runs out (then it is expired). The sender's name (--from, or
+    your agent's name) is like a pane label: 1 to 40 letters, digits, '_', '.' or '-'.
 
     \b
     Exit status: 0 delivered (with --wait-reply: answered, the answer on stdout), or
-    kept pending for a busy AGENT (said on stderr; do not send it again); 1 failed (why
-    on stderr); 124 --wait-reply timed out; 125 could not try (no such agent); 2 a
-    message to yourself.
+    kept pending for a busy AGENT (said on stderr; do not send it again); 1 failed or
+    expired (why on stderr); 124 --wait-reply timed out; 125 could not try (no such
+    agent); 2 a message to yourself, or a sender's name that is no label.
     """
     from .api import Bridge
 
     body = _prompt_text(text, path)
     sent = Bridge(client="tmux-bridge").send_message(
-        agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout
+        agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout, ttl=ttl
     )
     if as_json:
         _say_json(sent.document())
@@ -667,7 +684,9 @@ def message(
 @click.option("--clear", is_flag=True, help="First remove the messages that are done.")
 def inbox(agent: str | None, as_json: bool, clear: bool) -> int:
     """Show the messages between agents (those AGENT sent or got, or all) and their
-    states: pending, delivered, failed, read. Pending ones are tried first."""
+    states: pending, delivered, failed, expired, read. Pending ones are tried first. An
+    unreadable inbox is moved aside (exit 125, the message names where); the next
+    command starts a new one."""
     from .api import Bridge
 
     messages = Bridge(client="tmux-bridge").inbox(agent, clear)

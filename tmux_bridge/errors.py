@@ -326,6 +326,30 @@ class SelfSend(InvalidRequest):
     code = "self_send"
 
 
+class InvalidSender(InvalidRequest):
+    """A sender's name that is no pane label (1 to 40 of A-Z a-z 0-9 _ . -): it goes
+    into the header of the message, which it must not be able to end or forge. Nothing
+    was stored or sent."""
+
+    code = "invalid_sender"
+
+
+class InboxError(BridgeError):
+    """The inbox (``inbox.sqlite3`` in the runtime directory) could not be used: it is
+    locked too long, not readable, or not a file. The message says which and what to do."""
+
+    code = "inbox_error"
+
+
+class InboxCorrupt(InboxError):
+    """The inbox was not a readable SQLite database (garbage, truncated, malformed). It
+    was moved aside (kept for the person: ``moved_to``) and the next use starts a new
+    one; the messages in it were not delivered."""
+
+    code = "inbox_corrupt"
+    moved_to: str = ""
+
+
 class NotDelivered(BridgeError):
     """A prompt or message was tried and the target did not take it; ``receipt`` (a
     :class:`~tmux_bridge.prompt.PromptReceipt`) says how far it got. Exit 1."""
@@ -361,6 +385,14 @@ class PromptNotTaken(NotDelivered):
     time, or the text never showed in the box."""
 
     code = "prompt_not_taken"
+
+
+class AgentChanged(NotDelivered):
+    """The program in front of the agent's pane is no longer the one the text was for
+    (it exited, exec'd another program, or a shell or a way to one took its place);
+    nothing more was pasted or pressed."""
+
+    code = "agent_changed"
 
 
 def exit_status(status: int | None, timed_out: str | None, cancelled: int | None) -> int:

@@ -109,11 +109,13 @@ Agents in other tmux panes (claude, codex, gemini ...) are listed by
 `tmux-bridge agents` (name, runtime, state: working, idle, unknown).
 - `tmux-bridge message --to NAME "TEXT"` hands them work, marked as from you (not from
   the person): delivered when they are idle, else kept pending and delivered later
-  (exit 0, "is pending" on stderr: do not send it again). Add --wait-reply to wait
-  for the answer and print it.
+  (exit 0, "is pending" on stderr: do not send it again) for up to a day (--ttl), then
+  expired. Add --wait-reply to wait for the answer and print it. Your name (--from)
+  is 1-40 of A-Z a-z 0-9 _ . -.
 - `tmux-bridge prompt --to NAME "TEXT"` types a prompt as if the person did; exit 0 only
   once the agent took it, 1 not delivered (busy, a draft in its box: never force it
   with --replace-draft unless the person agrees).
+- Control characters in TEXT arrive as visible symbols (ESC as U+241B), never as keys.
 - `tmux-bridge inbox [NAME]` shows the messages and their states.
 
 ## As MCP tools

@@ -4,23 +4,59 @@ is idle, retried while pending, and answered (``wait_reply``).
 A message is claimed under the recipient pane's lock (the same flock every prompt
 takes): the state is read again once the lock is held, so a message another process
 delivered meanwhile is left alone, and it is marked before the lock is let go.
+
+A message is for the recipient's program it was sent to (pane, pid, start time): at
+each try that program must still be the agent in front of that pane (else the message
+fails, never pasted into what runs there now), and a message still pending when its
+time to live runs out (:func:`message_ttl`, 24 h unless ``TMUX_BRIDGE_MESSAGE_TTL``
+says otherwise) is ``expired``: the sender sees it in the inbox, the person as a notice.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from typing import NamedTuple
 
 from . import inbox
-from .agents import agent_state, find_agent
+from .agents import Agent, agent_state, find_agent
 from .cancel import Cancel
-from .errors import BridgeError, LockTimeout, NotDelivered, PromptNotTaken, WaitTimeout
+from .errors import (
+    AgentChanged,
+    BridgeError,
+    InvalidRequest,
+    LockTimeout,
+    NotDelivered,
+    PromptNotTaken,
+    WaitTimeout,
+)
 from .inbox import Message
 from .prompt import PromptReceipt, deliver_locked, look, reply_after, sleep_or_cancel
 from .rundir import PaneDir
 from .tmux import Tmux
 
 IDLE_WAIT = 1.0  # seconds a delivery attempt waits for a working agent before it retries later
+TTL_VAR = "TMUX_BRIDGE_MESSAGE_TTL"
+MAX_TTL = 366 * 24 * 3600.0  # a year: longer is no time to live
+
+
+def message_ttl(ttl: float | None = None) -> float:
+    """Seconds a new message may stay pending: ``ttl`` when given, else
+    ``$TMUX_BRIDGE_MESSAGE_TTL``, else 24 h. :class:`InvalidRequest` unless it is a
+    number above 0 and at most a year (``nan`` and ``inf`` are not)."""
+    if ttl is None:
+        raw = os.environ.get(TTL_VAR, "").strip()
+        try:
+            ttl = float(raw) if raw else inbox.DEFAULT_TTL
+        except ValueError:
+            raise InvalidRequest(f"{TTL_VAR}={raw!r} is no number of seconds.") from None
+    if not (math.isfinite(ttl) and 0 < ttl <= MAX_TTL):
+        raise InvalidRequest(
+            f"a message's time to live is a number of seconds above 0 and at most "
+            f"{MAX_TTL:.0f} (a year), not {ttl!r}."
+        )
+    return ttl
 
 
 class Sent(NamedTuple):
@@ -58,12 +94,19 @@ def try_deliver(
 ) -> Attempt:
     """Deliver a pending message if its recipient is idle now (waiting at most
     ``idle_wait`` s for it and for another sender): delivered, still pending (busy, a
-    draft in the box, no input box), or failed (the agent is gone, or Enter was never
-    taken)."""
+    draft in the box, no input box), failed (the agent is gone, its pane runs another
+    program than the one the message was sent to, or Enter was never taken), or expired
+    (its time to live ran out; nothing tried)."""
+    if message.expires is not None and time.time() >= message.expires:
+        error = (
+            f"it was not delivered within its time to live ({_span(message)}); it was never pasted."
+        )
+        changed = inbox.mark(runtime_dir, message.id, "expired", expect="pending", error=error)
+        return Attempt(_now(runtime_dir, message), None, None, changed)
     agent = find_agent(tmux, message.recipient)
-    if agent is None:
-        error = f"the agent {message.recipient} is gone."
-        changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=error)
+    why = f"the agent {message.recipient} is gone." if agent is None else _not_for(agent, message)
+    if agent is None or why is not None:
+        changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=why)
         return Attempt(_now(runtime_dir, message), None, None, changed)
     records = PaneDir(runtime_dir, tmux, agent.pane)
     deadline = time.monotonic() + idle_wait
@@ -77,15 +120,36 @@ def try_deliver(
                     tmux, agent, records, message.as_prompt(), False, deadline, cancel
                 )
             except NotDelivered as exc:
-                state: inbox.MessageState = (
-                    "failed" if isinstance(exc, PromptNotTaken) else "pending"
-                )
+                final = isinstance(exc, (PromptNotTaken, AgentChanged))
+                state: inbox.MessageState = "failed" if final else "pending"
                 inbox.mark(runtime_dir, message.id, state, expect="pending", error=str(exc))
                 return Attempt(_now(runtime_dir, message), None, exc, state == "failed")
             inbox.mark(runtime_dir, message.id, "delivered", expect="pending")
     except LockTimeout as exc:
         return Attempt(message, None, exc)  # another sender holds the agent: later
     return Attempt(_now(runtime_dir, message), receipt, None, True)
+
+
+def _not_for(agent: Agent, message: Message) -> str | None:
+    """Why ``agent`` (found by the recipient's name now) is not the program the message
+    was sent to; ``None`` when it is (or the message predates recording it)."""
+    if message.pane is not None and agent.pane != message.pane:
+        return (
+            f"the agent {message.recipient} runs in pane {agent.pane} now, not in "
+            f"{message.pane} where the message was for; it was not pasted."
+        )
+    if message.pid is not None and (agent.pid, agent.start) != (message.pid, message.start):
+        return (
+            f"the program in front of pane {agent.pane} is not the one the message was sent "
+            f"to (pid {agent.pid}, was {message.pid}): it ended or was replaced; it was not "
+            "pasted."
+        )
+    return None
+
+
+def _span(message: Message) -> str:
+    seconds = (message.expires or message.created) - message.created
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds:g} s"
 
 
 def _now(runtime_dir: str, message: Message) -> Message:

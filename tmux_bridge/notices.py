@@ -9,8 +9,9 @@ permanently::
 
     set -g status-right '#{@tmux-bridge-notice} %H:%M'
 
-Sent when a message is delivered or fails, and by ``tmux-bridge serve`` when an agent
-stops working and waits for the person, or the bridge terminal asks for a password.
+Sent when a message is delivered, fails or expires, and by ``tmux-bridge serve`` when an
+agent stops working and waits for the person, or the bridge terminal asks for a password,
+and when an unreadable inbox was moved aside.
 Never fails the call that sends it.
 """
 
@@ -54,9 +55,9 @@ def notify(tmux: Tmux, text: str) -> list[str]:
 
 
 def message_notice(recipient: str, sender: str, message_id: int, state: str) -> str:
-    """The text of a notice about a message: delivered or failed."""
-    if state == "failed":
-        return f"tmux-bridge: message #{message_id} from {sender} to {recipient} failed"
+    """The text of a notice about a message: delivered, failed or expired."""
+    if state in ("failed", "expired"):
+        return f"tmux-bridge: message #{message_id} from {sender} to {recipient} {state}"
     return f"tmux-bridge: {sender} -> {recipient}: message #{message_id} delivered"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import re
 import socket
 import time
 from typing import Any
@@ -24,9 +23,9 @@ from .pane import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
 from .readiness import check_ready, split_at_column
 from .rundir import PaneDir, pane_dir_name
 from .runtime import pane_directory
+from .seams import is_name
 from .target import Target
 
-LABEL = re.compile(r"[A-Za-z0-9_.-]{1,40}\Z")
 # How long a new pane's shell may take to show its prompt before COMMAND is typed.
 NEW_SHELL_WAIT = 15.0
 # Programs in front of a pane's shell that are themselves a way to another shell.
@@ -39,7 +38,7 @@ NESTED = frozenset(
 
 def check_label(name: str) -> str:
     """``name`` when it is a valid label, else raise :class:`InvalidRequest`."""
-    if not LABEL.match(name):
+    if not is_name(name):  # the alphabet sender names share (seams)
         raise InvalidRequest(
             f"Invalid pane label {name!r}: use 1 to 40 letters, digits, '_', '.' or '-'."
         )

@@ -10,6 +10,11 @@ text appears in the conversation above it, or the agent started working. An Ente
 was swallowed (the text still in the box) is pressed again, with growing waits. Only then
 is the prompt ``delivered``; every other end is a :class:`NotDelivered` that says why.
 
+The text goes through :func:`~tmux_bridge.seams.pasted_text` first (no control
+character but TAB and LF: nothing in it can end the paste and become keys), and before
+the paste and before each Enter the program in front must still be the agent's
+(:func:`~tmux_bridge.agents.changed`; else :class:`AgentChanged`).
+
 Times are in seconds; each look at the pane is one tmux invocation (about 3 ms).
 """
 
@@ -23,10 +28,11 @@ import uuid
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .agents import GENERIC, Agent, Runtime, agent_state, find_agent, input_row
+from .agents import GENERIC, Agent, Runtime, agent_state, changed, find_agent, input_row
 from .cancel import Cancel
 from .errors import (
     AgentBusy,
+    AgentChanged,
     Cancelled,
     DraftInInput,
     NoInputBox,
@@ -37,6 +43,7 @@ from .errors import (
 from .pane import PaneInfo, find_pane
 from .rundir import PaneDir
 from .runtime import atomic_write, remove_quietly
+from .seams import pasted_text
 from .tmux import Tmux
 
 POLL = 0.02
@@ -179,7 +186,7 @@ class _Attempt:
         self.tmux = tmux
         self.agent = agent
         self.runtime = agent.kind
-        self.text = text.strip("\n")
+        self.text = pasted_text(text).strip("\n")
         self.records = records
         self.started = started
         self.enters = 0
@@ -208,6 +215,7 @@ class _Attempt:
         now = self.wait_idle(deadline, cancel)
         if now.box:
             self.clear_draft(now, replace_draft)
+        self.check_front(now.pane)
         self.paste()
         pasted = self.wait_pasted(cancel)
         confirmed = self.submit(pasted, cancel)
@@ -216,6 +224,12 @@ class _Attempt:
 
     def look(self) -> Look:
         return look(self.tmux, self.runtime, self.agent.pane)
+
+    def check_front(self, pane: PaneInfo) -> None:
+        """Raise :class:`AgentChanged` unless the agent's own program is still in front."""
+        why = changed(self.agent, pane)
+        if why is not None:
+            raise self.fail(AgentChanged, why + " Nothing more was pasted or pressed.")
 
     def wait_idle(self, deadline: float, cancel: Cancel | None) -> Look:
         """Leave copy mode, then wait until the agent is idle with its input box shown."""
@@ -268,7 +282,7 @@ class _Attempt:
         self.tmux.run_all(
             ["load-buffer", "-b", name, "-"],
             ["paste-buffer", "-p", "-d", "-b", name, "-t", self.agent.pane],
-            stdin=self.text.encode("utf-8", "surrogateescape"),
+            stdin=pasted_text(self.text).encode(),
         )
         atomic_write(self.records.file(STRANDED_FILE), squeeze(self.text).encode())
 
@@ -305,8 +319,10 @@ class _Attempt:
             return bool(how)
 
         for wait in ENTER_WAITS:
+            now = pasted if self.enters == 0 else self.look()
+            self.check_front(now.pane)
             # an Enter only while our text is in the box: none into an emptied box
-            if self.enters == 0 or sig in squeeze(self.look().box or ""):
+            if self.enters == 0 or sig in squeeze(now.box or ""):
                 self.tmux.run("send-keys", "-t", self.agent.pane, "Enter")
                 self.enters += 1
             if _wait(taken, wait, cancel):

@@ -3,9 +3,10 @@
 What a browser terminal (xterm.js) sends is what a terminal would: bytes, with escape
 sequences for special keys. Known sequences become tmux key names (so that tmux encodes
 them as the pane's program expects, e.g. in application cursor mode); everything else
-goes byte for byte (``send-keys -H``). A window is resized only while nobody is
-attached to its session, and its ``window-size`` option is put back right away, so
-the person's terminal is never shrunk or pinned to a browser's size.
+goes byte for byte (``send-keys -H``). A file dropped on it is saved, and its one line
+of text or its path pasted: never a line break, so nothing runs. A window is resized
+only while nobody is attached to its session, and its ``window-size`` option is put
+back right away, so the person's terminal is never shrunk or pinned to a browser's size.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from .errors import InvalidRequest
 from .pane import LIST_CLIENTS, people_attached
 from .runtime import ensure_private_dir, write_private_file
+from .seams import pasted_text
 from .tmux import Tmux, sequence
 
 MAX_UPLOAD = 8 * 1024 * 1024  # bytes of one file
@@ -106,8 +108,12 @@ def upload(
     tmux: Tmux, pane_id: str, directory: str, name: str, mime: str, data: bytes
 ) -> dict[str, object]:
     """Save a file dropped on the terminal into ``directory`` (private, 0700; the file
-    0600) and paste into the pane: text up to 256 KiB as it is, otherwise the file's
-    absolute path. Raises :class:`InvalidRequest` past 8 MiB or for a bad name."""
+    0600) and paste into the pane: a text of one line (UTF-8, up to 256 KiB; a final
+    newline dropped) as that line, anything else (several lines, an image, other bytes)
+    as the file's absolute path. Both through :func:`~tmux_bridge.seams.pasted_text`
+    and without a newline, so nothing runs: whatever is in front (a shell without
+    bracketed paste too) only gets a line to edit, until the person presses Enter.
+    Raises :class:`InvalidRequest` past 8 MiB or for a bad name."""
     if len(data) > MAX_UPLOAD:
         raise InvalidRequest(f"a file may be at most {MAX_UPLOAD} bytes ({len(data)} sent).")
     base = os.path.basename(name.replace("\\", "/")).strip()
@@ -117,25 +123,27 @@ def upload(
     ensure_private_dir(directory)
     path = os.path.join(directory, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{safe}")
     write_private_file(path, data)
-    text = _as_text(mime, data)
-    pasted = "text" if text is not None else ("image-path" if mime.startswith("image/") else "path")
-    _paste(tmux, pane_id, text if text is not None else path.encode())
+    line = _as_line(mime, data)
+    pasted = "text" if line is not None else ("image-path" if mime.startswith("image/") else "path")
+    _paste(tmux, pane_id, line if line is not None else path)
     return {"path": path, "bytes": len(data), "pasted": pasted}
 
 
-def _as_text(mime: str, data: bytes) -> bytes | None:
+def _as_line(mime: str, data: bytes) -> str | None:
+    """The file as one line of text to paste; ``None`` for anything else."""
     if mime.startswith("image/") or len(data) > MAX_INLINE or b"\x00" in data:
         return None
     try:
-        data.decode("utf-8")
+        text = pasted_text(data.decode("utf-8")).removesuffix("\n")
     except UnicodeDecodeError:
         return None
-    return data
+    return None if "\n" in text else text
 
 
-def _paste(tmux: Tmux, pane_id: str, data: bytes) -> None:
+def _paste(tmux: Tmux, pane_id: str, text: str) -> None:
+    """Paste ``text`` (through the seam) into the pane, out of copy mode first."""
     buffer = f"tmux-bridge-upload-{time.monotonic_ns()}"
-    tmux.run("load-buffer", "-b", buffer, "-", stdin=data)
+    tmux.run("load-buffer", "-b", buffer, "-", stdin=pasted_text(text).encode())
     tmux.run(
         *sequence(
             ["copy-mode", "-q", "-t", pane_id],

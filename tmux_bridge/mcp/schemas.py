@@ -113,5 +113,5 @@ class MessageDocument(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     id: int
-    state: str = Field(description="pending, delivered, failed or read")
+    state: str = Field(description="pending, delivered, failed, expired or read")
     reply: str | None = Field(None, description="the answer, with wait_reply")

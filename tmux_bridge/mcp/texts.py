@@ -201,11 +201,13 @@ TOOLS: tuple[ToolText, ...] = (
         True,
         "Send a message to another agent",
         "Send a message to another agent (a name from list_agents), marked as from you "
-        "(sender, default your agent's name), not from the person. It is kept in the inbox "
-        "and delivered as a prompt when that agent is idle: state delivered, or pending "
-        "(it is delivered later, without you) or failed. With wait_reply, waits until the "
-        "agent has answered (up to timeout seconds) and returns its answer in reply. The "
-        "person sees messages with `tmux-bridge inbox` and a notice on their status line.",
+        "(sender: 1-40 of A-Z a-z 0-9 _ . -, default your agent's name), not from the "
+        "person. It is kept in the inbox and delivered as a prompt when that agent is idle: "
+        "state delivered, or pending (it is delivered later, without you, to the same "
+        "program, for up to a day; then expired) or failed. Control characters in text "
+        "arrive as visible symbols, never as keys. With wait_reply, waits until the agent "
+        "has answered (up to timeout seconds) and returns its answer in reply. The person "
+        "sees messages with `tmux-bridge inbox` and a notice on their status line.",
     ),
 )
 TOOL_NAMES = tuple(tool.name for tool in TOOLS)
@@ -266,6 +268,12 @@ ADVICE = {
     "draft_in_input": "Someone (likely the person) is typing to that agent: ask them, or "
     "call again with replace_draft only if they agree.",
     "prompt_not_taken": "Look at the agent with read_screen (its pane) before trying again.",
+    "agent_changed": "Its pane runs something else now: list_agents shows whether the agent "
+    "is back, read_screen what runs there.",
+    "invalid_sender": "Give sender as your own name: 1 to 40 letters, digits, '_', '.' or '-'.",
+    "inbox_error": "Ask the person to look at the inbox file the message names.",
+    "inbox_corrupt": "Tell the person: the message names the file their old inbox was moved "
+    "to. Sending again uses a new inbox.",
 }
 
 

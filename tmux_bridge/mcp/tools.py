@@ -431,7 +431,10 @@ class AgentTools(Tools):
         ctx: Ctx,
         to: Agent,
         text: Text,
-        sender: Annotated[str | None, Field(max_length=128, description="Your name.")] = None,
+        sender: Annotated[
+            str | None,
+            Field(max_length=128, description="Your name: 1-40 of A-Z a-z 0-9 _ . -"),
+        ] = None,
         wait_reply: Annotated[bool, Field(description="Wait for the answer.")] = False,
         timeout: Wait = 300.0,
     ) -> Annotated[CallToolResult, MessageDocument]:
