@@ -198,7 +198,11 @@ def test_busybox_sh_in_podman_run(in_container: Bridge) -> None:
         ), (command, b.screen())
     assert b.send_text("--", "cd /tmp && X=42") == (0, "", "")
     assert b.send_text("--", "pwd; echo $X") == (0, "/tmp\n42\n", "")
-    assert b.send_text("--", "ls /tmp") == (0, "", "")  # the stderr file is gone
+    # the far shell's private directory is all it made in /tmp, and the stderr file is gone
+    code, out, _ = b.send_text("--", "ls -A /tmp")
+    assert (code, out.startswith("tmux-send."), out.count("\n")) == (0, True, 1), out
+    others = 'for f in "$__tmux_send_d"/*; do [ "$f" = "$__tmux_send_err" ] || echo "$f"; done'
+    assert b.send_text("--", others) == (0, "", "")
 
 
 def test_timeout_interrupts_in_the_container(in_container: Bridge) -> None:
@@ -269,7 +273,10 @@ def test_no_writable_tmp_merges_stderr(image: Image) -> None:
         doc = json.loads(b.send("--json", "--", "echo out; echo err >&2; false").stdout)
         assert (doc["status"], doc["stdout"], doc["stderr"]) == (1, "out\nerr\n", ""), b.screen()
         assert doc["stderr_merged"] is True
-        assert any("no writable /tmp" in note for note in doc["notes"])
+        assert any("private temporary directory" in note for note in doc["notes"])
+        # files need no temporary directory: reading works there
+        read = b.send("--read", "/etc/group")
+        assert (read.returncode, read.stdout) == (0, b"root:x:0:\n"), read.stderr
 
 
 def test_podman_exec(image: Image) -> None:

@@ -477,20 +477,26 @@ def test_the_size_limit(
 
 # --- the script on its own: each digest tool -----------------------------------------------------
 
-TOOLS = ["cat", "wc", "stat", "mv", "chmod", "rm", "readlink", "sleep"]
+TOOLS = ["cat", "wc", "stat", "mv", "chmod", "rm", "readlink", "sleep", "mktemp"]
+
+
+def tools_dir(tmp_path: Path, names: list[str]) -> Path:
+    """A directory for PATH holding links to these tools only."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in names:
+        found = shutil.which(name)
+        if found is None:
+            pytest.skip(f"{name} is not installed")
+        (tools / name).symlink_to(found)
+    return tools
 
 
 @pytest.mark.parametrize("digest", ["sha256sum", "shasum", "openssl", None])
 def test_the_script_with_each_digest_tool(tmp_path: Path, digest: str | None) -> None:
     """The script run by /bin/sh directly, with a PATH holding only the tools it uses and
     one digest tool (or none)."""
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    for name in [*TOOLS, *([digest] if digest else [])]:
-        found = shutil.which(name)
-        if found is None:
-            pytest.skip(f"{name} is not installed")
-        (tools / name).symlink_to(found)
+    tools = tools_dir(tmp_path, [*TOOLS, *([digest] if digest else [])])
     work = tmp_path / "work"
     work.mkdir()
 

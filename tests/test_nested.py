@@ -24,6 +24,13 @@ pytestmark = pytest.mark.tmux  # private tmux servers, some started without the 
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
 
 
+def far_err_files(user: str) -> set[Path]:
+    """The far stderr files of ``user`` that exist now: in the private directories
+    (``mktemp -d``) their far shells made in /tmp."""
+    uid = int(subprocess.run(["id", "-u", user], capture_output=True, text=True).stdout)
+    return {p for p in Path("/tmp").glob("tmux-send.*/err.*") if p.stat().st_uid == uid}
+
+
 def enter_nested(b: Bridge, shell: str, line: str | None = None) -> None:
     """The person starts ``line`` (default: ``shell``) in the pane; wait for its prompt
     to let tmux-send in."""
@@ -268,7 +275,7 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
     exit 125 (far_shell_lost) and the output until then; the local shell takes commands."""
     with _bridge("bash") as b:
         ssh_pane(b, sshd, "dash")
-        before = set(Path("/tmp").glob(".tmux-send-*.err"))
+        before = far_err_files(USERS["dash"])
         proc = b.start_send("--json", "--", "echo started; sleep 30")
         b.wait_for(lambda: "started" in b.screen().split("___")[-1], "the command to start")
         killed = time.monotonic()
@@ -283,7 +290,7 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
         assert b.send_text("--", "echo local") == (0, "local\n", "")
         # the far side was killed before it could remove its stderr file (README: limits)
-        for left in set(Path("/tmp").glob(".tmux-send-*.err")) - before:
+        for left in far_err_files(USERS["dash"]) - before:
             left.unlink()
 
 
@@ -495,12 +502,13 @@ def _strict_calls(b: Bridge, case: Strict) -> None:
     doc = json.loads(b.send("--json", "--", "echo out; echo err >&2").stdout)
     assert (doc["status"], doc["stdout"], doc["stderr"]) == (0, "out\n", "err\n"), b.screen()
     assert doc["shell"] == ("posix" if case.shell == "dash" else case.shell)
-    before = set(Path("/tmp").glob(".tmux-send-*.err"))
+    user = doc["far"]["user"]
+    before = far_err_files(user)
     code, out, err = b.send_text("--", "echo before; echo $tb_not_set; echo after")
     assert out == "before\n", (code, out, err, b.screen())
     if case.unset == "lost":
         assert code == 125 and "went away" in err, (code, err)
-        for left in set(Path("/tmp").glob(".tmux-send-*.err")) - before:
+        for left in far_err_files(user) - before:
             left.unlink()  # the far shell died before it could (README: limits)
     else:
         assert code not in (0, 125) and "tb_not_set" in err, (code, err)
