@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -443,6 +444,25 @@ def test_ssh_files_write_read_edit(far_bash: Bridge) -> None:
     assert too_big.returncode == 125 and b"far shell" in too_big.stderr
     for leftover in [on_disk, *on_disk.parent.glob("tb-far.bin.~*~")]:
         leftover.unlink()
+
+
+def test_ssh_edit_in_fish_right_after_its_read(sshd: Sshd) -> None:
+    """An edit reads, then writes at once: fish draws its prompt a moment after the
+    read's end marker, and the write waits for it (it was refused as not ready)."""
+    target = Path(f"/home/{USERS['fish']}/tb-edit.txt")
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "fish")
+        try:
+            for number in range(1, 6):
+                target.write_text(f"version {number}\n")
+                shutil.chown(target, USERS["fish"], USERS["fish"])
+                b.wait_for(lambda: b.pane("#{cursor_x}") != "0", "fish's prompt")
+                edit = b.send("--edit", target.name, "--old", "version", "--new", "edit")
+                assert edit.returncode == 0, (number, edit.stderr, b.screen())
+                assert target.read_text() == f"edit {number}\n"
+        finally:
+            for left in [target, *target.parent.glob("tb-edit.txt.~*~")]:
+                left.unlink(missing_ok=True)
 
 
 def test_ssh_over_a_slow_link(sshd: Sshd) -> None:

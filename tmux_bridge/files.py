@@ -395,6 +395,8 @@ def edit_file(
         at = _only_occurrence(path, before, old)
         after = before[:at] + new + before[at + len(old) :]
         _check_size(path, len(after))
+        if far_gateway(frame.view.pane) is not None:
+            _far_prompt_back(call)
         view = find_pane(target.tmux, target.session, frame.view.pane.pane_id)
         call = call._replace(frame=frame._replace(view=view))
         shown = f"edit {_visible(path)}: write ({len(after)} bytes)"
@@ -451,6 +453,28 @@ def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: st
         return _Run(record, text, header, body)
     finally:
         transport.close()
+
+
+# A far fish draws its prompt a moment after a call's end marker, and a far call refuses
+# a cursor line with no prompt on it: an edit's write waits for the prompt after its read.
+FAR_PROMPT_WAIT = 2.0  # seconds
+
+
+def _far_prompt_back(call: _Call) -> None:
+    """Wait until the far shell's prompt shows on the cursor's line again (polled every
+    20 ms, at most :data:`FAR_PROMPT_WAIT` seconds, less when the call is cancelled);
+    if it never does, the write refuses as any far call would."""
+    import select
+    import time
+
+    from .far import prompt_part
+
+    until = time.monotonic() + FAR_PROMPT_WAIT
+    fds = [call.cancel.fd] if call.cancel is not None else []
+    while not prompt_part(call.target.tmux, call.frame.view.pane.pane_id):
+        left = until - time.monotonic()
+        if left <= 0 or select.select(fds, [], [], min(left, 0.02))[0]:
+            return
 
 
 def _discard(_chunk: bytes) -> None:
