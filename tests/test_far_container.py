@@ -238,6 +238,26 @@ def test_files_round_trip_in_the_container(in_container: Bridge) -> None:
     assert b.send("--read", "/root/data.bin").stdout == data.replace("héllo".encode(), b"bye")
 
 
+def test_files_named_with_a_dash_in_the_container(in_container: Bridge) -> None:
+    """Names and data that start with `-` through busybox sh: written twice (a backup),
+    read, edited; a new file's mode from the far shell's umask (027: 640)."""
+    b = in_container
+    assert b.send_text("--", "cd /root; umask 027") == (0, "", "")
+    for name in ("-", "-x"):
+        for data in (b"- one\n", b"- two\n"):
+            written = b.send("--write", name, input=data)
+            assert written.returncode == 0, (written.stderr, b.screen())
+        assert b.send("--read", name).stdout == b"- two\n"
+        assert b.send("--edit", name, "--old", "two", "--new", "three").returncode == 0
+    show = 'for f in ./-*; do printf \'%s %s \' "$f" $(stat -c %a "$f"); cat "$f"; done'
+    expected = "".join(
+        f"./{name}{end} 640 - {text}\n"
+        for name in ("-", "-x")
+        for end, text in (("", "three"), (".~1~", "one"), (".~2~", "two"))
+    )
+    assert b.send_text("--", show) == (0, expected, "")
+
+
 def test_set_u_and_pipefail_in_the_container(in_container: Bridge) -> None:
     """The person's `set -u -o pipefail` in busybox sh, before the first call: the probe
     and the helpers work; an unset variable ends the command line, not the shell."""

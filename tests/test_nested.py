@@ -446,6 +446,27 @@ def test_ssh_files_write_read_edit(far_bash: Bridge) -> None:
         leftover.unlink()
 
 
+@pytest.mark.parametrize("shell", FAR_SHELLS)
+def test_ssh_files_dash_names_and_umask(sshd: Sshd, shell: str) -> None:
+    """Files through each far shell kind: names that start with `-` (read, edit, write
+    over, backups), data that starts with `-`, and a new file's mode from the far
+    shell's umask (027: 0640), an existing one's kept, as in a local pane."""
+    from .test_files import check_dash_names
+
+    home = Path(f"/home/{USERS[shell]}")
+    work = home / "tb-dash-names"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    shutil.chown(work, USERS[shell], USERS[shell])
+    try:
+        with _bridge("bash") as b:
+            ssh_pane(b, sshd, shell)
+            assert b.send_text("--", f"cd {work}; umask 027") == (0, "", "")
+            check_dash_names(b, work, USERS[shell])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_ssh_edit_in_fish_right_after_its_read(sshd: Sshd) -> None:
     """An edit reads, then writes at once: fish draws its prompt a moment after the
     read's end marker, and the write waits for it (it was refused as not ready)."""

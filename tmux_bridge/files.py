@@ -71,6 +71,7 @@ SCRIPT = r"""# tmux-send's file operations, run by /bin/sh in the pane's shell: 
 # 82 too large, 83 SHA-256 mismatch, 84 no SHA-256 tool, 85 changed since it was read,
 # 80 anything else.
 op=$1 p=$2 tmp= bk= done=
+case $p in -*) p=./$p ;; esac  # never an option, and cat takes - for stdin
 say() { printf 'tmux-send: %s\n' "$*" >&2; }
 die() { status=$1; shift; say "$*"; exit "$status"; }
 trap 'if [ -z "$done" ]; then rm -f -- "$tmp" "$bk"; fi' EXIT
@@ -87,8 +88,8 @@ fi
 facts() {  # "MODE MTIME": GNU or busybox stat, else BSD stat
     stat -c '%a %Y' -- "$1" 2>/dev/null || stat -f '%Lp %m' -- "$1" 2>/dev/null || echo - -
 }
-absolute() {  # $abs: $1 from the current directory (empty stays empty)
-    case $1 in /* | "") abs=$1 ;; *) abs=$PWD/$1 ;; esac
+absolute() {  # $abs: $1 from the current directory (empty stays empty; ./-x is -x)
+    case $1 in /* | "") abs=$1 ;; ./-*) abs=$PWD/${1#./} ;; *) abs=$PWD/$1 ;; esac
 }
 header() {  # PATH SIZE SHA256 BACKUP
     st=$(facts "$1")
