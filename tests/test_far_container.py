@@ -198,7 +198,11 @@ def test_busybox_sh_in_podman_run(in_container: Bridge) -> None:
         ), (command, b.screen())
     assert b.send_text("--", "cd /tmp && X=42") == (0, "", "")
     assert b.send_text("--", "pwd; echo $X") == (0, "/tmp\n42\n", "")
-    assert b.send_text("--", "ls /tmp") == (0, "", "")  # the stderr file is gone
+    # the far shell's private directory is all it made in /tmp, and the stderr file is gone
+    code, out, _ = b.send_text("--", "ls -A /tmp")
+    assert (code, out.startswith("tmux-send."), out.count("\n")) == (0, True, 1), out
+    others = 'for f in "$__tmux_send_d"/*; do [ "$f" = "$__tmux_send_err" ] || echo "$f"; done'
+    assert b.send_text("--", others) == (0, "", "")
 
 
 def test_timeout_interrupts_in_the_container(in_container: Bridge) -> None:
@@ -232,6 +236,26 @@ def test_files_round_trip_in_the_container(in_container: Bridge) -> None:
     assert b.send("--read", "/root/data.bin").stdout == data
     assert b.send("--edit", "/root/data.bin", "--old", "héllo", "--new", "bye").returncode == 0
     assert b.send("--read", "/root/data.bin").stdout == data.replace("héllo".encode(), b"bye")
+
+
+def test_files_named_with_a_dash_in_the_container(in_container: Bridge) -> None:
+    """Names and data that start with `-` through busybox sh: written twice (a backup),
+    read, edited; a new file's mode from the far shell's umask (027: 640)."""
+    b = in_container
+    assert b.send_text("--", "cd /root; umask 027") == (0, "", "")
+    for name in ("-", "-x"):
+        for data in (b"- one\n", b"- two\n"):
+            written = b.send("--write", name, input=data)
+            assert written.returncode == 0, (written.stderr, b.screen())
+        assert b.send("--read", name).stdout == b"- two\n"
+        assert b.send("--edit", name, "--old", "two", "--new", "three").returncode == 0
+    show = 'for f in ./-*; do printf \'%s %s \' "$f" $(stat -c %a "$f"); cat "$f"; done'
+    expected = "".join(
+        f"./{name}{end} 640 - {text}\n"
+        for name in ("-", "-x")
+        for end, text in (("", "three"), (".~1~", "one"), (".~2~", "two"))
+    )
+    assert b.send_text("--", show) == (0, expected, "")
 
 
 def test_set_u_and_pipefail_in_the_container(in_container: Bridge) -> None:
@@ -269,7 +293,10 @@ def test_no_writable_tmp_merges_stderr(image: Image) -> None:
         doc = json.loads(b.send("--json", "--", "echo out; echo err >&2; false").stdout)
         assert (doc["status"], doc["stdout"], doc["stderr"]) == (1, "out\nerr\n", ""), b.screen()
         assert doc["stderr_merged"] is True
-        assert any("no writable /tmp" in note for note in doc["notes"])
+        assert any("private temporary directory" in note for note in doc["notes"])
+        # files need no temporary directory: reading works there
+        read = b.send("--read", "/etc/group")
+        assert (read.returncode, read.stdout) == (0, b"root:x:0:\n"), read.stderr
 
 
 def test_podman_exec(image: Image) -> None:

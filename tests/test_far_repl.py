@@ -55,12 +55,16 @@ def test_start_is_recorded_with_the_far_facts(sshd: Sshd) -> None:
         assert "Python 3" in doc["stdout"]
         assert ">>>" not in doc["stdout"]  # the prompt is no output
         assert (doc["far"]["via"], doc["far"]["user"]) == ("ssh", USERS["bash"])
-        assert not os.path.exists(f"/tmp/.tmux-send-{doc['id']}.err")  # none to leak
         uid = b.send("--json", "--repl", "python", "--", "import os; os.getuid()")
         doc = json.loads(uid.stdout)
         assert doc["status"] == 0
         assert doc["stdout"] == f"{_uid(USERS['bash'])}\n"
         assert (doc["far"]["via"], doc["far"]["user"]) == ("ssh", USERS["bash"])
+        # the start made no stderr file (one would outlive a dropped connection): the
+        # far shell's private directory holds only the file of the call that looks
+        assert b.send_text("--close")[0] == 0
+        others = 'for f in "$__tmux_send_d"/*; do [ "$f" = "$__tmux_send_err" ] || echo "$f"; done'
+        assert b.send_text("--", others) == (0, "", "")
 
 
 def _uid(user: str) -> int:

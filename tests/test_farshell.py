@@ -14,10 +14,10 @@ from tmux_bridge.farshell import (
     command_lines,
     helpers_line,
     parse_probe,
-    printf_text,
     probe_line,
     probe_pattern,
 )
+from tmux_bridge.seams import printf_text
 
 from .conftest import shell_path
 

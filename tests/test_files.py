@@ -27,7 +27,7 @@ from tmux_bridge import to_document
 from tmux_bridge.errors import EditAmbiguous, FileTooLarge
 from tmux_bridge.files import SCRIPT
 
-from .conftest import BIN, SHELLS, TMUX_TIMEOUT, Bridge, shell_path
+from .conftest import BIN, SHELLS, TMUX_TIMEOUT, Bridge, MakeBridge, dash_bridge, shell_path
 from .test_api import target_of
 
 ALL_BYTES = bytes(range(256)) * 4 + b"\r\n\x00\x1b[31mred\x1b[0m\xff\xfe no newline at the end"
@@ -157,6 +157,55 @@ def test_a_new_file_gets_the_shells_umask(bridge: Bridge, tmp_path: Path) -> Non
     assert bridge.send_text("--", "umask 027")[0] == 0
     write(bridge, tmp_path / "new", b"x")
     assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o640
+
+
+# names an argument parser or cat(1) would take for something else: stdin, options
+DASH_NAMES = ["-", "-x", "--", "-n", "--help"]
+
+
+def check_dash_names(bridge: Bridge, directory: Path, owner: str | None = None) -> None:
+    """In ``directory``, the pane's shell there with umask 027: for each name of
+    :data:`DASH_NAMES`, a new file of a name that starts with it gets 0640, as `cat >
+    NAME` would; an existing file of that name (mode 0604, given to ``owner`` when
+    named) is read, edited and written over, keeping its mode and backing the old
+    content up."""
+
+    def drawn() -> None:  # a far fish draws its prompt after the call's end marker
+        bridge.wait_for(lambda: bridge.pane("#{cursor_x}") != "0", "the prompt drawn")
+
+    for name in DASH_NAMES:
+        drawn()
+        code, document = send_json(bridge, "--write", f"{name}new", data=b"new\n")
+        assert code == 0, document
+        assert document["file"]["abs_path"] == f"{directory}/{name}new"
+        assert stat.S_IMODE((directory / f"{name}new").stat().st_mode) == 0o640  # the umask
+        target = directory / name
+        target.write_bytes(b"old\n")
+        target.chmod(0o604)
+        if owner is not None:
+            shutil.chown(target, owner, owner)
+        drawn()
+        assert read(bridge, name) == b"old\n"  # not stdin
+        drawn()
+        edited = bridge.send("--edit", name, "--old", "old", "--new", "edited")
+        assert edited.returncode == 0, edited.stderr
+        assert edited.stdout == diff_u(directory, name, b"old\n", b"edited\n")
+        drawn()
+        write(bridge, name, b"- item\n")  # data that starts with "-" too
+        for path, data in [(target, b"- item\n"), (directory / f"{name}.~1~", b"old\n"),
+                           (directory / f"{name}.~2~", b"edited\n")]:  # fmt: skip
+            assert (path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) == (data, 0o604)
+    expected = [f"{n}{end}" for n in DASH_NAMES for end in ("", ".~1~", ".~2~", "new")]
+    assert listing(directory) == sorted(expected)
+
+
+@pytest.mark.parametrize("shell", [*SHELLS, "dash"])
+def test_names_that_start_with_a_dash(make_bridge: MakeBridge, shell: str, tmp_path: Path) -> None:
+    bridge = dash_bridge(make_bridge) if shell == "dash" else make_bridge(shell)
+    bridge.start()
+    cd(bridge, tmp_path)
+    assert bridge.send_text("--", "umask 027")[0] == 0
+    check_dash_names(bridge, tmp_path)
 
 
 class Missing(NamedTuple):
@@ -478,20 +527,26 @@ def test_the_size_limit(
 
 # --- the script on its own: each digest tool -----------------------------------------------------
 
-TOOLS = ["cat", "wc", "stat", "mv", "chmod", "rm", "readlink", "sleep"]
+TOOLS = ["cat", "wc", "stat", "mv", "chmod", "rm", "readlink", "sleep", "mktemp"]
+
+
+def tools_dir(tmp_path: Path, names: list[str]) -> Path:
+    """A directory for PATH holding links to these tools only."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in names:
+        found = shutil.which(name)
+        if found is None:
+            pytest.skip(f"{name} is not installed")
+        (tools / name).symlink_to(found)
+    return tools
 
 
 @pytest.mark.parametrize("digest", ["sha256sum", "shasum", "openssl", None])
 def test_the_script_with_each_digest_tool(tmp_path: Path, digest: str | None) -> None:
     """The script run by /bin/sh directly, with a PATH holding only the tools it uses and
     one digest tool (or none)."""
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    for name in [*TOOLS, *([digest] if digest else [])]:
-        found = shutil.which(name)
-        if found is None:
-            pytest.skip(f"{name} is not installed")
-        (tools / name).symlink_to(found)
+    tools = tools_dir(tmp_path, [*TOOLS, *([digest] if digest else [])])
     work = tmp_path / "work"
     work.mkdir()
 
@@ -527,6 +582,31 @@ def test_the_script_with_each_digest_tool(tmp_path: Path, digest: str | None) ->
     assert got.returncode == 0, got.stderr
     assert got.stdout.split(b"\0", 7)[3] == digest_hex.encode()
     assert got.stdout.split(b"\0", 7)[7] == ALL_BYTES
+
+
+def test_the_script_without_mktemp(tmp_path: Path) -> None:
+    """No mktemp on the pane's side: a write refuses (no temporary file of a name of its
+    own), nothing is touched; a read needs no temporary file."""
+    tools = tools_dir(tmp_path, [t for t in TOOLS if t != "mktemp"] + ["sha256sum"])
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "f").write_bytes(b"old\n")
+    env = {"PATH": str(tools)}
+    digest = hashlib.sha256(b"new\n").hexdigest()
+    written = subprocess.run(
+        ["/bin/sh", "-c", SCRIPT, "tmux-send-file", "write", "f", digest, "1", "-"],
+        input=b"new\n", capture_output=True, cwd=work, env=env, timeout=30,
+    )  # fmt: skip
+    assert (written.returncode, written.stderr) == (
+        80,
+        b"tmux-send: no mktemp here to make the new file with\n",
+    )
+    assert listing(work) == ["f"] and (work / "f").read_bytes() == b"old\n"
+    got = subprocess.run(
+        ["/bin/sh", "-c", SCRIPT, "tmux-send-file", "read", "f", "100"],
+        capture_output=True, cwd=work, env=env, timeout=30,
+    )  # fmt: skip
+    assert got.returncode == 0 and got.stdout.endswith(b"\0old\n"), got.stderr
 
 
 # --- the command line --------------------------------------------------------------------------

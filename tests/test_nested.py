@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -22,6 +23,13 @@ from .far_support import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_
 
 pytestmark = pytest.mark.tmux  # private tmux servers, some started without the fixtures
 FAR_SHELLS = ["bash", "zsh", "fish", "dash"]
+
+
+def far_err_files(user: str) -> set[Path]:
+    """The far stderr files of ``user`` that exist now: in the private directories
+    (``mktemp -d``) their far shells made in /tmp."""
+    uid = int(subprocess.run(["id", "-u", user], capture_output=True, text=True).stdout)
+    return {p for p in Path("/tmp").glob("tmux-send.*/err.*") if p.stat().st_uid == uid}
 
 
 def enter_nested(b: Bridge, shell: str, line: str | None = None) -> None:
@@ -268,7 +276,7 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
     exit 125 (far_shell_lost) and the output until then; the local shell takes commands."""
     with _bridge("bash") as b:
         ssh_pane(b, sshd, "dash")
-        before = set(Path("/tmp").glob(".tmux-send-*.err"))
+        before = far_err_files(USERS["dash"])
         proc = b.start_send("--json", "--", "echo started; sleep 30")
         b.wait_for(lambda: "started" in b.screen().split("___")[-1], "the command to start")
         killed = time.monotonic()
@@ -283,7 +291,7 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
         assert b.send_text("--", "echo local") == (0, "local\n", "")
         # the far side was killed before it could remove its stderr file (README: limits)
-        for left in set(Path("/tmp").glob(".tmux-send-*.err")) - before:
+        for left in far_err_files(USERS["dash"]) - before:
             left.unlink()
 
 
@@ -438,6 +446,46 @@ def test_ssh_files_write_read_edit(far_bash: Bridge) -> None:
         leftover.unlink()
 
 
+@pytest.mark.parametrize("shell", FAR_SHELLS)
+def test_ssh_files_dash_names_and_umask(sshd: Sshd, shell: str) -> None:
+    """Files through each far shell kind: names that start with `-` (read, edit, write
+    over, backups), data that starts with `-`, and a new file's mode from the far
+    shell's umask (027: 0640), an existing one's kept, as in a local pane."""
+    from .test_files import check_dash_names
+
+    home = Path(f"/home/{USERS[shell]}")
+    work = home / "tb-dash-names"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    shutil.chown(work, USERS[shell], USERS[shell])
+    try:
+        with _bridge("bash") as b:
+            ssh_pane(b, sshd, shell)
+            assert b.send_text("--", f"cd {work}; umask 027") == (0, "", "")
+            check_dash_names(b, work, USERS[shell])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_ssh_edit_in_fish_right_after_its_read(sshd: Sshd) -> None:
+    """An edit reads, then writes at once: fish draws its prompt a moment after the
+    read's end marker, and the write waits for it (it was refused as not ready)."""
+    target = Path(f"/home/{USERS['fish']}/tb-edit.txt")
+    with _bridge("bash") as b:
+        ssh_pane(b, sshd, "fish")
+        try:
+            for number in range(1, 6):
+                target.write_text(f"version {number}\n")
+                shutil.chown(target, USERS["fish"], USERS["fish"])
+                b.wait_for(lambda: b.pane("#{cursor_x}") != "0", "fish's prompt")
+                edit = b.send("--edit", target.name, "--old", "version", "--new", "edit")
+                assert edit.returncode == 0, (number, edit.stderr, b.screen())
+                assert target.read_text() == f"edit {number}\n"
+        finally:
+            for left in [target, *target.parent.glob("tb-edit.txt.~*~")]:
+                left.unlink(missing_ok=True)
+
+
 def test_ssh_over_a_slow_link(sshd: Sshd) -> None:
     """100 ms each way between ssh and sshd: results stay exact, an interrupt still
     brings the status back."""
@@ -495,12 +543,13 @@ def _strict_calls(b: Bridge, case: Strict) -> None:
     doc = json.loads(b.send("--json", "--", "echo out; echo err >&2").stdout)
     assert (doc["status"], doc["stdout"], doc["stderr"]) == (0, "out\n", "err\n"), b.screen()
     assert doc["shell"] == ("posix" if case.shell == "dash" else case.shell)
-    before = set(Path("/tmp").glob(".tmux-send-*.err"))
+    user = doc["far"]["user"]
+    before = far_err_files(user)
     code, out, err = b.send_text("--", "echo before; echo $tb_not_set; echo after")
     assert out == "before\n", (code, out, err, b.screen())
     if case.unset == "lost":
         assert code == 125 and "went away" in err, (code, err)
-        for left in set(Path("/tmp").glob(".tmux-send-*.err")) - before:
+        for left in far_err_files(user) - before:
             left.unlink()  # the far shell died before it could (README: limits)
     else:
         assert code not in (0, 125) and "tb_not_set" in err, (code, err)

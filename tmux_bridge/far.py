@@ -619,7 +619,10 @@ def run_far(
         record.far = facts.document(gateway.name, gateway.pid)
         if not facts.tmp_writable:
             record.stderr_merged = True
-            record.notes.append("the far host has no writable /tmp: stderr is merged into stdout.")
+            record.notes.append(
+                "the far shell could not make its private temporary directory (no mktemp, "
+                "or its temporary directory is read-only): stderr is merged into stdout."
+            )
         remember_prompt(memory_path, gateway, left.rstrip())
         call.run(facts, command(facts), deadline)
     finally:

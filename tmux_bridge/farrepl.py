@@ -32,13 +32,14 @@ from .errors import (
     PaneBusy,
 )
 from .far import PROBE_WAIT, FarCall, Gateway, prompt_part, run_far
-from .farshell import FarFacts, printf_text
+from .farshell import FarFacts
 from .output import render_line
 from .pane import PaneInfo, screen_tail
 from .patterns import Pattern, compile_pattern
 from .presets import Preset
 from .results import CallRecord
 from .rundir import ReplRecord
+from .seams import printf_text
 from .shells import ShellKind
 from .tmux import Tmux
 

@@ -10,7 +10,8 @@ terminal's echo of the line can never be taken for what the shell prints.
 stdout stays the far terminal; the far terminal turns each ``\\n`` into ``\\r\\n``
 (``onlcr``), which :class:`FarScanner` undoes exactly (``onlcr`` maps only NL, so a
 ``\\r\\n`` the command wrote itself arrives as ``\\r\\r\\n`` and comes back as
-``\\r\\n``). stderr goes to a far-side file printed after the end marker.
+``\\r\\n``). stderr goes to a far-side file printed after the end marker, made by
+``mktemp`` in the far shell's private directory (:func:`tmux_bridge.seams.far_dir_function`).
 """
 
 from __future__ import annotations
@@ -19,30 +20,16 @@ import re
 from typing import NamedTuple
 
 from .markers import start_marker
+from .seams import far_dir_function, far_temp_file, printf_text
 from .shells import ShellKind
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
 _US = r"\137__"
 
 
-def printf_text(data: bytes) -> str:
-    """``data`` as a ``printf`` format inside single quotes: printable ASCII as is
-    (``%`` doubled), ``'``, ``\\`` and every other byte as a 3-digit octal escape."""
-    out: list[str] = []
-    for byte in data:
-        char = chr(byte)
-        if char == "%":
-            out.append("%%")
-        elif 0x20 <= byte < 0x7F and char not in "'\\":
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    return "".join(out)
-
-
 # --- the probe -----------------------------------------------------------------------------
 
-HELPERS_VERSION = "3"  # bumped when the helper definitions change
+HELPERS_VERSION = "4"  # bumped when the helper definitions change
 
 
 class FarFacts(NamedTuple):
@@ -56,6 +43,8 @@ class FarFacts(NamedTuple):
     user: str = ""
     host: str = ""
     os: str = ""
+    # whether the far shell has its private directory (``mktemp -d`` worked there): else
+    # stderr goes to the terminal, merged into stdout
     tmp_writable: bool = True
 
     def document(self, via: str, gateway_pid: int) -> dict[str, str | int]:
@@ -105,13 +94,15 @@ def parse_probe(answer: bytes) -> FarFacts:
 
 # --- the helpers, defined once per far shell ---------------------------------------------
 
+# the last substitution succeeds (`set -e`: an assignment has its status)
 _FACTS = (
-    f"{HELPERS_VERSION}|$(id -un 2>/dev/null)|$(uname -n 2>/dev/null)|$(uname -s 2>/dev/null)"
-    # /tmp is writable when a file can be made there: busybox's `test -w` says yes to
-    # root on a read-only file system. The last substitution succeeds (`set -e`).
-    "|$(true 2>/dev/null >/tmp/.tmux-send-w$$ && rm -f /tmp/.tmux-send-w$$ && echo w; true)"
+    f"{HELPERS_VERSION}|$(id -un 2>/dev/null)|$(uname -n 2>/dev/null)"
+    "|$(uname -s 2>/dev/null; true)|$__tmux_send_w"
 )
-_FISH_FACTS = _FACTS.replace("$$", "$fish_pid")
+# the private directory made once, when the helpers are defined: "w" when it was
+# (an and-or list, so that a failure does not end a shell under `set -e`)
+_SH_DIR = "__tmux_send_w=; __tmux_send_dir && __tmux_send_w=w; "
+_FISH_DIR = " set -g __tmux_send_w ''; __tmux_send_dir; and set -g __tmux_send_w w;"
 _SH_END = (
     "__tmux_send_end() { trap - EXIT; "
     f'printf \'\\n{_US}TMUXSEND_%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
@@ -119,16 +110,15 @@ _SH_END = (
     f"printf '{_US}TMUXSEND_ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
 )
 _SH_BEGIN = (
-    "__tmux_send_begin() { __tmux_send_id=$1; __tmux_send_err=/tmp/.tmux-send-$1.err; "
-    '{hook} (umask 077; : >"$__tmux_send_err") 2>/dev/null || __tmux_send_err=/dev/tty; '
-    f"printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
+    "__tmux_send_begin() { __tmux_send_id=$1; "
+    + far_temp_file("__tmux_send_err", "err")
+    + " || __tmux_send_err=/dev/tty; "
+    f"{{hook}} printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
 )
 _FISH = (
-    " function __tmux_send_begin; set -g __tmux_send_id $argv[1];"
-    " set -g __tmux_send_err /tmp/.tmux-send-$argv[1].err;"
-    " test -w /tmp; or set __tmux_send_err /dev/tty;"
-    " if test $__tmux_send_err != /dev/tty; set -l m (umask); umask 077;"
-    " printf '' >$__tmux_send_err; umask $m; end;"
+    " function __tmux_send_begin; set -g __tmux_send_id $argv[1]; "
+    + far_temp_file("__tmux_send_err", "err", fish=True)
+    + "; or set -g __tmux_send_err /dev/tty;"
     f" printf '{_US}TMUXSEND_START_%s___\\n' $argv[1]; end;"
     " function __tmux_send_end;"
     f" printf '\\n{_US}TMUXSEND_%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
@@ -147,7 +137,8 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
     ``fish_exit`` event)."""
     answer = f" printf '{_US}TMUXSEND_DEF_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
     if kind == "fish":
-        return _FISH + f' set -g __tmux_send_facts "{_FISH_FACTS}";' + answer
+        facts = f' set -g __tmux_send_facts "{_FACTS}";'
+        return far_dir_function(fish=True) + _FISH + _FISH_DIR + facts + answer
     if kind == "zsh":
         hook = "zshexit_functions+=(__tmux_send_exit);"
         end = _SH_END.replace(
@@ -164,10 +155,12 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
     else:
         hook, end, exit_fn = "trap '__tmux_send_end $? EXIT' EXIT;", _SH_END, ""
     return (
-        " "
+        far_dir_function()
+        + " "
         + _SH_BEGIN.replace("{hook}", hook).replace("}}", "}")
         + end.replace("}}", "}")
         + exit_fn
+        + _SH_DIR
         + f'__tmux_send_facts="{_FACTS}";'
         + answer
     )
@@ -192,9 +185,10 @@ def with_helper_facts(facts: FarFacts, answer: bytes) -> FarFacts:
 
 def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
     """The one short line typed into a far ``kind`` shell (its helpers defined) to run
-    ``command`` there: ``eval``'d in the shell itself, so state persists; stdout on the
+    ``command`` there: ``eval``'d in the shell itself, so state persists (after a space:
+    bash's eval takes a leading ``-`` for an option, dash's has no ``--``); stdout on the
     terminal, stderr to a far file printed after the end marker (merged into stdout when
-    the far host has no writable ``/tmp``)."""
+    the far shell has no private directory: ``mktemp -d`` failed or is missing)."""
     text = printf_text(command)
     if kind == "fish":
         return (
@@ -202,8 +196,8 @@ def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
             " end 2>$__tmux_send_err; __tmux_send_end $status END"
         )
     return (
-        f" __tmux_send_begin {call_id}; {{ eval \"$(printf '{text}')\"; }}"
-        " 2>$__tmux_send_err; __tmux_send_end $? END"
+        f" __tmux_send_begin {call_id}; {{ eval \" $(printf '{text}')\"; }}"
+        ' 2>"$__tmux_send_err"; __tmux_send_end $? END'
     )
 
 
@@ -239,7 +233,7 @@ def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
     if kind == "fish":
         run = "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err"
         return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $status END"]
-    run = '{ eval "$(printf "$__tmux_send_c")"; } 2>$__tmux_send_err'
+    run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"'
     return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $? END"]
 
 

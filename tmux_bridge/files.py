@@ -43,6 +43,7 @@ from .pane import find_pane
 from .results import CallRecord, FileFacts, RunOptions, new_call_id
 from .rundir import PaneDir
 from .runtime import remove_quietly, write_private_file
+from .seams import printf_text, sh_temp_beside
 from .target import Target
 
 # The most tmux-send moves through a pane in one call, either way. tmux-send holds the
@@ -70,6 +71,7 @@ SCRIPT = r"""# tmux-send's file operations, run by /bin/sh in the pane's shell: 
 # 82 too large, 83 SHA-256 mismatch, 84 no SHA-256 tool, 85 changed since it was read,
 # 80 anything else.
 op=$1 p=$2 tmp= bk= done=
+case $p in -*) p=./$p ;; esac  # never an option, and cat takes - for stdin
 say() { printf 'tmux-send: %s\n' "$*" >&2; }
 die() { status=$1; shift; say "$*"; exit "$status"; }
 trap 'if [ -z "$done" ]; then rm -f -- "$tmp" "$bk"; fi' EXIT
@@ -86,8 +88,8 @@ fi
 facts() {  # "MODE MTIME": GNU or busybox stat, else BSD stat
     stat -c '%a %Y' -- "$1" 2>/dev/null || stat -f '%Lp %m' -- "$1" 2>/dev/null || echo - -
 }
-absolute() {  # $abs: $1 from the current directory (empty stays empty)
-    case $1 in /* | "") abs=$1 ;; *) abs=$PWD/$1 ;; esac
+absolute() {  # $abs: $1 from the current directory (empty stays empty; ./-x is -x)
+    case $1 in /* | "") abs=$1 ;; ./-*) abs=$PWD/${1#./} ;; *) abs=$PWD/$1 ;; esac
 }
 header() {  # PATH SIZE SHA256 BACKUP
     st=$(facts "$1")
@@ -123,14 +125,11 @@ check_target() {  # OLD
         [ "$1" = - ] || die 85 "the file was removed since it was read"
     fi
 }
-make_temp() {  # a new private file beside the target: $tmp
-    n=0
-    while :; do
-        t=$dir/.${p##*/}.tmux-send-$$-$n
-        err=$( (set -C; : >"$t") 2>&1 ) && { tmp=$t; return; }
-        [ -e "$t" ] || [ -L "$t" ] || die 80 "cannot create a file in the directory: ${err##*: }"
-        n=$(( n + 1 ))
-    done
+make_temp() {  # a new private file beside the target, its name unguessable: $tmp
+    command -v mktemp >/dev/null 2>&1 || die 80 "no mktemp here to make the new file with"
+    base=${p##*/}
+    t=$({make_temp} 2>&1) || die 80 "cannot create a file in the directory: ${t##*: }"
+    tmp=$t
 }
 make_backup() {  # a copy of the file in $bk, with its mode ($mode)
     n=1
@@ -171,7 +170,7 @@ case $op in
     write) do_write "$3" "$4" "$5" ;;
     *) die 80 "unknown operation: $op" ;;
 esac
-"""
+""".replace("{make_temp}", sh_temp_beside("dir", "base"))
 
 
 class Transport(Protocol):
@@ -225,12 +224,12 @@ class FarTransport:
     by ``od`` (POSIX) into the pane's stream, where :meth:`sink` collects it."""
 
     WRAPPER = (
-        "umask 077; in=/dev/null; out=/tmp/.tmux-send-$$.out\n"
-        'if [ -n "$1" ]; then in=/tmp/.tmux-send-$$.in; printf "$1" >"$in" || exit 80; fi\n'
-        "shift\n"
-        '( exec <"$in" >"$out" || exit 80\n{script}\n); s=$?\n'
-        'od -An -v -tx1 "$out"; rm -f "$out"; [ "$in" = /dev/null ] || rm -f "$in"\n'
-        'exit "$s"\n'
+        # stdin through a pipe from printf, stdout through a pipe to od on the terminal (fd
+        # 4), the script's status through the command substitution (fd 3): no file at all
+        'd=$1; shift\n{ s=$( { { if [ -n "$d" ]; then printf "$d" 2>/dev/null; fi | (\n'
+        "{script}\n"
+        '); echo "$?" >&3; } | od -An -v -tx1 >&4; } 3>&1 ); } 4>&1\n'
+        'exit "${s:-80}"\n'
     )
 
     def __init__(self) -> None:
@@ -240,8 +239,6 @@ class FarTransport:
         self.collected += chunk
 
     def words(self, script: str, arguments: list[str], data: bytes | None) -> list[str]:
-        from .farshell import printf_text
-
         text = "" if data is None else printf_text(data)
         if len(text) > FAR_DATA_LIMIT:
             raise FileTooLarge(
@@ -253,13 +250,27 @@ class FarTransport:
         return ["/bin/sh", "-c", wrapper, "tmux-send-file", text, *arguments]
 
     def output(self) -> BinaryIO:
+        """The script's stdout from the lines ``od`` printed. Only whole ``od`` lines
+        count: where the far shell has no stderr file, the script's messages share the
+        terminal (and, written between two of od's writes, spoil a line, which the
+        SHA-256 check then reports)."""
         import io
 
-        digits = bytes(c for c in self.collected if c in b"0123456789abcdef")
+        lines = bytes(self.collected).replace(b"\r", b"").split(b"\n")
+        digits = b"".join(b"".join(line.split()) for line in lines if _od_line(line))
         return io.BytesIO(bytes.fromhex(digits.decode("ascii")))
 
     def close(self) -> None:
         pass
+
+
+def _od_line(line: bytes) -> bool:
+    """Whether ``line`` is one ``od -An -v -tx1`` prints: two-digit hex numbers only
+    (spaced as that od spaces them: GNU, busybox and BSD differ)."""
+    words = line.split()
+    return bool(words) and all(
+        len(word) == 2 and all(c in b"0123456789abcdef" for c in word) for word in words
+    )
 
 
 FAR_DATA_LIMIT = 120_000  # characters; one argument may hold 128 KiB (MAX_ARG_STRLEN)
@@ -385,6 +396,8 @@ def edit_file(
         at = _only_occurrence(path, before, old)
         after = before[:at] + new + before[at + len(old) :]
         _check_size(path, len(after))
+        if far_gateway(frame.view.pane) is not None:
+            _far_prompt_back(call)
         view = find_pane(target.tmux, target.session, frame.view.pane.pane_id)
         call = call._replace(frame=frame._replace(view=view))
         shown = f"edit {_visible(path)}: write ({len(after)} bytes)"
@@ -441,6 +454,28 @@ def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: st
         return _Run(record, text, header, body)
     finally:
         transport.close()
+
+
+# A far fish draws its prompt a moment after a call's end marker, and a far call refuses
+# a cursor line with no prompt on it: an edit's write waits for the prompt after its read.
+FAR_PROMPT_WAIT = 2.0  # seconds
+
+
+def _far_prompt_back(call: _Call) -> None:
+    """Wait until the far shell's prompt shows on the cursor's line again (polled every
+    20 ms, at most :data:`FAR_PROMPT_WAIT` seconds, less when the call is cancelled);
+    if it never does, the write refuses as any far call would."""
+    import select
+    import time
+
+    from .far import prompt_part
+
+    until = time.monotonic() + FAR_PROMPT_WAIT
+    fds = [call.cancel.fd] if call.cancel is not None else []
+    while not prompt_part(call.target.tmux, call.frame.view.pane.pane_id):
+        left = until - time.monotonic()
+        if left <= 0 or select.select(fds, [], [], min(left, 0.02))[0]:
+            return
 
 
 def _discard(_chunk: bytes) -> None:

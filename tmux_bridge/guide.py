@@ -92,9 +92,10 @@ refused: evaluate with --repl NAME or --close first.
     tmux-send --read /etc/os-release            # the file's exact bytes
     tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'   # prints the diff
 - Done by the pane's shell, as its user; relative paths start at its directory (after
-  your `cd`s). Nothing in PATH is expanded.
+  your `cd`s). Nothing in PATH is expanded; a PATH such as `-` or `-x` is a file name.
 - --write checks a SHA-256 on the far side and moves the file into place whole; an
-  existing file is first copied to PATH.~N~ (reported; --no-backup skips it).
+  existing file keeps its mode and is first copied to PATH.~N~ (reported; --no-backup
+  skips it); a new file gets the mode the shell's umask gives.
 - --edit replaces --old only where it occurs exactly once, byte for byte; if it occurs
   no time or several times nothing changes (exit 125): --read the file, widen --old.
 - --json --read adds size, mode, mtime and sha256; stdout_b64 when not UTF-8.
