@@ -3,8 +3,9 @@
 Text an agent, a message, a file name or a web page controls reaches tmux formats, the
 person's terminal, a program's input box and far shells. Each such crossing has exactly
 one function here, and the code that crosses calls it: nowhere else builds that text by
-hand (``tests/test_seams.py`` feeds each one every byte and hostile payloads, and checks
-the source for bypasses).
+hand. ``tests/test_seam_*.py`` feed each one every byte and hostile payloads, check what
+a real tmux, terminal, program or far shell makes of the result, and scan the source for
+bypasses. SECURITY.md says what each seam promises.
 
 Pure text: this module imports nothing of ours and does no I/O.
 """
