@@ -62,9 +62,9 @@ class Clients:
         from mcp import Client, StdioServerParameters
 
         from tmux_bridge.api import Bridge
+        from tmux_bridge.infra.tmux import Tmux
         from tmux_bridge.mcp.server import build_server
         from tmux_bridge.target import Target
-        from tmux_bridge.tmux import Tmux
 
         env = self.pane.env
         socket = Path(env["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}" / "default"

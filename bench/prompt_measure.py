@@ -63,8 +63,8 @@ def prompt(state: ShellState, cfg: Config) -> Outcome:
 
 def _facade(env: dict[str, str]) -> Bridge:
     from tmux_bridge.api import Bridge
+    from tmux_bridge.infra.tmux import Tmux
     from tmux_bridge.target import Target
-    from tmux_bridge.tmux import Tmux
 
     socket = Path(env["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}" / "default"
     return Bridge(Target(Tmux(socket_path=str(socket)), "", None, env["TMUX_BRIDGE_DIR"]), "bench")

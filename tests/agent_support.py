@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tests.conftest import Bridge
 from tmux_bridge.api import Bridge as Facade
+from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.target import Target
-from tmux_bridge.tmux import Tmux
 
 STANDIN = Path(__file__).with_name("standin_agent.py")
 # The interpreter itself, not a `python3` found on PATH: a version manager's shim (pyenv's

@@ -241,7 +241,7 @@ class Bridge:
 
     def pane_dir(self) -> str:
         """The bridge pane's directory in the runtime directory: ``pane-N`` for pane
-        ``%N`` of this (default-named) server, as tmux_bridge/rundir.py documents."""
+        ``%N`` of this (default-named) server, as tmux_bridge/pane/records.py documents."""
         pane_id = self.pane("#{pane_id}")
         assert pane_id.startswith("%"), pane_id
         return "pane-" + pane_id[1:]

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 from mcp import Client
 from mcp_types import CallToolResult, Implementation
 
+from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.mcp.server import build_server
 from tmux_bridge.target import Target
-from tmux_bridge.tmux import Tmux
 
 from .conftest import Bridge as Pane
 

@@ -1,6 +1,6 @@
 """The source scan behind ``test_seam_fmt.py``: every tmux command in ``tmux_bridge/``
 whose argument tmux expands as a format gets that argument from the seam
-(``tmux_bridge/seams.py``, "tmux formats") or writes it itself as a constant.
+(``tmux_bridge/text/seams.py``, "tmux formats") or writes it itself as a constant.
 
 Read from the AST, so a new call cannot slip past: a tmux command is a list or tuple
 whose first item is a tmux command name, or the arguments of ``X.run(NAME, ...)``.

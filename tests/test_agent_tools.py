@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tmux_bridge import audit
+from tmux_bridge.audit import log as audit
 
 from .conftest import BIN, Bridge
 

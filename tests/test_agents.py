@@ -18,7 +18,7 @@ import pytest
 from tests.agent_support import PYTHON3, World
 from tests.conftest import MakeBridge
 from tests.far_support import Sshd, running_sshd
-from tmux_bridge import prompt as prompt_module
+from tmux_bridge.agents import delivery as prompt_module
 from tmux_bridge.errors import (
     AgentBusy,
     AgentChanged,
@@ -28,7 +28,7 @@ from tmux_bridge.errors import (
     NotDelivered,
     PromptNotTaken,
 )
-from tmux_bridge.rundir import PaneDir
+from tmux_bridge.pane.records import PaneDir
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ def target_of(bridge: Pane, pane: str | None = None) -> Target:
 
 
 def api_pane_dir(bridge: Pane) -> str:
-    """The pane's directory for a target named by its socket's path: tmux_bridge/rundir.py
+    """The pane's directory for a target named by its socket's path: tmux_bridge/pane/records.py
     prefixes ``pane-N`` with a tag of the socket, unless it is the default socket."""
     dirs = [path.name for path in bridge.runtime.iterdir() if path.is_dir()]
     assert len(dirs) == 1 and dirs[0].endswith("-" + bridge.pane_dir()), dirs

@@ -105,8 +105,8 @@ def test_nothing_is_written_into_a_runtime_directory_another_user_made(
 def test_the_writers_that_never_fail_a_call_skip_a_directory_not_ours(
     taken_runtime_dir: Path,
 ) -> None:
-    from tmux_bridge import audit
-    from tmux_bridge.context import prune, update_pane
+    from tmux_bridge.audit import log as audit
+    from tmux_bridge.pane.context import prune, update_pane
 
     before = _contents(taken_runtime_dir)
     audit.record(str(taken_runtime_dir), {"command": SECRET, "exit_status": 125})
@@ -116,7 +116,7 @@ def test_the_writers_that_never_fail_a_call_skip_a_directory_not_ours(
 
 
 def test_the_log_is_written_into_our_own_directory_made_0700(tmp_path: Path) -> None:
-    from tmux_bridge import audit
+    from tmux_bridge.audit import log as audit
 
     directory = tmp_path / "run"
     audit.record(str(directory), {"command": "true", "exit_status": 0})
@@ -265,8 +265,8 @@ def _start_ticks(pid: int) -> int:
 
 
 def test_the_log_is_read_as_one_entry_per_call(tmp_path: Path) -> None:
-    from tmux_bridge import audit
-    from tmux_bridge.stats import render_lines, summarize
+    from tmux_bridge.audit import log as audit
+    from tmux_bridge.audit.stats import render_lines, summarize
 
     gone = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout
     me = {"pid": os.getpid(), "pid_start": _start_ticks(os.getpid())}

@@ -21,8 +21,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tmux_bridge.control import ControlClient
-from tmux_bridge.tmux import Tmux
+from tmux_bridge.infra.control import ControlClient
+from tmux_bridge.infra.tmux import Tmux
 
 from .agent_support import World
 from .conftest import WAIT, MakeBridge
@@ -221,7 +221,7 @@ def test_a_control_client_that_takes_output_is_a_person(
 ) -> None:
     """iTerm2's ``tmux -CC`` is a control client that shows the panes to someone: it
     counts as attached; a watcher that asked for no output (like serve's) does not."""
-    from tmux_bridge.pane import list_all_panes
+    from tmux_bridge.pane.info import list_all_panes
 
     b = make_bridge("bash")
     b.start()

@@ -1,4 +1,4 @@
-"""The text typed into a far REPL (tmux_bridge/farrepl.py), checked without tmux: the
+"""The text typed into a far REPL (tmux_bridge/calls/farrepl.py), checked without tmux: the
 code's literal round-trips through python's own parser and node's, in pieces that
 never cut an escape, printable ASCII only, and the markers never in what is typed."""
 
@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from tmux_bridge.far import Gateway
-from tmux_bridge.farrepl import (
+from tmux_bridge.calls.far import Gateway
+from tmux_bridge.calls.farrepl import (
     FAR_REPLS,
     PIECE,
     FarReplEval,
@@ -23,9 +23,9 @@ from tmux_bridge.farrepl import (
     literal_pieces,
     start_line,
 )
-from tmux_bridge.pane import PaneInfo
+from tmux_bridge.infra.tmux import Tmux
+from tmux_bridge.pane.info import PaneInfo
 from tmux_bridge.results import CallRecord, RunOptions
-from tmux_bridge.tmux import Tmux
 
 CORPUS = [
     "",

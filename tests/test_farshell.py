@@ -1,4 +1,4 @@
-"""Pure tests of the far-shell text (tmux_bridge/farshell.py): the printf encoding
+"""Pure tests of the far-shell text (tmux_bridge/text/farshell.py): the printf encoding
 checked against real shells' printf, and the stream scanner fed at every split point."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tmux_bridge.farshell import (
+from tmux_bridge.text.farshell import (
     HELPERS_VERSION,
     FarScanner,
     _pieces,
@@ -17,7 +17,7 @@ from tmux_bridge.farshell import (
     probe_line,
     probe_pattern,
 )
-from tmux_bridge.seams import printf_text
+from tmux_bridge.text.seams import printf_text
 
 from .conftest import shell_path
 

@@ -22,10 +22,10 @@ from typing import Any, NamedTuple
 import pytest
 
 from tmux_bridge import Bridge as Api
-from tmux_bridge import files as files_module
 from tmux_bridge import to_document
+from tmux_bridge.calls import files as files_module
+from tmux_bridge.calls.files import SCRIPT
 from tmux_bridge.errors import EditAmbiguous, FileTooLarge
-from tmux_bridge.files import SCRIPT
 
 from .conftest import BIN, SHELLS, TMUX_TIMEOUT, Bridge, MakeBridge, dash_bridge, shell_path
 from .test_api import target_of

@@ -18,14 +18,7 @@ import pytest
 import tmux_bridge
 
 ROOT = Path(tmux_bridge.__file__).resolve().parent.parent
-CLIS = {
-    "tmux_bridge.send_cli",
-    "tmux_bridge.send_options",
-    "tmux_bridge.send_quick",
-    "tmux_bridge.bridge_cli",
-    "tmux_bridge.cli_common",
-    "tmux_bridge.__main__",
-}
+FACES = ("cli", "web", "server", "mcp", "__main__")  # the packages (and module) of the faces
 SERVER_DEPENDENCIES = [
     "starlette", "uvicorn", "mcp", "websockets", "httpx", "anyio", "h11", "regex",
 ]  # fmt: skip
@@ -51,11 +44,7 @@ def _modules(path: list[str], prefix: str) -> list[str]:
 
 def _is_core(name: str) -> bool:
     parts = name.split(".")
-    return (
-        name not in CLIS
-        and not name.startswith("tmux_bridge.server")
-        and not any(part.startswith("mcp") for part in parts[1:])
-    )
+    return len(parts) == 1 or parts[1] not in FACES
 
 
 def _core(path: list[str]) -> list[str]:
@@ -80,29 +69,33 @@ def _loaded_after_import(module: str, names: list[str]) -> list[str]:
 
 
 def test_the_core_is_found_and_the_clis_are_not_in_it() -> None:
-    assert {"tmux_bridge", "tmux_bridge.api", "tmux_bridge.command", "tmux_bridge.bridge"} <= set(
-        CORE
-    )
-    assert not CLIS & set(CORE)
+    assert {
+        "tmux_bridge",
+        "tmux_bridge.api",
+        "tmux_bridge.calls.command",
+        "tmux_bridge.pane.sessions",
+    } <= set(CORE)
+    assert not {name for name in CORE if name.startswith(("tmux_bridge.cli", "tmux_bridge.mcp"))}
 
 
 def test_new_modules_join_the_core_and_servers_stay_out(tmp_path: Path) -> None:
     for name in [
-        "__init__.py", "__main__.py", "send_cli.py", "api.py", "mcp_tools.py",
-        "server/__init__.py", "server/http.py", "relay/__init__.py", "relay/pty.py",
+        "__init__.py", "__main__.py", "api.py", "cli/__init__.py", "cli/send.py",
+        "mcp/tools.py", "server/__init__.py", "server/http.py", "web/gates.py",
+        "calls/__init__.py", "calls/jobs.py",
     ]:  # fmt: skip
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("")
     assert _core([str(tmp_path)]) == [
-        "tmux_bridge", "tmux_bridge.api", "tmux_bridge.relay", "tmux_bridge.relay.pty",
+        "tmux_bridge", "tmux_bridge.api", "tmux_bridge.calls", "tmux_bridge.calls.jobs",
     ]  # fmt: skip
 
 
 def test_the_check_sees_click_when_a_cli_imports_it() -> None:
-    assert _loaded_after_import("tmux_bridge.send_options", ["click", "starlette"]) == ["click"]
+    assert _loaded_after_import("tmux_bridge.cli.send_options", ["click", "starlette"]) == ["click"]
 
 
-@pytest.mark.parametrize("module", ["tmux_bridge.send_cli", "tmux_bridge.send_quick"])
+@pytest.mark.parametrize("module", ["tmux_bridge.cli.send", "tmux_bridge.cli.send_quick"])
 def test_tmux_send_reads_its_common_lines_without_click(module: str) -> None:
     """Importing click is about a third of tmux-send's start-up."""
     assert _loaded_after_import(module, ["click"]) == []
@@ -114,11 +107,11 @@ def test_the_core_does_not_import_click(module: str) -> None:
 
 
 def test_tmux_send_does_not_import_the_servers_dependencies() -> None:
-    assert _loaded_after_import("tmux_bridge.send_cli", SERVER_DEPENDENCIES) == []
+    assert _loaded_after_import("tmux_bridge.cli.send", SERVER_DEPENDENCIES) == []
 
 
 def test_tmux_bridge_imports_the_servers_dependencies_only_for_serve() -> None:
-    assert _loaded_after_import("tmux_bridge.bridge_cli", SERVER_DEPENDENCIES) == []
+    assert _loaded_after_import("tmux_bridge.cli.bridge", SERVER_DEPENDENCIES) == []
 
 
 def test_the_check_sees_the_servers_dependencies_when_serve_is_imported() -> None:
@@ -138,4 +131,4 @@ def test_the_mcp_texts_and_cap_do_not_import_the_sdk() -> None:
 
 
 def test_python_m_tmux_bridge_imports_bridge_cli_only_for_bridge() -> None:
-    assert _loaded_after_import("tmux_bridge.__main__", ["tmux_bridge.bridge_cli"]) == []
+    assert _loaded_after_import("tmux_bridge.__main__", ["tmux_bridge.cli.bridge"]) == []

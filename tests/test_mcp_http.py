@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tmux_bridge.audit import read
+from tmux_bridge.audit.log import read
 
 from .conftest import WAIT, MakeBridge
 from .conftest import Bridge as Pane

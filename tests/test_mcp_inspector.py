@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tmux_bridge.audit import read
+from tmux_bridge.audit.log import read
 
 from .conftest import BIN, MakeBridge
 from .conftest import Bridge as Pane

@@ -13,8 +13,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tmux_bridge.audit import read
-from tmux_bridge.mcp.live import INTERVAL
+from tmux_bridge.audit.log import read
+from tmux_bridge.mcp.progress import INTERVAL
 
 from .conftest import WAIT, MakeBridge
 from .conftest import Bridge as Pane

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tmux_bridge import __version__
-from tmux_bridge.audit import read
+from tmux_bridge.audit.log import read
 
 from .conftest import BIN, WAIT, MakeBridge
 from .conftest import Bridge as Pane

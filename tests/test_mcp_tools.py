@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 from mcp import Client
 
-from tmux_bridge.audit import read
+from tmux_bridge.audit.log import read
 
 from .conftest import Bridge as Pane
 from .conftest import MakeBridge

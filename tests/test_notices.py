@@ -6,8 +6,8 @@ from typing import NamedTuple
 
 import pytest
 
-from tmux_bridge.notices import message_notice, waiting_notices
-from tmux_bridge.prompt import signature, squeeze
+from tmux_bridge.agents.delivery import signature, squeeze
+from tmux_bridge.agents.notices import message_notice, waiting_notices
 
 
 class NoticeCase(NamedTuple):

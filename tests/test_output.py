@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import pytest
 
-from tmux_bridge.output import MAX_HELD_LINE, SentinelScanner, TerminalText, clean, render_line
-from tmux_bridge.pipestream import repl_part
+from tmux_bridge.calls.stream import repl_part
+from tmux_bridge.text.output import MAX_HELD_LINE, SentinelScanner, TerminalText, clean, render_line
 
 
 class LineCase(NamedTuple):

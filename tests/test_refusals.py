@@ -260,7 +260,7 @@ def test_help_shows_examples_and_exit_codes() -> None:
 
 
 def test_the_shell_is_detected_while_a_program_runs(bridge: Bridge, tmp_path: Path) -> None:
-    from tmux_bridge.procfs import shell_kind
+    from tmux_bridge.infra.procfs import shell_kind
 
     go = tmp_path / "go"
     bridge.tmux(

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tmux_bridge.errors import LockTimeout, RuntimeDirError
-from tmux_bridge.runtime import (
+from tmux_bridge.infra.runtime import (
     call_lock,
     ensure_private_dir,
     runtime_dir,

@@ -1,4 +1,4 @@
-"""The seam "a program's input box" (``tmux_bridge/seams.py``): text pasted into an
+"""The seam "a program's input box" (``tmux_bridge/text/seams.py``): text pasted into an
 agent's TUI, a sender's name, a message's header. Every byte 0x00-0xff alone and inside
 text, hostile payloads, what a real program behind tmux's ``paste-buffer -p`` receives,
 Hypothesis properties, and source scans that fail when a paste bypasses the seam.
@@ -24,8 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tmux_bridge
-from tmux_bridge import agents, far, panes
-from tmux_bridge.seams import is_name, message_prompt, pasted_text
+from tmux_bridge.agents import detect as agents
+from tmux_bridge.calls import far
+from tmux_bridge.pane import layout as panes
+from tmux_bridge.text.seams import is_name, message_prompt, pasted_text
 
 from .conftest import WAIT, Bridge, _bridge
 
@@ -297,7 +299,7 @@ def test_every_bracketed_paste_goes_through_the_seam() -> None:
                 if {"paste-buffer", "-p"} <= _strings(node):
                     found.append(f"{path.name}:{function.name}")
                     assert _calls(function, "pasted_text"), f"{path.name}:{function.name}"
-    assert sorted(found) == ["prompt.py:paste", "termio.py:_paste"]
+    assert sorted(found) == ["delivery.py:paste", "termio.py:_paste"]
 
 
 def test_only_the_seam_writes_a_message_header() -> None:

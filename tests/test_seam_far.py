@@ -1,4 +1,4 @@
-"""The far-shell seam (tmux_bridge/seams.py, "far shells"): data as a printf format, the
+"""The far-shell seam (tmux_bridge/text/seams.py, "far shells"): data as a printf format, the
 far shell's private directory and the temporary files made in it or beside a file being
 written, fed every byte and hostile text, run by the real shells (bash, zsh, fish, dash,
 busybox sh); and the far-shell modules scanned for any path made another way.
@@ -23,22 +23,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tmux_bridge
-from tmux_bridge.farrepl import start_line
-from tmux_bridge.farshell import (
-    command_lines,
-    helpers_line,
-    probe_line,
-    recovery_line,
-)
-from tmux_bridge.files import SCRIPT, FarTransport
-from tmux_bridge.seams import (
+from tmux_bridge.calls.farrepl import start_line
+from tmux_bridge.calls.files import SCRIPT, FarTransport
+from tmux_bridge.text.farshell import command_lines, helpers_line, probe_line, recovery_line
+from tmux_bridge.text.seams import (
     FAR_DIR_VARIABLE,
     far_dir_function,
     far_temp_file,
     printf_text,
     sh_temp_beside,
 )
-from tmux_bridge.shells import ShellKind
+from tmux_bridge.text.shells import ShellKind
 
 from .conftest import shell_path
 
@@ -395,7 +390,13 @@ def _single(base: Path) -> Path:
 
 # --- by construction: no other path in far-shell code -------------------------------------------
 
-FAR_MODULES = ["farshell.py", "far.py", "farrepl.py", "farcheck.py", "files.py"]
+FAR_MODULES = [
+    "text/farshell.py",
+    "calls/far.py",
+    "calls/farrepl.py",
+    "calls/farcheck.py",
+    "calls/files.py",
+]
 # a name another user can guess ($$, fish's pid), a fixed temporary directory, or a
 # mktemp call written by hand (the seam's functions make those)
 BYPASS = re.compile(r"\$\$|fish_pid|/tmp|/var/tmp|/dev/shm|mktemp\s+[\"'$-]|\(mktemp")
@@ -417,10 +418,10 @@ def _strings(path: Path) -> Iterator[tuple[int, str]]:
 @pytest.mark.parametrize("module", FAR_MODULES)
 def test_far_modules_make_no_path_of_their_own(module: str) -> None:
     """No string in the far-shell modules holds `$$`, `$fish_pid`, a temporary directory
-    or a mktemp call: paths there come from tmux_bridge/seams.py."""
+    or a mktemp call: paths there come from tmux_bridge/text/seams.py."""
     path = Path(tmux_bridge.__file__).parent / module
     found = [(line, text) for line, text in _strings(path) if BYPASS.search(text)]
-    assert found == [], f"{module}: build far-shell paths with tmux_bridge.seams: {found}"
+    assert found == [], f"{module}: build far-shell paths with tmux_bridge.text.seams: {found}"
 
 
 def test_far_shell_text_holds_only_the_seams_paths() -> None:

@@ -1,4 +1,4 @@
-"""The tmux-format seam (``tmux_bridge/seams.py``, "tmux formats"): text we do not control
+"""The tmux-format seam (``tmux_bridge/text/seams.py``, "tmux formats"): text we do not control
 in an argument tmux expands as a format (a start directory, a pipe-pane command, a
 notice) comes out exactly as it went in, runs nothing and styles nothing.
 
@@ -30,8 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tmux_bridge import seams
-from tmux_bridge.tmux import Tmux
+from tmux_bridge.infra.tmux import Tmux
+from tmux_bridge.text import seams
 
 from .conftest import BIN, WAIT, Bridge, MakeBridge
 from .seam_fmt_scan import ALLOWED, PACKAGE, TMUX_COMMANDS, scan, scan_source
@@ -493,7 +493,7 @@ def _shows_notice(b: Bridge, term: Terminal, text: str) -> None:
     """Notify ``text``: the message on the client's status line is ``text``, then (the
     message taken away) the status line's ``#{@tmux-bridge-notice}`` ends with it; no
     red in either (the payloads' style)."""
-    from tmux_bridge.notices import notify
+    from tmux_bridge.agents.notices import notify
 
     assert notify(Tmux(socket_name="default"), text) != []
     b.wait_for(lambda: term.status_line().startswith(text), f"the message {text!r}")
@@ -540,7 +540,7 @@ def test_a_far_call_with_a_tmpdir_and_runtime_dir_named_like_formats(
 def test_a_watch_with_a_tmpdir_named_like_formats(
     make_bridge: MakeBridge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tmux_bridge.watch import PaneWatch
+    from tmux_bridge.pane.watch import PaneWatch
 
     b = make_bridge("bash")
     b.start()

@@ -1,4 +1,4 @@
-"""The seam to the person's terminal (tmux_bridge/seams.py, "the person's terminal"):
+"""The seam to the person's terminal (tmux_bridge/text/seams.py, "the person's terminal"):
 every byte and hostile payloads through visible(), visible_lines() and json_text(),
 their properties (Hypothesis), the source scan that keeps both CLIs' prints on the seam,
 and what a real terminal (a tmux pane) shows of tmux-bridge's and tmux-send's output.
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tmux_bridge.seams import excerpt, json_text, shorten, visible, visible_lines
+from tmux_bridge.text.seams import excerpt, json_text, shorten, visible, visible_lines
 
 from .conftest import BIN, Bridge
 
@@ -238,17 +238,18 @@ def test_shorten_keeps_the_start_and_the_end(text: str, width: int) -> None:
 
 # The printing helpers: each prints only what a seam function made of its argument.
 PRINTERS = {
-    "bridge_cli.py": {"_say", "_say_text", "_say_json"},
-    "send_cli.py": {"Output.notice", "Output.print_text", "Output.print_json", "Output.product"},
-    "cli_common.py": {"run_cli"},
-    "send_options.py": set(),
+    "cli/bridge.py": {"_say", "_say_text", "_say_json"},
+    "cli/send.py": {"Output.notice", "Output.print_text", "Output.print_json", "Output.product"},
+    "cli/common.py": {"run_cli"},
+    "cli/send_options.py": set(),
+    "cli/send_quick.py": set(),
     "__main__.py": set(),
 }
 SEAM_FUNCTIONS = {"visible", "visible_lines", "json_text"}
 # Our own texts, printed as they are.
 CONSTANTS = {"GUIDE", "tool_table"}
 # Output.product prints the product of a call (the screen, a file's bytes, a diff) exactly.
-EXACT = {"send_cli.py": {"Output.product"}}
+EXACT = {"cli/send.py": {"Output.product"}}
 PRINT_CALLS = {"echo", "secho", "print", "write", "out", "err", "show"}
 
 
@@ -292,10 +293,10 @@ def _ours(argument: ast.expr) -> bool:
     return isinstance(argument, ast.Name) and argument.id in CONSTANTS
 
 
-def _bypasses(path: Path) -> list[str]:
-    """Each print in ``path`` (one of the CLIs) of text that neither went through the
-    seam nor is ours: ``file:line in function: call``."""
-    helpers, exact = PRINTERS[path.name], EXACT.get(path.name, set())
+def _bypasses(path: Path, name: str) -> list[str]:
+    """Each print in ``path`` (the CLI module ``name``, a key of PRINTERS) of text that
+    neither went through the seam nor is ours: ``file:line in function: call``."""
+    helpers, exact = PRINTERS[name], EXACT.get(name, set())
     bad = []
     for where, call in _prints(path):
         if where in exact:
@@ -307,19 +308,19 @@ def _bypasses(path: Path) -> list[str]:
         else:
             ok = bool(call.args) and all(_ours(a) for a in call.args)
         if not ok:
-            bad.append(f"{path.name}:{call.lineno} in {where or 'module'}: {ast.unparse(call)}")
+            bad.append(f"{name}:{call.lineno} in {where or 'module'}: {ast.unparse(call)}")
     return bad
 
 
 @pytest.mark.parametrize("name", sorted(PRINTERS))
 def test_the_clis_print_only_through_the_seam(name: str) -> None:
-    assert _bypasses(PACKAGE / name) == []
+    assert _bypasses(PACKAGE / name, name) == []
 
 
 def test_the_scan_finds_a_bypass(tmp_path: Path) -> None:
     """The scan is not vacuous: a field printed as it is is found; one printed through
     a helper that uses the seam, and a constant, are not."""
-    path = tmp_path / "bridge_cli.py"
+    path = tmp_path / "bridge.py"
     path.write_text(
         "import click\n"
         "def _say(*lines):\n    click.echo(visible(lines[0]))\n"
@@ -327,9 +328,9 @@ def test_the_scan_finds_a_bypass(tmp_path: Path) -> None:
         "    click.echo(GUIDE, nl=False)\n    print('No agents.')\n"
         "def _say_json(doc):\n    click.echo(json.dumps(doc))\n"
     )
-    assert _bypasses(path) == [
-        "bridge_cli.py:5 in agents: click.echo(f'{found.name}')",
-        "bridge_cli.py:10 in _say_json: click.echo(json.dumps(doc))",
+    assert _bypasses(path, "cli/bridge.py") == [
+        "cli/bridge.py:5 in agents: click.echo(f'{found.name}')",
+        "cli/bridge.py:10 in _say_json: click.echo(json.dumps(doc))",
     ]
 
 

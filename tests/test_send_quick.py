@@ -1,6 +1,6 @@
 """tmux-send's two readers of a command line agree: every line the quick reader
-(:mod:`tmux_bridge.send_quick`, no click) takes means what the click command
-(:mod:`tmux_bridge.send_options`) makes of it, and the lines it leaves alone are the ones
+(:mod:`tmux_bridge.cli.send_quick`, no click) takes means what the click command
+(:mod:`tmux_bridge.cli.send_options`) makes of it, and the lines it leaves alone are the ones
 click refuses or reads differently. Pure: no tmux."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import click
 import pytest
 
-from tmux_bridge.send_cli import SendRequest
-from tmux_bridge.send_options import build_request, cli
-from tmux_bridge.send_quick import quick_request
+from tmux_bridge.cli.send import SendRequest
+from tmux_bridge.cli.send_options import build_request, cli
+from tmux_bridge.cli.send_quick import quick_request
 
 TOKENS = [
     "--", "-", "true", "ls", "-la", "echo hi", "--json", "--raw", "-p", "--pane",

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tmux_bridge.shells import (
+from tmux_bridge.text.shells import (
     RunnerSpec,
     ShellKind,
     display_command,

@@ -12,7 +12,7 @@ from typing import Any
 
 from tmux_bridge import Bridge as Api
 from tmux_bridge import Target, Tmux
-from tmux_bridge.stats import summarize
+from tmux_bridge.audit.stats import summarize
 
 from .conftest import BIN, Bridge
 

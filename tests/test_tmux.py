@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tmux_bridge.tmux import Tmux, sequence
+from tmux_bridge.infra.tmux import Tmux, sequence
 
 from .conftest import Bridge
 

@@ -32,7 +32,7 @@ _WHERE = {
     "Cancel": "cancel",
     "RunOptions": "results",
     "Target": "target",
-    "Tmux": "tmux",
+    "Tmux": "infra.tmux",
     "error_document": "report",
     "to_document": "report",
 }
@@ -41,10 +41,10 @@ if TYPE_CHECKING:
     from .api import Bridge
     from .cancel import Cancel
     from .errors import BridgeError
+    from .infra.tmux import Tmux
     from .report import error_document, to_document
     from .results import CallResult, RunOptions
     from .target import Target
-    from .tmux import Tmux
 
 
 def __getattr__(name: str) -> Any:

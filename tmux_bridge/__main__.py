@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .cli_common import exit_now, run_cli
+from .cli.common import exit_now, run_cli
 
 
 class _Tools(click.Group):
@@ -17,11 +17,11 @@ class _Tools(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name == "send":
-            from .send_options import cli as send
+            from .cli.send_options import cli as send
 
             return send
         if cmd_name == "bridge":
-            from .bridge_cli import cli as bridge
+            from .cli.bridge import cli as bridge
 
             return bridge
         return None

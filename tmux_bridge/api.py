@@ -14,7 +14,7 @@ with a stable ``code``; results are :class:`CallResult` values, and
 Every call's time limits are checked first (:func:`~tmux_bridge.results.check_options`:
 ``InvalidRequest`` for NaN, infinite, 0 or less, more than a week), before anything is
 logged or typed. A call that types and waits is logged when it starts and when it ends
-(:mod:`tmux_bridge.audit`).
+(:mod:`tmux_bridge.audit.log`).
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from .results import CallRecord, CallResult, Mode, RunOptions, check_options
 from .target import Target
 
 if TYPE_CHECKING:
-    from .agents import Agent
-    from .check import CheckResult
+    from .agents.delivery import PromptReceipt
+    from .agents.detect import Agent
+    from .agents.inbox import Message
+    from .agents.messaging import Attempt, Sent
+    from .calls.check import CheckResult
     from .errors import InboxCorrupt
-    from .inbox import Message
-    from .messaging import Attempt, Sent
-    from .prompt import PromptReceipt
-    from .watch import Listener, Snapshot
+    from .pane.watch import Listener, Snapshot
 
 Sink = Callable[[bytes], None]
 BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
@@ -91,7 +91,7 @@ class Bridge:
         command with exactly these arguments (quoted for the pane's shell). Output goes
         to ``stdout``/``stderr`` as it arrives, or is collected into the result.
         """
-        from .command import run_command
+        from .calls.command import run_command
 
         out, err = stdout or _Collect(), stderr or _Collect()
         text = command if isinstance(command, (str, bytes)) else " ".join(command)
@@ -124,7 +124,7 @@ class Bridge:
         ``error_code``); raises what :meth:`run` raises before it finds a pane, and
         :class:`Cancelled`. A help for agents, not a security boundary.
         """
-        from .check import check_command, command_text
+        from .calls.check import check_command, command_text
 
         started = time.monotonic()
         try:
@@ -152,7 +152,7 @@ class Bridge:
     ) -> CallResult:
         """Start REPL ``name`` (a preset, or any name with ``prompt``, a regex for its
         prompt line) with shell command ``command``; done when its prompt shows."""
-        from .repl import ReplRequest, start_repl
+        from .calls.repl import ReplRequest, start_repl
 
         out = stdout or _Collect()
         request = ReplRequest(name, prompt, template)
@@ -178,7 +178,7 @@ class Bridge:
     ) -> CallResult:
         """Evaluate ``code`` in the open REPL ``name``; stdout is what it printed in
         response. Status 0, or 1 when the REPL reported an error."""
-        from .repl import ReplRequest, evaluate
+        from .calls.repl import ReplRequest, evaluate
 
         out = stdout or _Collect()
         request = ReplRequest(name, prompt, template)
@@ -204,7 +204,7 @@ class Bridge:
     ) -> CallResult:
         """Start REPL ``name`` with shell command ``text`` when none is open, else
         evaluate ``text`` in it: what ``tmux-send --repl NAME`` does."""
-        from .repl import ReplRequest, run_repl
+        from .calls.repl import ReplRequest, run_repl
 
         out = stdout or _Collect()
         request = ReplRequest(name, prompt, template)
@@ -225,7 +225,7 @@ class Bridge:
     ) -> CallResult:
         """Quit the REPL tmux-send started the way it expects; nothing is typed when no
         REPL is open (status 0, with a note)."""
-        from .repl import close_repl
+        from .calls.repl import close_repl
 
         return self._logged(
             "repl_close", "", options, lambda: close_repl(self.target, options, notice, cancel)
@@ -247,7 +247,7 @@ class Bridge:
         pane's shell, as its user: SHA-256 checked there, moved into place atomically, an
         existing file first copied to a backup (``result.file.backup``) unless
         ``backup`` is false. Only ``options.max_time`` applies (the work is silent)."""
-        from .files import write_file
+        from .calls.files import write_file
 
         return self._logged(
             "write",
@@ -266,7 +266,7 @@ class Bridge:
     ) -> CallResult:
         """Read the file at ``path`` through the pane's shell: ``result.stdout`` holds its
         exact bytes (SHA-256 checked), ``result.file`` its size, mode, mtime and digest."""
-        from .files import read_file
+        from .calls.files import read_file
 
         return self._logged(
             "read", path, options, lambda: read_file(self.target, path, options, notice, cancel)
@@ -286,7 +286,7 @@ class Bridge:
         """Replace the one occurrence of ``old`` in the file at ``path`` with ``new``
         through the pane's shell (none or several: an error, the file untouched), after a
         backup unless ``backup`` is false; ``result.stdout`` is the unified diff."""
-        from .files import edit_file
+        from .calls.files import edit_file
 
         return self._logged(
             "edit",
@@ -302,14 +302,14 @@ class Bridge:
     def send_keys(self, keys: Sequence[str]) -> CallResult:
         """Send tmux key names (``C-c``, ``Enter``, ``Up``, ``q``) to whatever is in
         front; ``screen`` is the screen once it settles. Takes no lock."""
-        from .keys import send_keys
+        from .pane.keys import send_keys
 
         return self._screen_call("keys", " ".join(keys), lambda: send_keys(self.target, keys))
 
     def type_text(self, text: str, enter: bool = False, allow_control: bool = False) -> CallResult:
         """Type ``text`` literally into whatever is in front (control characters only
         when ``allow_control``), then Enter if asked; ``screen`` is the settled screen."""
-        from .keys import type_text
+        from .pane.keys import type_text
 
         shown = text + (" <Enter>" if enter else "")
         return self._screen_call(
@@ -319,7 +319,7 @@ class Bridge:
     def screen(self, lines: int = 0, join_wrapped: bool = True) -> CallResult:
         """The visible screen, or the last ``lines`` lines of history and screen; wrapped
         lines joined unless ``join_wrapped`` is false."""
-        from .keys import screen
+        from .pane.keys import screen
 
         return self._screen_call(
             "screen", "", lambda: screen(self.target, lines, join_wrapped), log=False
@@ -336,7 +336,7 @@ class Bridge:
         ``keys``, then Enter, to whatever is in front. Returns at once with an empty
         ``screen``, or with ``settle`` once the screen settles (at most 2 s), with it.
         Takes no lock."""
-        from .keys import send_input
+        from .pane.keys import send_input
 
         mode: Mode = "type" if text else "keys"
         shown = " ".join([*([text] if text else []), *keys, *(["<Enter>"] if enter else [])])
@@ -354,7 +354,7 @@ class Bridge:
     ) -> CallResult:
         """The screen (as :meth:`screen` gives it) once ``matches`` accepts it, looked at
         every 0.1 s; :class:`~tmux_bridge.errors.WaitTimeout` after ``timeout`` seconds."""
-        from .keys import wait_for_screen
+        from .pane.keys import wait_for_screen
 
         return self._screen_call(
             "screen",
@@ -366,7 +366,7 @@ class Bridge:
     def status(self) -> dict[str, Any]:
         """Whether the session runs, its shell, what is in front, the open REPL and a
         call in flight. Never raises for a missing session: ``running`` says."""
-        from .status import bridge_status
+        from .pane.status import bridge_status
 
         return bridge_status(self.target)
 
@@ -374,7 +374,7 @@ class Bridge:
 
     def sessions(self) -> list[str]:
         """The sessions of the target's tmux server, sorted (empty when none runs)."""
-        from .bridge import list_sessions
+        from .pane.sessions import list_sessions
 
         return list_sessions(self.target.tmux)
 
@@ -383,8 +383,8 @@ class Bridge:
         server, running the person's login shell in ``cwd`` (absolute, existing), with
         the bridge pane's long scrollback, so the person can attach and watch. Returns
         its name and the pane's id; logged for the person."""
-        from .bridge import new_session
-        from .pane import find_pane
+        from .pane.info import find_pane
+        from .pane.sessions import new_session
 
         try:
             new_session(self.target, name, cwd)
@@ -397,7 +397,7 @@ class Bridge:
 
     def kill_session(self, name: str) -> None:
         """End session ``name`` and what runs in it; logged for the person."""
-        from .bridge import kill_session
+        from .pane.sessions import kill_session
 
         try:
             kill_session(self.target.tmux, name)
@@ -413,7 +413,7 @@ class Bridge:
         target, label, shell, user, directory, what is in front, a call in flight, the
         platform and last command remembered for it. ``refresh`` first probes the
         platform of every pane whose shell waits at its prompt (in parallel)."""
-        from .panes import list_panes
+        from .pane.layout import list_panes
 
         entries = list_panes(self.target, every_session)
         if not refresh:
@@ -441,11 +441,11 @@ class Bridge:
         host, user, shell and its version, directory), found by one probe command run
         in that shell, and remembered in the context. Returns the probe's result and the
         facts (``None`` for those the probe could not tell)."""
-        from . import procfs
-        from .context import update_pane
-        from .facts import parse, probe_command
-        from .pane import find_pane
-        from .rundir import pane_dir_name
+        from .infra import procfs
+        from .pane.context import update_pane
+        from .pane.info import find_pane
+        from .pane.records import pane_dir_name
+        from .text.facts import parse, probe_command
 
         pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
         kind = procfs.shell_kind(pane.pid) or "posix"
@@ -465,7 +465,7 @@ class Bridge:
     def label(self, name: str | None) -> dict[str, Any]:
         """Label the target's pane ``name`` (unique on the server; ``None`` removes
         it). Returns the pane's id, target and label."""
-        from .panes import set_label
+        from .pane.layout import set_label
 
         pane = set_label(self.target, name)
         return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
@@ -482,7 +482,7 @@ class Bridge:
         shell shows a prompt (a program such as ``ssh`` keeps running: nothing waits for
         it). Returns the new pane's id, target and label, and a ``note`` when its shell
         had to start in the home directory (tmux cannot start a pane in the other's)."""
-        from .panes import split, wait_for_new_shell
+        from .pane.layout import split, wait_for_new_shell
 
         pane, note = split(self.target, label, horizontal)
         if command is not None:
@@ -495,7 +495,7 @@ class Bridge:
 
     def pane_id(self) -> str:
         """The id (``%N``) of the target's pane; raises when there is none."""
-        from .pane import find_pane
+        from .pane.info import find_pane
 
         return find_pane(self.target.tmux, self.target.session, self.target.pane).pane.pane_id
 
@@ -504,35 +504,35 @@ class Bridge:
         (on a thread of the watch; it must not block) until :meth:`unwatch`; its
         ``resync`` is called when bytes may have been missed (a pipe re-armed, the pane
         gone). Returns the pane's id."""
-        from .watch import WATCHES
+        from .pane.watch import WATCHES
 
         pane_id = self.pane_id()
         WATCHES.add(self.target.tmux, pane_id, listener)
         return pane_id
 
     def unwatch(self, pane_id: str, listener: Listener) -> None:
-        from .watch import WATCHES
+        from .pane.watch import WATCHES
 
         WATCHES.remove(self.target.tmux, pane_id, listener)
 
     def snapshot(self, history: int = 5000) -> Snapshot:
         """The pane's scrollback (``history`` rows) and screen as terminal bytes that
         redraw it on a fresh terminal of its size."""
-        from .watch import snapshot
+        from .pane.watch import snapshot
 
         return snapshot(self.target.tmux, self.pane_id(), history)
 
     def terminal_input(self, data: bytes) -> None:
         """Type VT bytes from a terminal (a browser's) into the pane: special keys as
         tmux key names, the rest byte for byte. Takes no lock, like :meth:`send_keys`."""
-        from .termio import send_terminal_input
+        from .pane.termio import send_terminal_input
 
         send_terminal_input(self.target.tmux, self.pane_id(), data)
 
     def fit(self, cols: int, rows: int) -> dict[str, Any]:
         """Ask for the pane's window to be ``cols`` x ``rows``: applied only while no
         person is attached (their terminal is never shrunk or pinned)."""
-        from .termio import fit
+        from .pane.termio import fit
 
         return fit(self.target.tmux, self.pane_id(), cols, rows)
 
@@ -541,7 +541,7 @@ class Bridge:
         it into the pane: text up to 256 KiB inline, else its absolute path. Logged."""
         import os
 
-        from .termio import upload
+        from .pane.termio import upload
 
         directory = os.path.join(self.target.runtime_dir, "uploads")
         try:
@@ -558,7 +558,7 @@ class Bridge:
         """Every AI agent on the target's tmux server (a known agent CLI in front, or a
         session that declares one and whose program still runs), with its state
         (``working``, ``idle``, ``unknown``); empty when none runs. Reads only."""
-        from .agents import list_agents
+        from .agents.detect import list_agents
 
         return list_agents(self.target.tmux)
 
@@ -578,7 +578,7 @@ class Bridge:
         (exit 1; ``receipt`` says why: busy, no input box, a draft in the box, Enter
         never taken), :class:`~tmux_bridge.errors.NoSuchAgent`, or what tmux raises
         (exit 125). A draft not ours is refused unless ``replace_draft``. Logged."""
-        from .prompt import deliver
+        from .agents.delivery import deliver
 
         if not text.strip():
             from .errors import InvalidRequest
@@ -619,10 +619,10 @@ class Bridge:
         Raises :class:`~tmux_bridge.errors.SelfSend`, ``InvalidSender``,
         ``NoSuchAgent``; logged. An unreadable inbox is moved aside (a notice says
         where) and the message stored in a new one."""
-        from . import inbox
+        from .agents import inbox
+        from .agents.messaging import Sent, message_ttl, try_deliver, wait_delivered
+        from .agents.messaging import wait_reply as reply_of
         from .errors import InboxCorrupt
-        from .messaging import Sent, message_ttl, try_deliver, wait_delivered
-        from .messaging import wait_reply as reply_of
 
         started = time.monotonic()
         agent, name = self._message_ends(to, sender)
@@ -655,9 +655,9 @@ class Bridge:
         """The recipient, and the sender's name; no self-sends."""
         import os
 
-        from .agents import list_agents
+        from .agents.detect import list_agents
         from .errors import NoSuchAgent, SelfSend
-        from .seams import is_name
+        from .text.seams import is_name
 
         agents = list_agents(self.target.tmux)
         recipient = next((a for a in agents if to in (a.name, a.pane, a.target)), None)
@@ -687,7 +687,7 @@ class Bridge:
         pending messages first, so none waits on an idle agent (and expires those whose
         time ran out). Raises :class:`~tmux_bridge.errors.InboxCorrupt` for an unreadable
         inbox, which it moved aside (the next call starts a new one)."""
-        from . import inbox
+        from .agents import inbox
 
         self.deliver_pending()
         if clear:
@@ -697,9 +697,9 @@ class Bridge:
     def deliver_pending(self, cancel: Cancel | None = None) -> list[Attempt]:
         """Try each pending message once (each recipient idle now gets its messages);
         each try is logged. Cheap when there is no inbox."""
-        from . import inbox
+        from .agents import inbox
+        from .agents.messaging import deliver_pending
         from .errors import InboxCorrupt
-        from .messaging import deliver_pending
 
         if not inbox.exists(self.target.runtime_dir):
             return []
@@ -715,7 +715,7 @@ class Bridge:
 
     def _inbox_fault(self, error: InboxCorrupt) -> None:
         """Tell the person that their inbox was moved aside (a notice: where it is now)."""
-        from .notices import notify
+        from .agents.notices import notify
 
         notify(self.target.tmux, f"tmux-bridge: unreadable inbox moved to {error.moved_to}")
 
@@ -724,8 +724,8 @@ class Bridge:
         pending messages whose recipients are idle, and show the person a notice for
         each agent that stopped working since ``seen`` (pane id -> (name, state), from
         the last pass). Returns the states now, for the next pass."""
+        from .agents.notices import notify, waiting_notices
         from .errors import InboxError
-        from .notices import notify, waiting_notices
 
         with contextlib.suppress(InboxError):  # the person got a notice; a new inbox next
             self.deliver_pending()
@@ -737,8 +737,8 @@ class Bridge:
 
     def _asks_password(self) -> bool:
         """Whether the bridge pane's program waits for the person's password."""
-        from . import procfs
-        from .pane import find_pane
+        from .infra import procfs
+        from .pane.info import find_pane
 
         try:
             pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
@@ -750,7 +750,7 @@ class Bridge:
         """Log a try at a message; a delivery or failure is also a notice for the person."""
         message = attempt.message
         if attempt.changed:
-            from .notices import message_notice, notify
+            from .agents.notices import message_notice, notify
 
             text = message_notice(message.recipient, message.sender, message.id, message.state)
             notify(self.target.tmux, text)
@@ -771,7 +771,7 @@ class Bridge:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """A prompt or message in the audit log: to whom, the text, the outcome."""
-        from .audit import record
+        from .audit.log import record
 
         got = receipt if receipt is not None else getattr(error, "receipt", None)
         record(
@@ -831,7 +831,7 @@ class Bridge:
     def _log_start(self, mode: Mode, command: str) -> str:
         """A call starts: its line in the audit log. Returns the key (``call``) its end
         is logged under."""
-        from .audit import record, start_entry
+        from .audit.log import record, start_entry
 
         entry = start_entry(mode, self.target.pane, self.client, command)
         record(self.target.runtime_dir, entry)
@@ -859,7 +859,7 @@ class Bridge:
         return result
 
     def _log(self, result: CallResult, started: str | None = None) -> None:
-        from .audit import record
+        from .audit.log import record
         from .report import file_document
 
         self._remember(result)
@@ -889,8 +889,8 @@ class Bridge:
         """Keep the pane's last command (with its status and time) in the context."""
         if not self.remember or result.mode not in _REMEMBERED:
             return
-        from .context import update_pane
-        from .rundir import pane_dir_name
+        from .pane.context import update_pane
+        from .pane.records import pane_dir_name
 
         last = {
             "command": result.command,
@@ -907,7 +907,7 @@ class Bridge:
     def _log_event(self, mode: str, name: str, error: BridgeError | None = None) -> None:
         """A line in the audit log for what is no call in a pane (a session made or
         ended through the API)."""
-        from .audit import record
+        from .audit.log import record
 
         record(
             self.target.runtime_dir,
@@ -932,7 +932,7 @@ class Bridge:
         midway); an error not of ours is logged as ``internal_error``."""
         if isinstance(error, NoBridgeSession) and started is None:
             return  # nothing to review: no terminal was there
-        from .audit import record
+        from .audit.log import record
 
         if isinstance(error, BridgeError):
             pane, status, text, code = error.pane, error.exit_code, str(error), error.code
@@ -971,7 +971,7 @@ class Bridge:
         the pane from being ready, and whether a lookup was typed into the pane."""
         if isinstance(error, NoBridgeSession):
             return
-        from .audit import record
+        from .audit.log import record
 
         pane = result.pane if result is not None else error.pane if error else None
         reason = result.reason if result is not None else str(error)

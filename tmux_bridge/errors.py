@@ -352,7 +352,7 @@ class InboxCorrupt(InboxError):
 
 class NotDelivered(BridgeError):
     """A prompt or message was tried and the target did not take it; ``receipt`` (a
-    :class:`~tmux_bridge.prompt.PromptReceipt`) says how far it got. Exit 1."""
+    :class:`~tmux_bridge.agents.delivery.PromptReceipt`) says how far it got. Exit 1."""
 
     code = "not_delivered"
     exit_code = EXIT_NOT_DELIVERED

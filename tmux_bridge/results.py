@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from .errors import InvalidRequest, exit_status
 
 if TYPE_CHECKING:
-    from .pane import PaneInfo
+    from .pane.info import PaneInfo
 
 Mode = Literal[
     "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .runtime import runtime_dir, session_name
-from .tmux import Tmux
+from .infra.runtime import runtime_dir, session_name
+from .infra.tmux import Tmux
 
 
 class Target(NamedTuple):

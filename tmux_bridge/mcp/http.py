@@ -21,9 +21,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
 from ..server.app import McpMount
-from ..server.security import ASGIApp
 from ..target import Target
-from .live import Calls, Key
+from ..web.security import ASGIApp
+from .progress import Calls, Key
 from .server import build_server
 
 PATH = "/mcp"

@@ -25,7 +25,7 @@ from ..report import error_document, to_document
 from ..results import CallResult, RunOptions
 from ..target import Target
 from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
-from .live import Calls, Key, Live, Report, in_thread
+from .progress import Calls, Key, Live, Report, in_thread
 from .schemas import (
     AgentsDocument,
     MessageDocument,

@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Route
 from .. import __version__
 from ..cancel import Cancel, InFlight
 from ..errors import BridgeError, InvalidRequest
+from ..web.security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware, Gates
 from .actions import error_metadata
 from .contract import (
     ACTIONS,
@@ -38,7 +39,6 @@ from .contract import (
     parse_fields,
     screen_matcher,
 )
-from .security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware, Gates
 
 # Actions that may wait long (a command, a REPL, wait_for) get their own threads, so that
 # however many of them wait (on a pane's lock, say), the quick ones (keys to answer a

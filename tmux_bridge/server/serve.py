@@ -33,13 +33,13 @@ from starlette.routing import BaseRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
-from ..patterns import use_time_limit
-from ..runtime import runtime_dir, session_name
+from ..infra.runtime import runtime_dir, session_name
 from ..target import Target
+from ..text.patterns import use_time_limit
+from ..web.security import DEFAULT_HOSTS, Gates, load_token, token_file
 from .app import Backend, Calls, McpMount, create_app
 from .contract import REGEX_TIME, error_reply
-from .live import MAX_FRAME
-from .security import DEFAULT_HOSTS, Gates, load_token, token_file
+from .ws import MAX_FRAME
 
 SEND_BUFFER = 256 * 1024  # bytes of socket send buffer per connection (SO_SNDBUF)
 GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving up on them

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..calls.repl import ReplRequest, preset_for
 from ..cancel import Cancel
 from ..errors import (
     Cancelled,
@@ -28,7 +29,6 @@ from ..errors import (
     SessionExists,
     WaitTimeout,
 )
-from ..repl import ReplRequest, preset_for
 from ..report import to_document
 from ..results import CallResult, Mode, RunOptions, new_call_id
 from .contract import DEFAULT_LINES, DEFAULT_WAIT_MS, Request, reply, screen_matcher

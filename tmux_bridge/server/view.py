@@ -15,8 +15,8 @@ from starlette.staticfiles import StaticFiles
 
 from ..api import Bridge
 from ..target import Target
-from .live import Agents, FacadeAgents, endpoint
-from .security import Gates
+from ..web.security import Gates
+from .ws import Agents, FacadeAgents, endpoint
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 HEADERS = {

@@ -1,0 +1,162 @@
+"""The audit log: JSON lines in the runtime directory, for the person.
+
+``log.jsonl`` (mode 0600) gets a line for every command, REPL call and keys sent. A call
+that types and waits (a command, a REPL call, a file through the pane) gets two: one
+when it starts, before anything is typed (``"event": "start"``, a ``call`` key, the
+``pid`` and its start time ``pid_start`` of the process making it, ``mode``, ``pane`` as
+asked for, ``client``, ``command``), and its entry when it ends, with the same ``call``.
+A call whose process was killed (SIGKILL) or died keeps only its start. :func:`read`
+gives each call once: an ended call as its end entry and, when asked, one that has not
+ended as its start with ``running`` (whether its process still runs).
+
+A command longer than ``MAX_COMMAND`` characters is kept as its start and its end with
+a line saying what is left out (:func:`~tmux_bridge.text.seams.excerpt`), and the entry says
+how long it was and its SHA-256 (:func:`command_facts`).
+
+When the file passes ``MAX_BYTES`` it becomes ``log.jsonl.1`` (replacing the older one),
+so the two together never hold much more than twice that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from typing import Any
+
+from ..infra.runtime import usable_private_dir
+from ..text.seams import excerpt
+
+LOG_FILE = "log.jsonl"
+MAX_BYTES = 1024 * 1024
+MAX_COMMAND = 4000  # characters of a command kept in the log
+
+
+def record(directory: str, entry: dict[str, Any]) -> None:
+    """Append ``entry`` with the current time. Never fails the call: a log that cannot
+    be written is skipped, and so is one whose directory is not our own private one
+    (:func:`~tmux_bridge.infra.runtime.usable_private_dir`): it is checked before anything is
+    written."""
+    if not usable_private_dir(directory):
+        return
+    path = os.path.join(directory, LOG_FILE)
+    command = entry.get("command")
+    if isinstance(command, str):
+        entry.update(command_facts(command))
+    line = json.dumps({"time": _now(), **entry}, ensure_ascii=False) + "\n"
+    with contextlib.suppress(OSError):
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path).st_size > MAX_BYTES:
+                os.replace(path, path + ".1")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "surrogateescape"))  # one write: one line
+        finally:
+            os.close(fd)
+
+
+def command_facts(command: str) -> dict[str, Any]:
+    """The command as the log keeps it: whole up to ``MAX_COMMAND`` characters. A longer
+    one is kept as its first 3000 and last 1000 characters with the line ``[... L lines
+    and C characters not shown, of N lines and M characters ...]`` between them, and the
+    entry gets ``command_chars`` and ``command_lines`` (of the whole command),
+    ``command_omitted`` (the characters left out) and ``command_sha256`` (of the whole
+    command's bytes: UTF-8, bytes that were not UTF-8 as they came), so the person can
+    tell which script it was."""
+    kept = excerpt(command, MAX_COMMAND, MAX_COMMAND + 1)  # characters count, not lines
+    if not kept.omitted:
+        return {"command": command}
+    import hashlib
+
+    data = command.encode("utf-8", "surrogateescape")
+    return {
+        "command": kept.text,
+        "command_chars": len(command),
+        "command_lines": command.count("\n") + 1,
+        "command_omitted": kept.omitted,
+        "command_sha256": hashlib.sha256(data).hexdigest(),
+    }
+
+
+def start_entry(mode: str, pane: str | None, client: str, command: str) -> dict[str, Any]:
+    """The entry that says a call starts: ``call`` is the key its end repeats; ``pid``
+    and ``pid_start`` (its start, in clock ticks after boot) name the process making
+    the call, so that a reader tells a call that still runs from one whose process is
+    gone; ``pane`` is the target as asked for (``None``: the bridge pane)."""
+    from ..infra.procfs import proc_stat
+    from ..results import new_call_id
+
+    me = proc_stat(os.getpid())
+    return {
+        "event": "start",
+        "call": new_call_id(),
+        "pid": os.getpid(),
+        "pid_start": me.start if me is not None else None,
+        "mode": mode,
+        "pane": pane,
+        "client": client,
+        "command": command,
+    }
+
+
+def read(directory: str, count: int | None, unfinished: bool = False) -> list[dict[str, Any]]:
+    """The last ``count`` calls (all of them for ``None``), oldest first, from the
+    rotated file too: each call once, by its end entry; with ``unfinished`` also the
+    calls that have not ended, by their start (:func:`fold`). Lines that are not JSON
+    objects are skipped."""
+    path = os.path.join(directory, LOG_FILE)
+    lines: list[str] = []
+    for name in (path + ".1", path):
+        with (
+            contextlib.suppress(FileNotFoundError),
+            open(name, encoding="utf-8", errors="replace") as f,
+        ):
+            lines.extend(f.read().splitlines())
+    entries = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if isinstance(entry, dict):
+                entries.append(entry)
+    calls = fold(entries)
+    if not unfinished:
+        calls = [call for call in calls if call.get("event") != "start"]
+    if count is not None:
+        calls = calls[-count:] if count > 0 else []
+    return calls
+
+
+def fold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each call once, in the log's order: a start whose end is logged is dropped (the
+    end says it all); a start without an end stays where it is, with ``running`` true
+    while the process that made it still runs (the same pid, started at the same
+    time), false once it is gone (killed, or the machine went down: the call never
+    ended)."""
+    ended = {
+        entry["call"]
+        for entry in entries
+        if entry.get("event") != "start" and isinstance(entry.get("call"), str)
+    }
+    calls = []
+    for entry in entries:
+        if entry.get("event") == "start":
+            if entry.get("call") in ended:
+                continue
+            entry = {**entry, "running": _still_running(entry)}
+        calls.append(entry)
+    return calls
+
+
+def _still_running(start: dict[str, Any]) -> bool:
+    from ..infra.procfs import proc_stat
+
+    pid = start.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    process = proc_stat(pid)
+    return process is not None and process.start == start.get("pid_start")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -1,0 +1,241 @@
+"""The friction summary of the audit log (``tmux-bridge log --stats``). Pure: entries in,
+one document (and its text) out.
+
+Each entry of the log (each call once, as :func:`tmux_bridge.audit.log.read` folds them) is
+one of:
+
+* a dry run (mode ``check``): counted as ``checks`` only;
+* a call that has not ended (only its start is logged): ``running`` while the process
+  that made it runs, else ``never_ended`` (tmux-send was killed, say);
+* a refusal (an ``error_code``: tmux-send could not make the call, nothing ran);
+* a timeout (``timed_out``: the command was interrupted);
+* a success (exit status 0) or a failure (any other exit status).
+
+``calls`` counts all but the dry runs, so ``calls == ok + failed + timeouts + refused +
+never_ended + running``; ``unfinished`` lists the last of the calls that have not ended.
+The slowest commands are taken from the calls that ran; the commands that failed most
+often count failures and timeouts, by the command's exact text. Entries are grouped by
+pane id (``%3``); a refusal that came before any pane was found (no such pane) has none
+and is grouped under ``unknown``, and a call that has not ended under the pane it asked
+for (``unknown``: the bridge pane).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..text.seams import shorten
+
+TOP = 5  # slowest and most often failed commands listed
+UNKNOWN_PANE = "unknown"
+
+
+def outcome(entry: dict[str, Any]) -> str:
+    """``check``, ``running``, ``never_ended``, ``refused``, ``timeout``, ``ok`` or
+    ``failed``."""
+    if entry.get("mode") == "check":
+        return "check"
+    if entry.get("event") == "start":
+        return "running" if entry.get("running") else "never_ended"
+    if entry.get("error_code"):
+        return "refused"
+    if entry.get("timed_out"):
+        return "timeout"
+    return "ok" if entry.get("exit_status") == 0 else "failed"
+
+
+class _Tally:
+    """The counts of one pane (or of all)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.statuses: Counter[str] = Counter()
+        self.timeout_kinds: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.ran: list[dict[str, Any]] = []
+        self.failures: dict[str, dict[str, Any]] = {}
+        self.unfinished: list[dict[str, Any]] = []
+        self.target: str | None = None
+
+    def add(self, entry: dict[str, Any]) -> None:
+        what = outcome(entry)
+        self.counts[what] += 1
+        if isinstance(entry.get("target"), str):
+            self.target = entry["target"]
+        if what == "check":
+            return
+        if what in ("running", "never_ended"):
+            self.unfinished.append(_unfinished(entry, what))
+            return
+        if what == "refused":
+            self.reasons[str(entry["error_code"])] += 1
+            return
+        self.ran.append(entry)
+        if what == "timeout":
+            self.timeout_kinds[str(entry["timed_out"])] += 1
+        elif what == "failed":
+            self.statuses[str(entry.get("exit_status"))] += 1
+        if what != "ok":
+            self._failed(entry)
+
+    def _failed(self, entry: dict[str, Any]) -> None:
+        command = str(entry.get("command", ""))
+        key = f"{command}\0{entry.get('command_sha256')}"  # a long one: the whole text's
+        record = self.failures.setdefault(
+            key, {"command": command, "failures": 0, "exit_statuses": Counter(), "last": None}
+        )
+        record["failures"] += 1
+        record["exit_statuses"][str(entry.get("exit_status"))] += 1
+        record["last"] = entry.get("time")
+
+    def summary(self, top: int) -> dict[str, Any]:
+        counts = self.counts
+        return {
+            "target": self.target,
+            "calls": sum(counts.values()) - counts["check"],
+            "ok": counts["ok"],
+            "failed": counts["failed"],
+            "failures_by_status": _by_count(self.statuses),
+            "timeouts": counts["timeout"],
+            "timeouts_by_kind": _by_count(self.timeout_kinds),
+            "refused": counts["refused"],
+            "refusals_by_reason": _by_count(self.reasons),
+            "never_ended": counts["never_ended"],
+            "running": counts["running"],
+            "unfinished": self.unfinished[-top:],
+            "checks": counts["check"],
+            "slowest": [_slow(entry) for entry in _slowest(self.ran)[:top]],
+            "most_failed": [
+                {**record, "exit_statuses": _by_count(record["exit_statuses"])}
+                for record in sorted(self.failures.values(), key=lambda r: -r["failures"])[:top]
+            ],
+        }
+
+
+def _by_count(counter: Counter[str]) -> dict[str, int]:
+    """Most frequent first; ties in the order first seen."""
+    return dict(counter.most_common())
+
+
+def _duration(entry: dict[str, Any]) -> float:
+    value = entry.get("duration_s")
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _slowest(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(entries, key=lambda entry: -_duration(entry))
+
+
+def _unfinished(entry: dict[str, Any], what: str) -> dict[str, Any]:
+    return {
+        "command": entry.get("command"),
+        "mode": entry.get("mode"),
+        "pane": entry.get("pane") or UNKNOWN_PANE,
+        "client": entry.get("client"),
+        "pid": entry.get("pid"),
+        "running": what == "running",
+        "time": entry.get("time"),
+    }
+
+
+def _slow(entry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "command": entry.get("command"),
+        "mode": entry.get("mode"),
+        "pane": entry.get("pane") or UNKNOWN_PANE,
+        "duration_s": _duration(entry),
+        "exit_status": entry.get("exit_status"),
+        "timed_out": entry.get("timed_out"),
+        "time": entry.get("time"),
+    }
+
+
+def summarize(entries: Iterable[Any], top: int = TOP) -> dict[str, Any]:
+    """The friction summary of audit-log ``entries`` (oldest first): overall and per
+    pane, in the order panes first appear. Entries that are not JSON objects are
+    skipped."""
+    overall = _Tally()
+    panes: dict[str, _Tally] = {}
+    times: list[str] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        pane = str(entry.get("pane") or UNKNOWN_PANE)
+        for tally in (overall, panes.setdefault(pane, _Tally())):
+            tally.add(entry)
+        if isinstance(entry.get("time"), str):
+            times.append(entry["time"])
+    document = overall.summary(top)
+    del document["target"]
+    return {
+        "entries": sum(overall.counts.values()),
+        "first": times[0] if times else None,
+        "last": times[-1] if times else None,
+        "overall": document,
+        "panes": {pane: tally.summary(top) for pane, tally in panes.items()},
+    }
+
+
+# --- as text ----------------------------------------------------------------------------
+
+
+def render_lines(stats: dict[str, Any]) -> list[str]:
+    """The summary for a person, as lines (a field never holds the line break: the
+    caller makes each line visible): a block for all panes, then one per pane."""
+    if not stats["entries"]:
+        return ["No calls logged yet."]
+    span = f"{_when(stats['first'])} to {_when(stats['last'])}"
+    lines = [f"{stats['entries']} log entries, {span}", "", *_block("all panes", stats["overall"])]
+    for pane, summary in stats["panes"].items():
+        name = f"pane {pane}" + (f" ({summary['target']})" if summary.get("target") else "")
+        lines += ["", *_block(name, summary)]
+    return lines
+
+
+def _block(name: str, summary: dict[str, Any]) -> list[str]:
+    checks = summary["checks"]
+    unended = "".join(
+        f", {summary[key]} {words}"
+        for key, words in (("never_ended", "never ended"), ("running", "running"))
+        if summary.get(key)
+    )
+    lines = [
+        f"{name}: {_plural(summary['calls'], 'call')} ({summary['ok']} ok, "
+        f"{summary['failed']} failed, {summary['timeouts']} timed out, "
+        f"{summary['refused']} refused{unended}), {_plural(checks, 'dry run')}"
+    ]
+    for label, key, prefix in (
+        ("failures", "failures_by_status", "exit "),
+        ("timeouts", "timeouts_by_kind", ""),
+        ("refusals", "refusals_by_reason", ""),
+    ):
+        if summary[key]:
+            counted = ", ".join(f"{prefix}{what} x{count}" for what, count in summary[key].items())
+            lines.append(f"  {label:<13}{counted}")
+    for index, slow in enumerate(summary["slowest"]):
+        status = f"[{slow['exit_status']}]"
+        shown = f"{slow['duration_s']:7.2f} s  {status:<6} {_short(slow['command'])}"
+        lines.append(f"  {'slowest' if index == 0 else '':<13}{shown}")
+    for index, failed in enumerate(summary["most_failed"]):
+        statuses = "[" + ",".join(failed["exit_statuses"]) + "]"
+        shown = f"{failed['failures']:>4} x    {statuses:<6} {_short(failed['command'])}"
+        lines.append(f"  {'failed most' if index == 0 else '':<13}{shown}")
+    for call in summary.get("unfinished", []):
+        state = "running" if call["running"] else "never ended"
+        shown = f"{_when(call['time'])}  {_short(call['command'])}"
+        lines.append(f"  {state:<13}{shown}")
+    return lines
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _when(time: object) -> str:
+    return str(time or "?")[:19].replace("T", " ")
+
+
+def _short(command: object) -> str:
+    return shorten(str(command or "").replace("\n", "\u23ce "), 80)

@@ -1,0 +1,503 @@
+"""Command mode: one command in the pane's own shell, its output back through relays.
+
+The command's stdout and stderr are two pseudo-terminals opened here (the relays): the
+command sees terminals, as it would in the pane, while we read exactly what it wrote,
+stream it to the caller, and copy it raw into the pane so the person sees it live.
+See :mod:`tmux_bridge.text.shells` for what runs inside the shell.
+
+One call, in order: find the pane and hold its lock (:mod:`tmux_bridge.calls.frame`); check
+that its shell waits at the prompt; write the command and runner files; type one short
+line; then wait in ``poll`` (no polling loop: relay data, the shell's exit, and the
+caller's cancellation all wake it) until both relays deliver the end sentinel, a
+timeout fires, or the shell goes away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal
+
+from ..cancel import Cancel
+from ..errors import ReplMismatch
+from ..infra import procfs
+from ..infra.relay import PaneMirror, Relay, close_fd, open_pidfd
+from ..infra.runtime import remove_quietly, write_private_file
+from ..infra.tmux import Tmux
+from ..pane import readiness
+from ..pane.info import PaneInfo, screen_tail
+from ..pane.records import PaneDir
+from ..results import CallRecord, RunOptions
+from ..target import Target
+from ..text.markers import SENTINEL_END, SENTINEL_EXIT, sentinel_prefix
+from ..text.output import SentinelScanner, TerminalText
+from ..text.shells import (
+    ACK,
+    LINE_EDITOR_RESET,
+    RunnerSpec,
+    ShellKind,
+    display_command,
+    join_words,
+    runner_script,
+    scratch_path,
+)
+from ..text.shells import typed_line as make_typed_line
+from .clock import CallClock, Step, announce_waiting, interrupt_reason
+from .frame import CallFrame, Notice, check_not_cancelled, pane_call
+from .respawn import respawn_after_exit
+
+if TYPE_CHECKING:
+    from .far import Gateway
+
+Sink = Callable[[bytes], None]
+Command = bytes | str | Sequence[str]
+# a command chosen once the shell's kind is known (a far shell's, from its probe)
+Chooser = Callable[[ShellKind], Command]
+
+
+def run_command(
+    target: Target,
+    command: Command,
+    options: RunOptions,
+    sinks: tuple[Sink, Sink],
+    notice: Notice,
+    cancel: Cancel | None,
+) -> CallRecord:
+    """Run ``command`` in the target pane's shell; stream its output into ``sinks``.
+
+    ``command`` is shell code (``bytes`` or ``str``), or a list of words run as one
+    command with exactly these arguments (quoted for the pane's shell; one word is
+    shell code). Returns when the command has finished and the shell is back at its
+    prompt, a timeout ran its course, or the call was cancelled (the command is then
+    interrupted as Ctrl-C would).
+
+    Raises before anything is typed: :class:`NoBridgeSession`, :class:`PaneNotReady`
+    and its kin, :class:`ReplMismatch` (a REPL tmux-send started is open),
+    :class:`RuntimeDirError`, :class:`LockTimeout`, :class:`Cancelled`; and
+    :class:`SessionClosed` when the session vanished mid-command.
+    """
+    with pane_call(target, options, cancel, notice) as frame:
+        return run_in_frame(target, frame, command, options, sinks, notice, cancel)
+
+
+def run_in_frame(
+    target: Target,
+    frame: CallFrame,
+    command: Command | Chooser,
+    options: RunOptions,
+    sinks: tuple[Sink, Sink],
+    notice: Notice,
+    cancel: Cancel | None,
+    shown: str | None = None,
+) -> CallRecord:
+    """:func:`run_command` in a pane whose lock the caller holds (``frame``), so that
+    one caller can make several calls in a row (an edit reads, then writes). ``shown``
+    is what the person sees instead of the command text, and what the record names.
+    ``command`` may be a :data:`Chooser` (``shown`` is then needed): called with the
+    shell's kind before anything of the command is typed."""
+    pane = frame.view.pane
+    check_no_repl(frame.records, pane, target.tmux)
+    gateway = far_gateway(pane)
+    if gateway is not None:
+        return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
+    kind, pane = readiness.ready_shell(
+        target.tmux, frame.view, frame.records, frame.deadline, cancel
+    )
+    text = command_bytes(kind, command(kind) if callable(command) else command)
+    shown = text.decode("utf-8", "surrogateescape") if shown is None else shown
+    record = CallRecord("command", shown, pane, options)
+    record.shell = kind
+    call = CommandCall(target.tmux, pane, kind, frame.records, text, record, sinks, notice, cancel)
+    started = time.time()
+    try:
+        call.start()
+        call.wait(frame.deadline)
+    finally:
+        call.close()
+    if call.back_at_prompt():
+        frame.records.mark_settled(started, record.call_id)
+    record.duration = time.monotonic() - frame.started
+    return record
+
+
+def far_gateway(pane: PaneInfo) -> Gateway | None:
+    """The program in front of the pane's shell that leads to a far shell, if any (only
+    looked for when something other than the shell is in front: keeps calls short)."""
+    shell = procfs.proc_stat(pane.pid)
+    if shell is None or shell.tpgid in (shell.pgrp, -1):
+        return None
+    from .far import gateway_in_front
+
+    return gateway_in_front(pane)
+
+
+def _run_far(
+    target: Target,
+    frame: CallFrame,
+    gateway: Gateway,
+    command: Command | Chooser,
+    options: RunOptions,
+    sinks: tuple[Sink, Sink],
+    notice: Notice,
+    cancel: Cancel | None,
+    shown: str | None,
+) -> CallRecord:
+    """:func:`run_in_frame` for a far shell (:mod:`tmux_bridge.calls.far`)."""
+    from .far import run_far
+
+    pane = frame.view.pane
+    if shown is None:
+        shown = (
+            ""
+            if callable(command)
+            else command_bytes("bash", command).decode("utf-8", "surrogateescape")
+        )
+    record = CallRecord("command", shown, pane, options)
+    frame.records.write_inflight(record.command)
+    try:
+        run_far(
+            target.tmux,
+            pane,
+            gateway,
+            lambda facts: command_bytes(
+                facts.shell, command(facts.shell) if callable(command) else command
+            ),
+            record,
+            frame.deadline,
+            (sinks[0], sinks[1], notice, cancel),
+            frame.records.file("far-prompt"),
+            frame.view.screen,
+        )
+    finally:
+        frame.records.clear_inflight()
+    record.duration = time.monotonic() - frame.started
+    return record
+
+
+def command_bytes(kind: ShellKind, command: Command) -> bytes:
+    """The shell code for ``command`` in a ``kind`` shell."""
+    if isinstance(command, bytes):
+        return command
+    if isinstance(command, str):
+        return command.encode("utf-8", "surrogateescape")
+    return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
+
+
+def check_no_repl(records: PaneDir, pane: PaneInfo, tmux: Tmux) -> None:
+    """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
+    state = records.read_repl()
+    if state is None:
+        return
+    from .repl import repl_open  # only when a REPL record exists: keeps start-up short
+
+    if repl_open(tmux, state, pane):
+        raise ReplMismatch(
+            f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
+            "evaluate code in it, or close it first.",
+            repl=state.name,
+        )
+    records.clear_repl()
+
+
+class CommandCall:
+    """The state of one call between typing the line and the end sentinel."""
+
+    def __init__(
+        self,
+        tmux: Tmux,
+        pane: PaneInfo,
+        kind: ShellKind,
+        records: PaneDir,
+        command: bytes,
+        record: CallRecord,
+        sinks: tuple[Sink, Sink],
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = tmux
+        self.pane = pane
+        self.kind = kind
+        self.records = records
+        self.command = command
+        self.record = record
+        self.sinks = sinks
+        self.notice = notice
+        self.cancel = cancel
+        self.runner_path = records.file(record.call_id + ".run")
+        self.command_path = records.file(record.call_id + ".cmd")
+        self.relays: list[Relay] = []
+        self.scanners: list[SentinelScanner] = []
+        self.cleaners = [TerminalText(), TerminalText()]
+        self.mirror: PaneMirror | None = None
+        self.pidfd = -1
+        self.set_remain_on_exit = pane.remain_on_exit != "on"
+        self.typed = False
+        self.reading = True
+        self.posix = _PosixRunnerWatch(pane.pid, self.runner_path) if kind == "posix" else None
+
+    # --- setting up ------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Write the files, open the relays, and type the line."""
+        pane = self.pane
+        self.records.write_inflight(self.record.command)
+        self.relays = [Relay(pane.width, pane.height), Relay(pane.width, pane.height)]
+        prefix = sentinel_prefix(self.record.call_id)
+        self.scanners = [SentinelScanner(prefix, SENTINEL_END) for _ in self.relays]
+        write_private_file(self.command_path, self.command)
+        spec = RunnerSpec(
+            call_id=self.record.call_id,
+            runner_path=self.runner_path,
+            command_path=self.command_path,
+            stdout_tty=self.relays[0].path,
+            stderr_tty=self.relays[1].path,
+            banner=display_command(self.record.command),
+            shell_binary=procfs.shell_executable(pane.pid),
+        )
+        write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
+        write_private_file(scratch_path(self.runner_path), b"")  # the shell keeps it 0600
+        self.pidfd = open_pidfd(pane.pid)
+        self.mirror = PaneMirror(pane.tty)
+        check_not_cancelled(self.cancel)
+        self.tmux.run_all(*self._typing())
+        self.typed = True
+
+    def _typing(self) -> list[list[str]]:
+        """The tmux commands that type the line: copy mode left, the pane kept alive if
+        the command ends the shell, the line cleared, the runner line, Enter."""
+        pane_id = self.pane.pane_id
+        commands: list[list[str]] = []
+        if self.pane.in_mode:
+            commands.append(["copy-mode", "-q", "-t", pane_id])
+        if self.set_remain_on_exit:
+            commands.append(["set-option", "-p", "-t", pane_id, "remain-on-exit", "on"])
+        line = make_typed_line(self.kind, self.runner_path)
+        commands += [
+            ["send-keys", "-t", pane_id, *LINE_EDITOR_RESET],
+            ["send-keys", "-t", pane_id, "-l", "--", line],
+            ["send-keys", "-t", pane_id, "Enter"],
+        ]
+        return commands
+
+    # --- waiting ---------------------------------------------------------------------
+
+    def wait(self, deadline: float) -> None:
+        """Read both relays until both sentinels are in, interrupting on a timeout or a
+        cancellation; then hand the rest over (or restart a shell the command ended)."""
+        clock = CallClock(self.record.options, deadline, time.monotonic())
+        while not all(s.seen for s in self.scanners):
+            now = time.monotonic()
+            self._look_for_input(clock, now)
+            step = clock.next_step(now, self._cancelled(), self.record)
+            if step is not None and self._take(step, clock, now):
+                break
+            events = self._poll(clock)
+            if self._handle(events, clock):
+                respawn_after_exit(self.tmux, self.pane, self.record, self._drain_all)
+                return
+            if self.posix is not None and self.posix.cut_short():
+                self._posix_interrupted(clock)
+                break
+        self._finish()
+
+    def _look_for_input(self, clock: CallClock, now: float) -> None:
+        if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
+            clock.hold_idle(now)
+            announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the command")
+
+    def _cancelled(self) -> bool:
+        if self.cancel is not None and self.cancel.signum is not None:
+            self.record.cancelled = self.cancel.signum
+        return self.record.cancelled is not None
+
+    def _take(self, step: Step, clock: CallClock, now: float) -> bool:
+        """Do what the clock says; True when the call gives up waiting."""
+        if step == "give-up":
+            self.record.prompt_back = False
+            return True
+        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
+        self._interrupt(which)
+        clock.interrupted(which, now)
+        return False
+
+    def _poll(self, clock: CallClock) -> list[tuple[int, int]]:
+        """Wait for relay data, the shell's exit, a cancellation or the next deadline."""
+        assert self.mirror is not None
+        poller = select.poll()
+        if self.reading and self.mirror.full:
+            self.reading = False
+        elif not self.reading and self.mirror.drained:
+            self.reading = True
+        for relay, scanner in zip(self.relays, self.scanners, strict=True):
+            if self.reading and not scanner.seen:
+                poller.register(relay.master, select.POLLIN)
+        if self.pidfd >= 0:
+            poller.register(self.pidfd, select.POLLIN)
+        if self.cancel is not None and self.record.cancelled is None:
+            poller.register(self.cancel.fd, select.POLLIN)
+        if self.mirror.wants_to_write:
+            poller.register(self.mirror.fd, select.POLLOUT)
+        polled = self.pidfd < 0 or self.posix is not None  # the shell's state is polled
+        return poller.poll(clock.poll_ms(time.monotonic(), 0.05 if polled else float("inf")))
+
+    def _handle(self, events: list[tuple[int, int]], clock: CallClock) -> bool:
+        """Act on what ``poll`` reported; True when the pane's shell went away."""
+        assert self.mirror is not None
+        shell_gone = False
+        for fd, _mask in events:
+            if fd == self.pidfd:
+                shell_gone = True
+            elif fd == self.mirror.fd:
+                self.mirror.flush(block=False)
+            elif fd in (self.relays[0].master, self.relays[1].master):
+                index = 0 if fd == self.relays[0].master else 1
+                if self._read_relay(index):
+                    clock.saw_output(time.monotonic())
+        return shell_gone or (self.pidfd < 0 and procfs.proc_stat(self.pane.pid) is None)
+
+    def _read_relay(self, index: int) -> bool:
+        data = self.relays[index].read()
+        if data is None:
+            return False
+        output = self.scanners[index].feed(data)
+        if output:
+            self._deliver(index, output)
+        return True
+
+    def _deliver(self, index: int, output: bytes) -> None:
+        if index == 0:
+            self.record.stdout_bytes += len(output)
+        else:
+            self.record.stderr_bytes += len(output)
+        assert self.mirror is not None
+        self.mirror.put(output)
+        agent = output if self.record.options.raw else self.cleaners[index].feed(output)
+        if agent:
+            self.sinks[index](agent)
+
+    def _interrupt(self, which: Literal["INT", "QUIT"]) -> None:
+        """Send SIGINT or SIGQUIT to the pane's foreground, as Ctrl-C / Ctrl-\\ would."""
+        assert self.mirror is not None
+        self.record.signals_sent.append(f"SIG{which}")
+        self.mirror.say(f"{interrupt_reason(self.record)}: sending SIG{which}")
+        signum = signal.SIGINT if which == "INT" else signal.SIGQUIT
+        if not procfs.signal_foreground(self.pane.pid, signum):
+            key = "C-c" if which == "INT" else "C-\\"
+            send_interrupt_key(self.tmux, self.pane.pane_id, key)
+
+    def _posix_interrupted(self, clock: CallClock) -> None:
+        signum = signal.SIGQUIT if clock.phase == "sent-quit" else signal.SIGINT
+        self.record.status = 128 + signum
+        self.record.notes.append(
+            "POSIX sh has no prompt hook: the command was interrupted and its exact "
+            f"status is unknown; {self.record.status} is assumed."
+        )
+
+    # --- ending ----------------------------------------------------------------------
+
+    def _finish(self) -> None:
+        """Both sentinels are in (or we gave up): hand the rest over and let the shell go."""
+        record = self.record
+        for index, scanner in enumerate(self.scanners):
+            if scanner.seen:
+                kind, _, status = (scanner.body or "").partition(":")
+                if status.isdigit():
+                    record.status = int(status)
+                if kind == SENTINEL_EXIT:
+                    record.shell_exited = True
+            else:
+                self._drain_relay(index)
+        self._flush_cleaners()
+        assert self.mirror is not None
+        self.mirror.end_line()
+        self.mirror.flush(block=True)
+        if record.shell_exited:
+            if self.pidfd >= 0:
+                select.select([self.pidfd], [], [], 2.0)
+            respawn_after_exit(self.tmux, self.pane, record, self._drain_all)
+            return
+        with contextlib.suppress(OSError):
+            os.write(self.relays[0].master, ACK)
+        if not record.prompt_back or record.timed_out or self._cancelled():
+            record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    def _drain_relay(self, index: int) -> None:
+        while self._read_relay(index):
+            pass
+        leftover = self.scanners[index].leftover()
+        if leftover:
+            self._deliver(index, leftover)
+
+    def back_at_prompt(self) -> bool:
+        """Whether the call ended with the shell back at its prompt, as it always does
+        unless the command survived the interrupts or ended the shell."""
+        return all(s.seen for s in self.scanners) and not self.record.shell_exited
+
+    def _drain_all(self) -> list[SentinelScanner]:
+        """Everything still in the relays, handed over; the scanners, for their sentinels."""
+        for index in (0, 1):
+            if not self.scanners[index].seen:
+                self._drain_relay(index)
+        self._flush_cleaners()
+        return self.scanners
+
+    def _flush_cleaners(self) -> None:
+        if self.record.options.raw:
+            return
+        for index, cleaner in enumerate(self.cleaners):
+            rest = cleaner.finish()
+            if rest:
+                self.sinks[index](rest)
+
+    def close(self) -> None:
+        """Put the pane's option back, close everything, remove the call's files."""
+        if self.typed and self.set_remain_on_exit:
+            self.tmux.run(
+                "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
+            )
+        self._cancelled()  # a signal that came after the command ended still counts
+        self.pidfd = close_fd(self.pidfd)
+        if self.mirror is not None:
+            self.mirror.close()
+        for relay in self.relays:
+            relay.close()
+        for path in (self.runner_path, self.command_path, scratch_path(self.runner_path)):
+            remove_quietly(path)
+        self.records.clear_inflight()
+
+
+def send_interrupt_key(tmux: Tmux, pane_id: str, key: str) -> None:
+    """Ctrl-C (or Ctrl-\\) through tmux, for a foreground we may not signal (``sudo``
+    runs as root): copy mode is left first, so the key reaches the program."""
+    tmux.run_all(["copy-mode", "-q", "-t", pane_id], ["send-keys", "-t", pane_id, key], check=False)
+
+
+class _PosixRunnerWatch:
+    """dash keeps a sourced file open while it runs it and has no prompt hook: the
+    runner closed without a sentinel, with the shell holding the terminal, means an
+    interrupt cut the line short. Checked every 50 ms."""
+
+    def __init__(self, shell_pid: int, runner_path: str) -> None:
+        self.shell_pid = shell_pid
+        self.runner_path = runner_path
+        self.seen_open = False
+        self.closed_at: float | None = None
+
+    def cut_short(self) -> bool:
+        if procfs.has_open(self.shell_pid, self.runner_path):
+            self.seen_open = True
+            self.closed_at = None
+            return False
+        if not self.seen_open:
+            return False
+        stat = procfs.proc_stat(self.shell_pid)
+        if stat is None or stat.tpgid != stat.pgrp:
+            return False
+        now = time.monotonic()
+        if self.closed_at is None:
+            self.closed_at = now
+        return now - self.closed_at > 0.15

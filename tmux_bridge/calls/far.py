@@ -1,0 +1,631 @@
+"""Shells inside shells: a command run in a far shell the pane's shell started (``ssh``,
+``su``, ``sudo -i``, ``docker exec``, a nested ``bash``), as if the agent ran it there.
+
+Nothing of ours exists on the far side, so the call goes through the pane alone: before
+anything is typed, the pane's terminal and screen are judged (a password prompt, a
+full-screen program, a REPL's prompt are refused); then a one-line probe the far shell
+answers (:func:`~tmux_bridge.text.farshell.probe_line`) tells that a shell is at its prompt and
+which; then one line runs the command, and its output is cut out of the pane's byte
+stream (``tmux pipe-pane``) between markers (:class:`~tmux_bridge.text.farshell.FarScanner`).
+
+Timeouts and the caller's cancellation send Ctrl-C (then Ctrl-\\) through the pane, so
+they reach the far side. A shell drops the rest of a line whose command Ctrl-C killed, so
+when the far prompt comes back without the end marker a second short line fetches the
+status and stderr. Waiting for input can only be seen on the screen: an unfinished line
+and silence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import termios
+import time
+from collections.abc import Callable
+from typing import Literal, NamedTuple
+
+from ..cancel import Cancel
+from ..errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt, PanePiped
+from ..infra import procfs
+from ..infra.relay import close_fd, open_pidfd
+from ..infra.tmux import Tmux
+from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line, cursor_place, screen_tail
+from ..pane.readiness import split_at_column
+from ..results import CallRecord
+from ..text import seams
+from ..text.farshell import (
+    FarFacts,
+    FarScanner,
+    command_lines,
+    helpers_line,
+    helpers_pattern,
+    parse_probe,
+    probe_line,
+    probe_pattern,
+    recovery_line,
+    with_helper_facts,
+)
+from ..text.output import TerminalText
+from ..text.shells import ShellKind
+from .clock import CallClock
+from .frame import Notice, check_not_cancelled
+
+Sink = Callable[[bytes], None]
+
+# Programs through which a person reaches another shell (the foreground of the pane).
+# Not mosh-client: it sends screen states, not the byte stream, so output that scrolls
+# by between two states (and the markers in it) never reaches the pane.
+GATEWAYS = frozenset(
+    {
+        "ssh", "su", "sudo", "doas", "runuser", "docker", "podman",
+        "kubectl", "nix", "nix-shell", "poetry", "lxc", "lxc-attach", "machinectl",
+        "systemd-nspawn", "toolbox", "distrobox", "chroot", "nsenter", "script", "vagrant",
+    }
+)  # fmt: skip
+PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
+PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
+PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
+TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
+LOST_DRAIN = 0.3  # seconds to read on after the gateway exited
+
+_NOT_READY = "The bridge terminal is not ready: "
+_HANDS_OFF = "tmux-send does not type into a terminal the person is using."
+_PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
+_QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
+# What ssh itself prints on the pane's terminal as the connection ends: not output.
+_GOODBYE = re.compile(
+    rb"(Shared c|C)onnection to \S+ closed( by remote host)?\.|client_loop: .*|"
+    rb"packet_write_wait: .*|Read from remote host .*|Timeout, server .* not responding\."
+)
+_REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
+
+
+def prompt_part(tmux: Tmux, pane_id: str) -> str:
+    """The cursor line left of the cursor, right-trimmed: the far prompt without a right
+    prompt (zsh's RPROMPT, fish's right prompt), which may change (a clock)."""
+    line, column = cursor_place(tmux, pane_id)
+    return (split_at_column(line, column)[0] if column >= 0 else line).rstrip()
+
+
+class Gateway(NamedTuple):
+    """The pane's foreground program that leads to a far shell."""
+
+    pid: int  # the leader of the pane's foreground process group
+    name: str  # its command name (``ssh``, ``sudo``, ``bash``)
+    local_shell: bool  # a shell of this machine on the pane's own terminal
+
+
+def gateway_in_front(pane: PaneInfo) -> Gateway | None:
+    """The program in front of the pane's shell when it may lead to a far shell: one of
+    :data:`GATEWAYS`, or an interactive shell (not ``sh -c``, not a script)."""
+    shell = procfs.proc_stat(pane.pid)
+    if shell is None or shell.tpgid in (shell.pgrp, -1):
+        return None
+    name = procfs.command_name(shell.tpgid).lstrip("-")
+    if name in GATEWAYS:
+        return Gateway(shell.tpgid, name, False)
+    if procfs.shell_kind(shell.tpgid) is not None and _interactive(shell.tpgid):
+        return Gateway(shell.tpgid, name, True)
+    return None
+
+
+def _interactive(pid: int) -> bool:
+    """Whether a shell's arguments are options only, none of them ``-c``."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")[1:]
+    except OSError:
+        return False
+    options = [a for a in args if a]
+    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
+
+
+def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
+    """Refuse before typing when what the pane shows is not a far shell's prompt: a
+    password or yes/no question, a full-screen program, a REPL's prompt, a nested shell
+    of this machine busy with a builtin. ``line`` is the cursor's line on the screen."""
+    via = f"`{gateway.name}` runs in it"
+    modes = procfs.local_modes(pane.tty)
+    seen = line.strip()
+    if modes is not None and modes & termios.ICANON and not modes & termios.ECHO:
+        raise PaneBusy(_NOT_READY + f"{via} and asks for a password (`{seen}`). Ask the person.")
+    if _PASSWORD.search(seen) or _QUESTION.search(seen):
+        raise PaneBusy(_NOT_READY + f"{via} and asks a question (`{seen}`). Ask the person.")
+    if pane.alternate_on:
+        raise PaneBusy(_NOT_READY + f"{via}, and a full-screen program is open behind it.")
+    if _REPL.match(seen):
+        raise PaneNotAtPrompt(
+            _NOT_READY + f"{via}, and it shows `{seen}`: a program's prompt, not a shell's."
+        )
+    if gateway.local_shell and modes is not None and modes & termios.ICANON:
+        kind = procfs.shell_kind(gateway.pid)
+        if kind != "posix":
+            raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
+
+
+# How a bare prompt ends, for a far shell seen the first time ($ # > % and themes' marks).
+PROMPT_ENDS = "$#>%:)]\u00bb\u276f\u279c\u03bb\u2192\ue0b0\ue0b1\ue0b4"
+
+
+def check_not_typed(line: str, gateway: Gateway, memory_path: str) -> None:
+    """Refuse when the person seems to have typed at the far prompt: the cursor's line
+    is the far prompt seen at the start of the last call there plus more, or (a far
+    shell seen the first time) it does not end as prompts do."""
+    seen = line.rstrip()
+    if not seen:
+        raise PaneBusy(
+            _NOT_READY + f"`{gateway.name}` runs in it and the cursor is on an empty line: "
+            "no shell prompt shows (a program may be running on the far side, or the far "
+            "shell is still starting). " + _HANDS_OFF
+        )
+    known = _read_memory(memory_path)
+    if known is not None and known[0] == gateway.pid:
+        prompt = known[1]
+        if seen == prompt:
+            return
+        if prompt and seen.startswith(prompt):
+            raise HalfTypedLine(
+                _NOT_READY + f"the person has typed `{seen[len(prompt) :].strip()}` at the "
+                "far shell's prompt and not run it yet. tmux-send will not add to their "
+                "input; ask them to run or clear it."
+            )
+    if seen[-1] in PROMPT_ENDS:
+        return
+    raise PaneNotAtPrompt(
+        _NOT_READY + f"`{gateway.name}` runs in it and its line shows `{seen}`, which does "
+        "not end as a shell prompt does; tmux-send cannot tell it from text typed there. "
+        "Ask the person to clear the line."
+    )
+
+
+def _read_memory(path: str) -> tuple[int, str] | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            pid, _, prompt = f.read().partition("\n")
+        return int(pid), prompt
+    except (OSError, ValueError):
+        return None
+
+
+def remember_prompt(path: str, gateway: Gateway, prompt: str) -> None:
+    """Keep the far prompt that passed :func:`check_not_typed`, for the next call (not
+    an empty line: a far shell still starting, typed ahead of its prompt)."""
+    from ..infra.runtime import atomic_write
+
+    if not prompt:
+        return
+    with contextlib.suppress(OSError):
+        atomic_write(path, f"{gateway.pid}\n{prompt}".encode())
+
+
+class FifoRelay:
+    """Where ``pipe-pane`` sends the pane's stream: a FIFO in a private directory of its
+    own (a pipe's 64 KiB buffer: fewer wake-ups than a pseudo-terminal's). Opened here
+    first, read and write, so that it never reads as ended before ``cat`` opens it."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = tempfile.mkdtemp(prefix="tmux-send-far-")
+        self.path = os.path.join(self.folder, "stream")
+        os.mkfifo(self.path, 0o600)
+        self.master = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def read(self, size: int = 65536) -> bytes | None:
+        """What the FIFO has now; ``None`` when nothing is waiting."""
+        try:
+            return os.read(self.master, size) or None
+        except OSError:  # EAGAIN
+            return None
+
+    def close(self) -> None:
+        self.master = close_fd(self.master)
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+            os.rmdir(self.folder)
+
+
+class FarCall:
+    """One call in a far shell: the stream, the probe, the command line, the outcome."""
+
+    def __init__(
+        self,
+        tmux: Tmux,
+        pane: PaneInfo,
+        gateway: Gateway,
+        record: CallRecord,
+        sinks: tuple[Sink, Sink],
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = tmux
+        self.pane = pane
+        self.gateway = gateway
+        self.record = record
+        self.sinks = sinks
+        self.notice = notice
+        self.cancel = cancel
+        self.relay = FifoRelay()
+        self.pidfd = open_pidfd(gateway.pid)
+        self.piped = False
+        self.scanner = FarScanner(record.call_id)
+        self.cleaner = TerminalText()
+        self.prompt = ""
+        self.recovered = False
+        self.discard = False  # the rest up to the end marker is not the command's output
+        self.held = b""  # output held back: the unfinished last line
+        self.gone = False
+        self.ladder: tuple[Literal["INT", "QUIT"], ...] = ("INT", "QUIT")
+        self.waiter = "the command"  # what may wait for input, for the notice
+
+    # --- the probe -------------------------------------------------------------------
+
+    def probe(self, deadline: float, prompt: str) -> FarFacts:
+        """Open the stream, type the probe, read its answer; raise :class:`PaneNotAtPrompt`
+        when none comes (what is in front is not a shell at its prompt). ``prompt`` is
+        the far prompt as it shows now (left of the cursor)."""
+        pane_id = self.pane.pane_id
+        self.prompt = prompt
+        self.open_stream(
+            ["send-keys", "-t", pane_id, "-l", "--", probe_line(self.record.call_id)],
+            ["send-keys", "-t", pane_id, "Enter"],
+        )
+        pattern = probe_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        match = pattern.search(data)
+        if match is None:
+            seen = cursor_line(self.tmux, pane_id).strip()
+            raise PaneNotAtPrompt(
+                _NOT_READY + f"`{self.gateway.name}` runs in it and what it shows "
+                f"(`{seen or self.prompt}`) did not answer as a shell at its prompt would. "
+                "The probe line typed there is harmless; ask the person to bring a shell "
+                "prompt back."
+            )
+        self._settle(data[match.end() :])
+        facts = parse_probe(match.group(1))
+        return facts if facts.helpers else self._define(facts, deadline)
+
+    def open_stream(self, *then: list[str]) -> None:
+        """Point the pane's stream at our FIFO, then run the tmux commands ``then``."""
+        pane_id = self.pane.pane_id
+        check_not_cancelled(self.cancel)
+        commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
+        self.tmux.run_all(
+            *commands,
+            # a live view's watch may hold the pipe: ours replaces it, and the mark goes
+            # so that the watch never closes ours (it re-arms when we are done)
+            ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
+            ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], self.relay.path)],
+            *then,
+        )
+        self.piped = True
+
+    def _settle(self, rest: bytes) -> None:
+        """Let the far prompt be drawn before typing on (text typed while the shell runs
+        a command is echoed by the terminal, then again by the line editor)."""
+        self._read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
+
+    def _define(self, facts: FarFacts, deadline: float) -> FarFacts:
+        """Define our two helper functions in the far shell (once per far shell)."""
+        self._type(helpers_line(facts.shell, self.record.call_id))
+        pattern = helpers_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        match = pattern.search(data)
+        if match is None:
+            raise PaneNotAtPrompt(
+                _NOT_READY + f"the far {facts.shell} shell behind `{self.gateway.name}` did "
+                "not define tmux-send's helper functions; ask the person to look at the pane."
+            )
+        self._settle(data[match.end() :])
+        return with_helper_facts(facts, match.group(1))
+
+    def _read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
+        data = b""
+        while not done(data):
+            remaining = until - time.monotonic()
+            if remaining <= 0 or self.gone:
+                break
+            fds = [self.relay.master] + ([self.pidfd] if self.pidfd >= 0 else [])
+            ready, _, _ = select.select(fds, [], [], remaining)
+            if self.pidfd in ready:
+                self.gone = True
+            while (chunk := self.relay.read()) is not None:
+                data += chunk
+        return data
+
+    # --- the command -----------------------------------------------------------------
+
+    def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
+        """Type the command line and read until the far shell has printed its stderr
+        end marker, a timeout ran its course, or the gateway went away."""
+        self._type(*command_lines(facts.shell, self.record.call_id, command))
+        self.wait(facts.shell, deadline)
+
+    def wait(self, kind: ShellKind, deadline: float) -> None:
+        """Read until the end marker's stderr end, a timeout ran its course, or the
+        gateway went away (what :meth:`run` does once the line is typed)."""
+        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=self.ladder)
+        look_at = time.monotonic() + PROMPT_LOOK
+        while not self.scanner.done and not self.ready():
+            now = time.monotonic()
+            clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
+            step = clock.next_step(now, self._cancelled(), self.record)
+            if step == "give-up":
+                self.record.prompt_back = False
+                break
+            if step is not None:
+                self._interrupt("C-c" if step == "interrupt" else "C-\\", step, clock, now)
+            if self._poll(clock):
+                clock.saw_output(time.monotonic())
+                look_at = time.monotonic() + PROMPT_LOOK
+            elif self.gone:
+                self._lost()
+                return
+            elif time.monotonic() >= look_at:
+                look_at = time.monotonic() + PROMPT_LOOK
+                self._look(kind, clock)
+        self._finish()
+
+    def ready(self) -> bool:
+        """Whether the call is done before any end marker (a REPL's prompt showing)."""
+        return False
+
+    def _type(self, *lines: str) -> None:
+        """Type ``lines``, each with Enter; long text goes through a paste buffer (tmux
+        refuses a long command), pasted without bracketed-paste marks, as if typed."""
+        pane_id = self.pane.pane_id
+        text = "\n".join(lines)
+        if len(text) <= TYPED_LIMIT:
+            self.tmux.run_all(
+                ["send-keys", "-t", pane_id, "-l", "--", text],
+                ["send-keys", "-t", pane_id, "Enter"],
+            )
+            return
+        buffer = f"tmux-send-{self.record.call_id}"
+        self.tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode())
+        self.tmux.run_all(
+            ["paste-buffer", "-d", "-b", buffer, "-t", pane_id],
+            ["send-keys", "-t", pane_id, "Enter"],
+        )
+
+    def _poll(self, clock: CallClock) -> bool:
+        """Wait for the stream, the gateway's exit, a cancellation or the next look;
+        whether output came."""
+        poller = select.poll()
+        poller.register(self.relay.master, select.POLLIN)
+        if self.pidfd >= 0:
+            poller.register(self.pidfd, select.POLLIN)
+        if self.cancel is not None and self.record.cancelled is None:
+            poller.register(self.cancel.fd, select.POLLIN)
+        got = False
+        for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), PROMPT_LOOK)):
+            if fd == self.pidfd:
+                self.gone = True
+        while (chunk := self.relay.read()) is not None:
+            got = True
+            self._feed(chunk)
+        return got
+
+    def _feed(self, chunk: bytes) -> None:
+        out = self.scanner.feed(chunk)
+        if out:
+            self._deliver(out)
+
+    def _deliver(self, out: bytes) -> None:
+        """Hand on whole lines; hold the unfinished last line (it may be the far prompt
+        after a Ctrl-C) and a line ending in the terminal's ``^C`` echo."""
+        if self.discard:
+            return
+        self.held += out
+        cut = self.held.rfind(b"\n") + 1
+        start = self.held.rfind(b"\n", 0, max(cut - 1, 0)) + 1
+        last = self.held[start:cut].rstrip(b"\r\n")
+        if cut and (last.endswith(b"^C") or _GOODBYE.match(last)):
+            cut = start
+        self._emit(self.held[:cut])
+        self.held = self.held[cut:]
+
+    def _drop_interrupt_echo(self) -> None:
+        """The far terminal's echo of Ctrl-C (or Ctrl-\\) at the end of what is held: not
+        the command's output (a shell that goes on with the line after a killed command,
+        as fish does, prints its end marker after it)."""
+        for echo in (b"^C", b"^\\"):
+            at = self.held.rfind(echo)
+            if at >= 0 and not self.held[at + 2 :].strip():
+                self.held = self.held[:at]
+
+    def _release(self) -> None:
+        held, self.held = self.held, b""
+        self._emit(held)
+
+    def _emit(self, out: bytes) -> None:
+        if not out:
+            return
+        self.record.stdout_bytes += len(out)
+        text = out if self.record.options.raw else self.cleaner.feed(out)
+        if text:
+            self.sinks[0](text)
+
+    def _recover(self, kind: ShellKind) -> None:
+        """The far prompt is back without the end marker: what is held is the
+        terminal's ``^C`` and the prompt, less what the command printed before them; the
+        recovery line's echo is not output either."""
+        held = self.held
+        at = held.find(b"^C")
+        self.held = held[:at] if at >= 0 else held[: held.rfind(b"\n") + 1]
+        self._release()
+        self.discard = True
+        self.recovered = True
+        self._type(recovery_line(kind))
+
+    def _look(self, kind: ShellKind, clock: CallClock) -> None:
+        """Silence: the far prompt back without the end marker (Ctrl-C, ours or the
+        person's, dropped the rest of the line) fetches the status; an unfinished line
+        of output means the command waits for input."""
+        if self.scanner.ended or self.recovered:
+            return
+        self._deliver(self.scanner.release_line_end())
+        line = prompt_part(self.tmux, self.pane.pane_id)
+        if self.scanner.started and line == self.prompt and self.prompt:
+            self._recover(kind)
+            return
+        pending = self.held.strip()
+        if not clock.running or not pending:
+            self._release()
+        elif self.scanner.started and line.strip():
+            clock.hold_idle(time.monotonic())
+            if not self.record.waited_for_input:
+                self.record.waited_for_input = True
+                self.record.input_detected_by = "screen"
+                self.notice(
+                    f"tmux-send: {self.waiter} seems to wait for input in the bridge terminal "
+                    f"(an unfinished line on the screen: {line.strip()}; the idle timeout "
+                    "is paused)"
+                )
+
+    def _interrupt(self, key: str, step: str, clock: CallClock, now: float) -> None:
+        """Ctrl-C (or Ctrl-\\) typed into the pane: it reaches the far terminal, whose
+        line discipline signals the far command (no signal of ours can cross ssh)."""
+        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
+        self.record.signals_sent.append(f"SIG{which}")
+        self.tmux.run_all(
+            ["copy-mode", "-q", "-t", self.pane.pane_id],
+            ["send-keys", "-t", self.pane.pane_id, key],
+            check=False,
+        )
+        clock.interrupted(which, now)
+
+    def _cancelled(self) -> bool:
+        if self.cancel is not None and self.cancel.signum is not None:
+            self.record.cancelled = self.cancel.signum
+        return self.record.cancelled is not None
+
+    # --- ending ----------------------------------------------------------------------
+
+    def _lost(self) -> None:
+        """The gateway exited: read what is left; a far shell that printed its exit
+        status ended as asked (``exit 3``), any other way is a lost connection."""
+        until = time.monotonic() + LOST_DRAIN
+        while not self.scanner.done and time.monotonic() < until:
+            select.select([self.relay.master], [], [], max(until - time.monotonic(), 0))
+            while (chunk := self.relay.read()) is not None:
+                self._feed(chunk)
+        if self.scanner.ended:
+            self._finish()
+            return
+        rest = self.scanner.flush()
+        if rest:
+            self._deliver(rest)
+        self.held = self.held[: self.held.rfind(b"\n") + 1]  # the local shell's prompt
+        lines = self.held.splitlines(keepends=True)
+        self.held = b"".join(line for line in lines if not _GOODBYE.match(line.rstrip()))
+        self._release()
+        self._flush_cleaner()
+        raise FarShellLost(
+            f"the far shell behind `{self.gateway.name}` went away while the command ran "
+            "(the connection dropped or the far side was killed); its output until then "
+            "was printed, its status is unknown. The pane is back at its own shell."
+        )
+
+    def _finish(self) -> None:
+        record = self.record
+        if not self.scanner.ended:
+            rest = self.scanner.flush()
+            if rest:
+                self._deliver(rest)
+        record.status = self.scanner.status
+        if record.signals_sent or record.status in (130, 131):
+            self._drop_interrupt_echo()
+        self._release()
+        self._flush_cleaner()
+        if self.scanner.stderr:
+            record.stderr_bytes = len(self.scanner.stderr)
+            self.sinks[1](self.scanner.stderr)
+        if self.scanner.shell_ended:
+            record.shell_exited = True
+            record.notes.append(
+                f"the command ended the far shell (behind `{self.gateway.name}`) with status "
+                f"{record.status}; the pane is back at the shell that started it."
+            )
+        if not record.prompt_back or record.timed_out or self._cancelled():
+            record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    def _flush_cleaner(self) -> None:
+        if not self.record.options.raw:
+            rest = self.cleaner.finish()
+            if rest:
+                self.sinks[0](rest)
+
+    def close(self) -> None:
+        if self.piped:
+            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
+        self._cancelled()
+        self.pidfd = close_fd(self.pidfd)
+        self.relay.close()
+
+
+def check_far_ready(
+    tmux: Tmux,
+    pane: PaneInfo,
+    gateway: Gateway,
+    memory_path: str,
+    screen: list[str] | None = None,
+) -> str:
+    """Refuse, before typing, a far shell that is not ready (as :func:`run_far` does);
+    the far prompt as it shows (left of the cursor) when it is."""
+    if pane.piped and not pane.watched:
+        raise PanePiped(
+            _NOT_READY + f"`{gateway.name}` runs in it, and a far shell is read through "
+            "`tmux pipe-pane`, but the pane already has one open (a logging plugin?); "
+            "close the other first."
+        )
+    if screen is not None and pane.cursor_y < len(screen):  # came with the pane's lookup
+        line, column = screen[pane.cursor_y].rstrip(), pane.cursor_x
+    else:
+        line, column = cursor_place(tmux, pane.pane_id)
+    check_far_front(pane, gateway, line)
+    left = split_at_column(line, column)[0] if column >= 0 else line
+    check_not_typed(left, gateway, memory_path)
+    return left
+
+
+def run_far(
+    tmux: Tmux,
+    pane: PaneInfo,
+    gateway: Gateway,
+    command: Callable[[FarFacts], bytes],
+    record: CallRecord,
+    deadline: float,
+    io: tuple[Sink, Sink, Notice, Cancel | None],
+    memory_path: str,
+    screen: list[str] | None = None,
+    make_call: Callable[..., FarCall] = FarCall,
+) -> FarFacts:
+    """Run the command ``command`` gives for the far shell's kind in the far shell in
+    front of ``pane``; the outcome is filled into ``record``. Raises
+    :class:`PaneBusy` / :class:`PaneNotAtPrompt` before the command is typed (the probe
+    may have been), :class:`FarShellLost` when the far side goes away mid-command.
+    ``screen`` is the pane's screen when it came with the pane's lookup; ``make_call``
+    makes the call (a subclass types something else than a command: a REPL's start)."""
+    left = check_far_ready(tmux, pane, gateway, memory_path, screen)
+    out, err, notice, cancel = io
+    call = make_call(tmux, pane, gateway, record, (out, err), notice, cancel)
+    try:
+        facts = call.probe(deadline, left.rstrip())
+        record.shell = facts.shell
+        record.far = facts.document(gateway.name, gateway.pid)
+        if not facts.tmp_writable:
+            record.stderr_merged = True
+            record.notes.append(
+                "the far shell could not make its private temporary directory (no mktemp, "
+                "or its temporary directory is read-only): stderr is merged into stdout."
+            )
+        remember_prompt(memory_path, gateway, left.rstrip())
+        call.run(facts, command(facts), deadline)
+    finally:
+        call.close()
+    return facts

@@ -1,0 +1,486 @@
+"""REPL mode in a far shell: a python (or node) REPL started in a shell behind ssh,
+su, sudo or a nested shell, driven through the pane alone.
+
+Nothing of ours exists on the far side and the far REPL cannot read our files, so the
+code is typed. Once per REPL, right after its prompt first shows, one line defines a
+helper function in it (``__tmux_send_far``); each evaluation is then one line calling
+it with the code as an escaped string literal (printable ASCII only: the person reads
+the code, and no tab reaches the line editor), or for long code a few lines of at most
+:data:`PIECE` characters that build the literal in ``__tmux_send_c`` first. The helper
+prints the start marker, evaluates the code as the local presets do (statement by
+statement, values shown, errors reported, status 1), then the end marker: both are
+built from pieces at run time, so the echo of the typed line never contains them.
+The output is cut out of the pane's stream by :class:`~tmux_bridge.text.farshell.FarScanner`.
+
+The REPL is started with the far shell's helpers (``__tmux_send_begin ID``, the start
+command, ``__tmux_send_end $? END``) with stderr left on the terminal: when the REPL
+exits, that call's end marker shows in the stream, which is how ``--close`` and an
+evaluation see it go.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import EXIT_FAILURE, FarReplUnsupported, HalfTypedLine, PaneBusy
+from ..infra.tmux import Tmux
+from ..pane.info import PaneInfo, screen_tail
+from ..pane.records import ReplRecord
+from ..results import CallRecord
+from ..text.farshell import FarFacts
+from ..text.output import render_line
+from ..text.patterns import Pattern, compile_pattern
+from ..text.presets import Preset
+from ..text.seams import printf_text
+from ..text.shells import ShellKind
+from .far import PROBE_WAIT, FarCall, Gateway, prompt_part, run_far
+
+if TYPE_CHECKING:
+    from .repl import _ReplCall
+
+PIECE = 3000  # characters of the code's literal per typed line (canonical mode: 4095)
+
+
+# --- the presets that work in a far shell ---------------------------------------------------
+
+_PYTHON_HELPER = """\
+def __tmux_send_far(i, c):
+    import ast, sys, traceback
+    m = "___TMUXSEND_"
+    print(m + "START_" + i + "___", flush=True)
+    s = 0
+    try:
+        for n in ast.parse(c, "<tmux-send>", "exec").body:
+            exec(compile(ast.Interactive(body=[n]), "<tmux-send>", "single"), globals())
+    except SystemExit:
+        sys.stdout.write("\\n" + m + "END_" + i + " 0___" + m + "ERR_" + i + "___\\n")
+        sys.stdout.flush()
+        raise
+    except BaseException as e:
+        s = 1
+        t = e.__traceback__
+        traceback.print_exception(type(e), e, t.tb_next if t else None)
+    sys.stderr.flush()
+    sys.stdout.write("\\n" + m + "END_" + i + " %d___" % s + m + "ERR_" + i + "___\\n")
+    sys.stdout.flush()
+"""
+
+# node: the code runs as a script in the REPL's own context (top-level let/const
+# persist), its value shown as the REPL would, errors reported as "Uncaught ...".
+_NODE_HELPER = """\
+globalThis.__tmux_send_far = (i, c) => {
+  const vm = require("vm"), util = require("util"), m = "___TMUXSEND_";
+  console.log(m + "START_" + i + "___");
+  let s = 0;
+  try {
+    const v = vm.runInThisContext(c, { filename: "tmux-send", breakOnSigint: true });
+    if (v !== undefined) console.log(util.inspect(v, { colors: false }));
+  } catch (e) {
+    s = 1;
+    const text = e instanceof Error ? `${e.name}: ${e.message}` : util.inspect(e);
+    const frames = e instanceof Error && e.stack
+      ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
+    console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
+  }
+  process.stdout.write("\\n" + m + "END_" + i + " " + s + "___" + m + "ERR_" + i + "___\\n");
+};
+"""
+
+
+class FarRepl(NamedTuple):
+    """How one preset's REPL is driven in a far shell."""
+
+    typed: str  # a regex: the REPL's prompt with text typed after it
+    define: str  # the helper's source, evaluated by one typed line
+    wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
+    variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
+    astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
+
+
+FAR_REPLS = {
+    "python": FarRepl(
+        r"^(>>>|\.\.\.) \S",
+        _PYTHON_HELPER,
+        "exec({lit}); print({mark})",
+        "__tmux_send_c {op} {lit}",
+        "\\U{:08x}",
+    ),
+    "node": FarRepl(
+        r"^> \S",
+        _NODE_HELPER,
+        "eval({lit}); console.log({mark})",
+        "void (globalThis.__tmux_send_c {op} {lit})",
+        "\\u{{{:x}}}",
+    ),
+}
+
+
+def far_repl_for(preset: Preset) -> FarRepl:
+    """How ``preset`` runs in a far shell; raises :class:`FarReplUnsupported`."""
+    spec = FAR_REPLS.get(preset.name)
+    if spec is None or not preset.aliases:  # a --prompt REPL may borrow a preset's name
+        supported = ", ".join(FAR_REPLS)
+        raise FarReplUnsupported(
+            f"the pane's shell has a far shell in front (ssh, su, sudo ...), and a "
+            f"{preset.name} REPL cannot be driven there: its code would have to reach "
+            f"files of this machine. In a far shell REPL mode works for {supported}; "
+            "run the REPL's commands as plain commands there instead.",
+            wanted=preset.name,
+        )
+    return spec
+
+
+# --- pure text --------------------------------------------------------------------------------
+
+
+def literal_pieces(text: str, astral: str, size: int = PIECE) -> list[str]:
+    """``text`` as the insides of single-quoted string literals of printable ASCII (the
+    same escapes in python and JavaScript but for ``astral``, the format of a character
+    beyond U+FFFF), cut into pieces of at most ``size`` characters, never inside an
+    escape."""
+    pieces: list[str] = []
+    piece: list[str] = []
+    length = 0
+    for char in text:
+        token = _escape(char, astral)
+        if length + len(token) > size and piece:
+            pieces.append("".join(piece))
+            piece, length = [], 0
+        piece.append(token)
+        length += len(token)
+    pieces.append("".join(piece))
+    return pieces
+
+
+def _escape(char: str, astral: str) -> str:
+    code = ord(char)
+    if char in "\\'":
+        return "\\" + char
+    if 0x20 <= code < 0x7F:
+        return char
+    if char == "\n":
+        return "\\n"
+    if char == "\t":
+        return "\\t"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return astral.format(code)
+
+
+def define_line(spec: FarRepl, call_id: str) -> str:
+    """The one line that defines the helper and answers ``___TMUXSEND_DEF_<id>___``."""
+    (literal,) = literal_pieces(spec.define, spec.astral, size=1 << 30)
+    mark = f"'___TMUX' + 'SEND_DEF_{call_id}___'"
+    return spec.wrap.format(lit=f"'{literal}'", mark=mark)
+
+
+def def_pattern(call_id: str) -> re.Pattern[bytes]:
+    return re.compile(rb"___TMUXSEND_DEF_" + call_id.encode() + rb"___\r?\n")
+
+
+def eval_lines(spec: FarRepl, call_id: str, code: str) -> list[str]:
+    """The lines typed to evaluate ``code``: one call of the helper, or for long code
+    the literal built in a variable first, then the call."""
+    pieces = literal_pieces(code, spec.astral)
+    if len(pieces) == 1:
+        return [f"__tmux_send_far('{call_id}', '{pieces[0]}')"]
+    lines = [
+        spec.variable.format(op="=" if n == 0 else "+=", lit=f"'{piece}'")
+        for n, piece in enumerate(pieces)
+    ]
+    return [*lines, f"__tmux_send_far('{call_id}', __tmux_send_c)"]
+
+
+def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
+    """The line typed into the far shell to start the REPL: the start marker, the
+    command, then the far shell's end marker with its status, shown when the REPL
+    exits. Its stderr stays on the terminal (the REPL's prompts and reports), so no
+    stderr file is made (one would outlive a dropped connection)."""
+    text = printf_text(command)
+    begin = f"printf '\\137__TMUXSEND_START_%s___\\n' {call_id}"
+    if kind == "fish":
+        return (
+            f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null; {begin};"
+            f" eval (printf '{text}' | string collect); __tmux_send_end $status END"
+        )
+    return (
+        f" __tmux_send_id={call_id}; __tmux_send_err=/dev/null; {begin};"
+        f" eval \"$(printf '{text}')\"; __tmux_send_end $? END"
+    )
+
+
+def exit_mark(start_id: str) -> bytes:
+    """What the stream shows once the far REPL started by call ``start_id`` exited."""
+    return f"___TMUXSEND_END_{start_id} ".encode()
+
+
+# --- the calls --------------------------------------------------------------------------------
+
+
+class FarReplStart(FarCall):
+    """Types the REPL's start line into the far shell (probed already) and reads until
+    the REPL's prompt is the unfinished last line, then defines the helper in it."""
+
+    spec: FarRepl
+    prompt_re: Pattern
+    started_repl = False
+
+    def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
+        self.ladder = ("INT",)  # Ctrl-\ would kill the REPL, not stop the code
+        self.far_prompt = self.prompt
+        self._type(start_line(facts.shell, self.record.call_id, command))
+        self.wait(facts.shell, deadline)
+        if not self.started_repl:
+            return
+        self._type(define_line(self.spec, self.record.call_id))
+        pattern = def_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        if pattern.search(self._read_until(lambda d: pattern.search(d) is not None, until)):
+            self.record.status = 0
+            return
+        self.record.status = EXIT_FAILURE
+        self.record.notes.append(
+            "The REPL's prompt showed, but it did not define tmux-send's helper function "
+            "(the line typed for it is on the screen); it is left open."
+        )
+        self.started_repl = False
+
+    def ready(self) -> bool:
+        """The REPL's prompt is the unfinished last line of what came after the start
+        marker (the prompt itself is no output)."""
+        if not self.scanner.started or self.scanner.ended or not self.held:
+            return False
+        cut = self.held.rfind(b"\n") + 1
+        last = render_line(self.held[cut:]).decode("utf-8", "replace").rstrip("\r")
+        if not self.prompt_re.search(last):
+            return False
+        self.held = self.held[:cut]
+        self.started_repl = True
+        return True
+
+
+class FarReplEval(FarCall):
+    """One evaluation in a far REPL: the stream opened, the lines typed, the output read
+    until the helper's end marker, the REPL's prompt back without it (an interrupt), or
+    the REPL's exit (the end marker of the call that started it)."""
+
+    prompt_re: Pattern
+    start_id = ""
+    raw_tail = b""
+    repl_exited = False
+    interrupted = False
+    helper_missing = False
+    echoed = False  # the call's line (its id) came back: the REPL has read it
+
+    def evaluate(self, lines: list[str], kind: ShellKind, deadline: float) -> None:
+        self.ladder = ("INT",)
+        self.waiter = "the REPL"
+        self.open_stream()
+        self._type(*lines)
+        self.wait(kind, deadline)
+
+    def _feed(self, chunk: bytes) -> None:
+        if self.repl_exited:  # the far shell's marker and prompt: not the REPL's output
+            return
+        mark = exit_mark(self.start_id)
+        data = self.raw_tail + chunk
+        self.echoed = self.echoed or f"'{self.record.call_id}'".encode() in data
+        at = data.find(mark)
+        if at < 0:
+            self.raw_tail = data[-len(mark) :]
+            super()._feed(chunk)
+            return
+        cut = at - len(self.raw_tail)
+        if cut > 0:
+            super()._feed(chunk[:cut])
+        self.scanner.flush()  # a "\r\n" held back: the shell's, before its marker
+        self._drop_mark_start(mark)
+        self.repl_exited = True
+        self.scanner.done = True
+
+    def _drop_mark_start(self, mark: bytes) -> None:
+        """The marker's first bytes, when an earlier read ended inside it: the unfinished
+        line held back (never handed on) is that beginning."""
+        line = self.held.rfind(b"\n") + 1
+        if line < len(self.held) and mark.startswith(self.held[line:]):
+            self.held = self.held[:line]
+
+    def _deliver(self, out: bytes) -> None:
+        if self.interrupted and b"^C" in out:  # the far terminal's echo of our Ctrl-C
+            out = out.replace(b"^C", b"", 1)
+            self.interrupted = False
+        super()._deliver(out)
+
+    def _interrupt(self, key: str, step: str, clock: Any, now: float) -> None:
+        self.interrupted = True
+        super()._interrupt(key, step, clock, now)
+
+    def _look(self, kind: ShellKind, clock: Any) -> None:
+        """After a silence: the REPL's prompt back without the end marker (an interrupt
+        caught outside the helper) ends the call with no status; back without even the
+        start marker, the helper never ran (a REPL the person started anew)."""
+        if not self.scanner.ended and (self.scanner.started or self.echoed):
+            line = prompt_part(self.tmux, self.pane.pane_id)
+            if self.prompt_re.search(line):
+                self.helper_missing = not self.scanner.started and clock.running
+                rest = self.scanner.flush()
+                if rest:
+                    self._deliver(rest)
+                self.held = self.held[: self.held.rfind(b"\n") + 1]
+                self.record.prompt_back = True
+                self.scanner.done = True
+                return
+        super()._look(kind, clock)
+
+
+# --- the requests -----------------------------------------------------------------------------
+
+
+def start_far(call: _ReplCall, gateway: Gateway, preset: Preset, command: bytes) -> CallRecord:
+    """Start ``preset``'s REPL with shell command ``command`` in the far shell in front
+    of the pane; done when its prompt shows and the helper is defined."""
+    spec = far_repl_for(preset)
+    frame = call.frame
+    record = call._record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
+    made: list[FarReplStart] = []
+
+    def make(*args: Any) -> FarCall:
+        start = FarReplStart(*args)
+        start.spec, start.prompt_re = spec, compile_pattern(preset.ready, "the prompt")
+        made.append(start)
+        return start
+
+    frame.records.write_inflight(record.command)
+    try:
+        facts = run_far(
+            call.tmux,
+            call.pane,
+            gateway,
+            lambda _facts: command,
+            record,
+            frame.deadline,
+            (call.stdout, _to_notes(record), call.notice, call.cancel),
+            frame.records.file("far-prompt"),
+            frame.view.screen,
+            make_call=make,
+        )
+    finally:
+        frame.records.clear_inflight()
+    if made and made[0].started_repl:
+        far = {"document": record.far, "prompt": made[0].far_prompt, "start_id": record.call_id}
+        far["shell"] = facts.shell
+        state = ReplRecord(preset.name, gateway.pid, call.pane.pane_id, preset.ready, preset.quit)
+        frame.records.write_repl(state._replace(far=far))
+    elif record.status == 0:
+        record.status = 1
+        record.notes.append(f"The command ended without showing the {preset.name} prompt.")
+    return call._done(record)
+
+
+def _to_notes(record: CallRecord) -> Callable[[bytes], None]:
+    """stderr of the start line (the far shell's own complaints, which go to the
+    terminal here): kept as a note."""
+    return lambda data: record.notes.append(data.decode("utf-8", "replace").strip())
+
+
+def evaluate_far(call: _ReplCall, state: ReplRecord, code: bytes) -> CallRecord:
+    """Evaluate ``code`` in the far REPL ``state`` names (checked to be in front)."""
+    far = state.far or {}
+    record = call._record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
+    record.shell, record.far = far.get("shell"), far.get("document")
+    spec = FAR_REPLS[state.name]
+    gateway = Gateway(state.pid, str((record.far or {}).get("via", "")), False)
+    evaluation = FarReplEval(
+        call.tmux, call.pane, gateway, record, (call.stdout, _to_notes(record)), call.notice,
+        call.cancel,
+    )  # fmt: skip
+    evaluation.prompt_re = compile_pattern(state.prompt_re, "the prompt")
+    evaluation.start_id = str(far.get("start_id", ""))
+    lines = eval_lines(spec, record.call_id, code.decode("utf-8", "surrogateescape"))
+    call.records.write_inflight(record.command)
+    try:  # far_shell_lost: the record stays, so the next call says the REPL is gone
+        evaluation.evaluate(lines, far.get("shell", "posix"), call.frame.deadline)
+    finally:
+        evaluation.close()
+        call.records.clear_inflight()
+    if record.timed_out is not None:
+        record.status = None  # as locally: the code was stopped, it has no status
+    if evaluation.repl_exited or evaluation.helper_missing:
+        call.records.clear_repl()
+        record.status = EXIT_FAILURE
+        record.notes.append(
+            f"The {state.name} REPL exited during the evaluation."
+            if evaluation.repl_exited
+            else f"The {state.name} REPL in front did not run the code: it has no "
+            "tmux-send helper, so it is not the one tmux-send started (the person may "
+            "have started it anew). It is forgotten; ask the person to quit it."
+        )
+        record.pane_tail = screen_tail(call.tmux, call.pane.pane_id)
+    return call._done(record)
+
+
+def close_far(call: _ReplCall, state: ReplRecord) -> CallRecord:
+    """Type the REPL's quit command; done when the end marker of the call that started
+    it shows (the far shell is back at its prompt)."""
+    far = state.far or {}
+    record = call._record("repl_close", state.quit, state.name)
+    record.shell, record.far = far.get("shell"), far.get("document")
+    gateway = Gateway(state.pid, str((record.far or {}).get("via", "")), False)
+    closing = FarCall(
+        call.tmux, call.pane, gateway, record, (call.stdout, call.stdout), call.notice, call.cancel
+    )
+    pane_id = call.pane.pane_id
+    mark = exit_mark(str(far.get("start_id", "")))
+    try:
+        closing.open_stream(
+            ["send-keys", "-t", pane_id, "-l", "--", state.quit],
+            ["send-keys", "-t", pane_id, "Enter"],
+        )
+        limit = min(call.frame.deadline, time.monotonic() + call.options.idle_timeout)
+        seen = closing._read_until(lambda d: mark in d, limit)
+    finally:
+        closing.close()
+    if mark in seen:
+        record.status = 0
+        record.notes.append(f"Closed the {state.name} REPL; the far shell's prompt is back.")
+    elif closing.gone:
+        record.status = EXIT_FAILURE
+        record.notes.append(f"The far shell behind `{gateway.name}` went away as the REPL quit.")
+    else:
+        record.status = EXIT_FAILURE
+        record.notes.append(f"The {state.name} REPL did not quit after `{state.quit}`.")
+        record.pane_tail = screen_tail(call.tmux, pane_id)
+    return call._done(record)
+
+
+def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
+    """Whether the far REPL ``state`` names (its gateway checked to be in front) is at
+    its prompt: True; the far shell's prompt back: False (the person quit it). Raises
+    :class:`HalfTypedLine` for text typed at the REPL's prompt, :class:`PaneBusy` when
+    the line shows something else (the REPL busy with the person's code)."""
+    line = prompt_part(tmux, pane.pane_id)
+    far = state.far or {}
+    if re.fullmatch(r"\.\.\.", line):  # python's and node's continuation prompt
+        raise HalfTypedLine(
+            f"the far {state.name} REPL shows `...`: the person has begun a block there and "
+            "not finished it. tmux-send will not add to it; ask them to finish or clear it."
+        )
+    if compile_pattern(state.prompt_re, "the prompt").search(line):
+        return True
+    if line and line == far.get("prompt"):
+        return False
+    spec = FAR_REPLS.get(state.name)
+    if spec is not None and re.search(spec.typed, line):
+        raise HalfTypedLine(
+            f"the person has typed at the far {state.name} REPL's prompt (`{line}`) and not "
+            "run it yet. tmux-send will not add to their input; ask them to run or clear it."
+        )
+    raise PaneBusy(
+        f"the far {state.name} REPL's prompt does not show (the cursor's line shows "
+        f"`{line}`): it may be busy with something the person started. Ask the person."
+    )

@@ -1,0 +1,514 @@
+"""REPL sessions in a pane: starting one, evaluating code in it, closing it.
+
+Output is read from the pane's own stream between markers the REPL prints (see
+:mod:`tmux_bridge.calls.stream` and :mod:`tmux_bridge.text.presets`). Which REPL tmux-send
+started is remembered per pane (:mod:`tmux_bridge.pane.records`) and checked against the
+pane: the REPL must still be the program in front.
+"""
+
+from __future__ import annotations
+
+import re
+import select
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..cancel import Cancel
+from ..errors import (
+    EXIT_FAILURE,
+    InvalidRequest,
+    PaneNotReady,
+    PanePiped,
+    ReplError,
+    ReplMismatch,
+    ReplNotOpen,
+)
+from ..infra import procfs
+from ..infra.relay import close_fd, open_pidfd
+from ..infra.runtime import remove_quietly, write_private_file
+from ..infra.tmux import Tmux
+from ..pane import readiness
+from ..pane.info import PaneInfo, screen_tail
+from ..pane.records import PaneDir, ReplRecord
+from ..results import CallRecord, RunOptions
+from ..target import Target
+from ..text.echo import after_echo, prompt_after_echo, without_echo
+from ..text.markers import end_pattern, end_prefix, start_marker
+from ..text.output import MarkerScanner, PassThrough
+from ..text.patterns import compile_pattern
+from ..text.presets import Preset, describe_presets, find_preset, plan_eval
+from ..text.shells import (
+    LINE_EDITOR_RESET,
+    RunnerSpec,
+    ShellKind,
+    display_command,
+    runner_script,
+    scratch_path,
+    typed_line,
+)
+from .frame import CallFrame, Notice, check_not_cancelled, pane_call
+from .stream import PaneStream
+
+Sink = Callable[[bytes], None]
+
+REPL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,32}")
+PROMPT = "the prompt"  # what a prompt pattern is called in its errors
+
+
+class ReplRequest(NamedTuple):
+    """Which REPL: a preset name, or any name with ``prompt`` (a regex for its prompt
+    line) for a REPL without a preset, whose code may be typed through ``template``
+    (``{code}`` replaced)."""
+
+    name: str
+    prompt: str | None = None
+    template: str | None = None
+
+
+def preset_for(request: ReplRequest) -> Preset:
+    """The preset a request names, or one made from its prompt; raises
+    :class:`InvalidRequest` for a bad name or regex, :class:`ReplError` for no preset."""
+    if not REPL_NAME.fullmatch(request.name):
+        raise InvalidRequest(
+            f"{request.name!r} is not a REPL name: use 1 to 32 letters, digits, '_', '.' or '-'."
+        )
+    if request.template is not None and request.prompt is None:
+        raise InvalidRequest("an evaluation template goes with a prompt (a REPL without a preset).")
+    if request.prompt is not None:
+        compile_pattern(request.prompt, PROMPT)  # bounded and valid, or refused now
+        return Preset(request.name, (), request.prompt, "", None)
+    preset = find_preset(request.name)
+    if preset is None:
+        raise ReplError(
+            f"no REPL preset is called {request.name!r}. Presets:\n{describe_presets()}\n"
+            "For another REPL, give a regular expression for its prompt.",
+            wanted=request.name,
+        )
+    return preset
+
+
+def repl_in_front(state: ReplRecord, pane: PaneInfo) -> bool:
+    """Whether the recorded REPL still runs and is the program in the pane's foreground
+    (for a far REPL: the program that leads to its far shell)."""
+    if state.pane_id != pane.pane_id:
+        return False
+    repl = procfs.proc_stat(state.pid)
+    shell = procfs.proc_stat(pane.pid)
+    if repl is None or shell is None:
+        return False
+    if state.far is not None:  # a far shell on the pane's own terminal (a nested
+        return procfs.holds_terminal(state.pid, shell.tpgid)  # shell, su) gives it away
+    return repl.pgrp == shell.tpgid
+
+
+def repl_open(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
+    """:func:`repl_in_front`, and for a far REPL its prompt on the cursor's line (the
+    far shell's prompt back: the person quit it). Raises :class:`HalfTypedLine` or
+    :class:`PaneBusy` when the far REPL's line shows something else."""
+    if not repl_in_front(state, pane):
+        return False
+    if state.far is None:
+        return True
+    from .farrepl import far_repl_shows
+
+    return far_repl_shows(tmux, state, pane)
+
+
+def repl_shown(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
+    """:func:`repl_open` for a listing: a far REPL busy or with text typed at its prompt
+    is still open."""
+    try:
+        return repl_open(tmux, state, pane)
+    except PaneNotReady:
+        return True
+
+
+# --- the requests --------------------------------------------------------------------------
+
+
+def run_repl(
+    target: Target,
+    request: ReplRequest,
+    text: bytes,
+    options: RunOptions,
+    stdout: Sink,
+    notice: Notice,
+    cancel: Cancel | None,
+) -> CallRecord:
+    """Start the REPL with shell command ``text`` when none is open, else evaluate
+    ``text`` in it (what ``tmux-send --repl NAME`` does), under one lock."""
+    preset = preset_for(request)
+    with pane_call(target, options, cancel, notice) as frame:
+        state = _open_repl(target.tmux, frame, preset)
+        call = _ReplCall(target, frame, options, stdout, notice, cancel)
+        if state is not None:
+            return call.evaluate(preset, state, text, request.template)
+        return call.start(preset, text)
+
+
+def start_repl(
+    target: Target,
+    request: ReplRequest,
+    command: bytes,
+    options: RunOptions,
+    stdout: Sink,
+    notice: Notice,
+    cancel: Cancel | None,
+) -> CallRecord:
+    """Start a REPL with shell command ``command``; done when its prompt shows. Raises
+    :class:`ReplMismatch` when a REPL tmux-send started is open already."""
+    preset = preset_for(request)
+    with pane_call(target, options, cancel, notice) as frame:
+        state = _open_repl(target.tmux, frame, preset)
+        if state is not None:
+            raise ReplMismatch(
+                f"a {state.name} REPL is open already; evaluate code in it.", repl=state.name
+            )
+        return _ReplCall(target, frame, options, stdout, notice, cancel).start(preset, command)
+
+
+def evaluate(
+    target: Target,
+    request: ReplRequest,
+    code: bytes,
+    options: RunOptions,
+    stdout: Sink,
+    notice: Notice,
+    cancel: Cancel | None,
+) -> CallRecord:
+    """Evaluate ``code`` in the open REPL. Raises :class:`ReplNotOpen` when none is."""
+    preset = preset_for(request)
+    with pane_call(target, options, cancel, notice) as frame:
+        state = _open_repl(target.tmux, frame, preset)
+        if state is None:
+            raise ReplNotOpen(
+                f"no {preset.name} REPL is open in the bridge terminal; start it first.",
+                wanted=preset.name,
+            )
+        call = _ReplCall(target, frame, options, stdout, notice, cancel)
+        return call.evaluate(preset, state, code, request.template)
+
+
+def close_repl(
+    target: Target, options: RunOptions, notice: Notice, cancel: Cancel | None
+) -> CallRecord:
+    """Quit the REPL tmux-send started, the way it expects, and wait for the shell's
+    prompt. With no REPL open nothing is typed (status 0, a note says so)."""
+    with pane_call(target, options, cancel, notice) as frame:
+        pane = frame.view.pane
+        state = frame.records.read_repl()
+        if state is None or not repl_open(target.tmux, state, pane):
+            frame.records.clear_repl()
+            record = CallRecord("repl_close", "", pane, options)
+            record.status = 0
+            record.notes.append(
+                "No REPL is open; nothing was changed."
+                if state is None
+                else f"The {state.name} REPL is no longer running; nothing was changed."
+            )
+            return record
+        call = _ReplCall(target, frame, options, lambda _data: None, notice, cancel)
+        record = call.close(state)
+        frame.records.clear_repl()
+        return record
+
+
+def _open_repl(tmux: Tmux, frame: CallFrame, preset: Preset) -> ReplRecord | None:
+    """The REPL tmux-send started that is still in front, checked against ``preset``;
+    a stale record is forgotten. Refuses a pane with a pipe of its own, unless it is
+    the live view's watch (which re-arms its pipe after the call and resyncs)."""
+    pane = frame.view.pane
+    if pane.piped and not pane.watched:
+        raise PanePiped(
+            "the bridge pane already has a `tmux pipe-pane` open (a logging plugin?). "
+            "REPL mode reads the pane's output through one; close the other first."
+        )
+    state = frame.records.read_repl()
+    if state is not None and repl_open(tmux, state, pane):
+        if state.name != preset.name:
+            raise ReplMismatch(
+                f"the open REPL is {state.name}, not {preset.name}; use it, or close it first.",
+                repl=state.name,
+                wanted=preset.name,
+            )
+        return state
+    if state is not None:
+        frame.records.clear_repl()
+        if state.name == preset.name:
+            raise ReplNotOpen(
+                f"the {state.name} REPL tmux-send started is no longer running in the "
+                "bridge terminal (the person may have quit it). Start it again.",
+                repl=state.name,
+                wanted=preset.name,
+            )
+    return None
+
+
+class _ReplCall:
+    """One REPL request on a held pane."""
+
+    def __init__(
+        self,
+        target: Target,
+        frame: CallFrame,
+        options: RunOptions,
+        stdout: Sink,
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = target.tmux
+        self.frame = frame
+        self.pane = frame.view.pane
+        self.records: PaneDir = frame.records
+        self.options = options
+        self.stdout = stdout
+        self.notice = notice
+        self.cancel = cancel
+        self.files: list[str] = []
+
+    def _stream(self, record: CallRecord) -> PaneStream:
+        return PaneStream(self.tmux, self.pane, record, self.stdout, self.notice, self.cancel)
+
+    def _record(self, mode: str, command: str, repl: str) -> CallRecord:
+        record = CallRecord(mode, command, self.pane, self.options)  # type: ignore[arg-type]
+        record.repl = repl
+        return record
+
+    def _done(self, record: CallRecord) -> CallRecord:
+        for path in self.files:
+            remove_quietly(path)
+        record.duration = time.monotonic() - self.frame.started
+        return record
+
+    def _write(self, path: str, content: bytes) -> str:
+        write_private_file(path, content)
+        self.files.append(path)
+        return path
+
+    # --- start ---------------------------------------------------------------------------
+
+    def start(self, preset: Preset, command: bytes) -> CallRecord:
+        """Type the start command into the shell; done when the REPL's prompt shows.
+        The shell must be at its prompt with nothing typed, as for any command; a far
+        shell in front (ssh, su ...) gets the REPL (:mod:`tmux_bridge.calls.farrepl`)."""
+        from .command import far_gateway
+
+        gateway = far_gateway(self.pane)
+        if gateway is not None:
+            from .farrepl import start_far
+
+            return start_far(self, gateway, preset, command)
+        kind, pane = readiness.ready_shell(
+            self.tmux, self.frame.view, self.records, self.frame.deadline, self.cancel
+        )
+        self.pane = pane
+        record = self._record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
+        record.shell = kind
+        try:
+            runner_path = self._runner(kind, record, command)
+            stream = self._stream(record)
+            stream.prompt_re = compile_pattern(preset.ready, PROMPT)
+            scanner = _markers(record.call_id)
+            outcome = stream.run(
+                [["send-keys", "-t", pane.pane_id, "-l", "--", typed_line(kind, runner_path)]],
+                scanner,
+                self.frame.deadline,
+                watch_pid=pane.pid,
+                done=lambda: self._started(stream, preset),
+                clear=LINE_EDITOR_RESET,
+            )
+            self._started_outcome(outcome, stream, scanner, preset, record)
+        finally:
+            self._done(record)
+        return record
+
+    def _runner(self, kind: ShellKind, record: CallRecord, command: bytes) -> str:
+        base = self.records.file(record.call_id)
+        command_path = self._write(base + ".cmd", command)
+        self._write(scratch_path(base + ".run"), b"")  # the runner writes it, kept 0600
+        spec = RunnerSpec(
+            call_id=record.call_id,
+            runner_path=base + ".run",
+            command_path=command_path,
+            stdout_tty="",
+            stderr_tty="",
+            banner=display_command(record.command),
+            shell_binary=procfs.shell_executable(self.pane.pid),
+        )
+        return self._write(base + ".run", runner_script(kind, spec).encode())
+
+    def _started(self, stream: PaneStream, preset: Preset) -> bool:
+        """The REPL's prompt is the unfinished last line and its process is in front."""
+        prompt = stream.prompt_re
+        if prompt is None or not prompt.search(stream.pending().rstrip("\n")):
+            return False
+        shell = procfs.proc_stat(self.pane.pid)
+        return shell is not None and stream.repl_pid(shell.tpgid) is not None
+
+    def _started_outcome(
+        self,
+        outcome: str,
+        stream: PaneStream,
+        scanner: MarkerScanner,
+        preset: Preset,
+        record: CallRecord,
+    ) -> None:
+        if outcome == "ready":
+            shell = procfs.proc_stat(self.pane.pid)
+            pid = stream.repl_pid(shell.tpgid) if shell else None
+            if pid is None:
+                record.status = EXIT_FAILURE
+                record.notes.append("The REPL's prompt showed, but its process could not be found.")
+                return
+            state = ReplRecord(preset.name, pid, self.pane.pane_id, preset.ready, preset.quit)
+            self.records.write_repl(state)
+            record.status = 0
+        elif outcome == "ended":
+            record.status = scanner.status if scanner.status is not None else EXIT_FAILURE
+            if record.status == 0:
+                record.status = 1
+                record.notes.append(f"The command ended without showing the {preset.name} prompt.")
+
+    # --- evaluate ------------------------------------------------------------------------
+
+    def evaluate(
+        self, preset: Preset, state: ReplRecord, code: bytes, template: str | None
+    ) -> CallRecord:
+        """Evaluate ``code`` in the open REPL; done at the end marker it prints."""
+        if state.far is not None:
+            from .farrepl import evaluate_far
+
+            code = template.encode().replace(b"{code}", code) if template else code
+            return evaluate_far(self, state, code)
+        record = self._record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
+        if template is not None:
+            code = template.encode().replace(b"{code}", code)
+        plan = plan_eval(preset, record.call_id, code, self.records.path)
+        for path, content in plan.files.items():
+            self._write(path, content)
+        stream = self._stream(record)
+        stream.repl_known = state.pid
+        stream.prompt_re = prompt = compile_pattern(preset.ready, PROMPT)
+        stream.error_re = re.compile(preset.error, re.MULTILINE) if preset.error else None
+        collected: list[bytes] = []
+        scanner: MarkerScanner | PassThrough = _markers(record.call_id, plan.lead)
+        done = None
+        if not plan.markers:
+            scanner = PassThrough()
+            done = prompt_after_echo(collected, plan.echo_lines, prompt)
+        paste = "\n" in plan.typed
+        keys = _eval_keys(self.pane.pane_id, record.call_id, plan.typed, paste)
+        try:
+            outcome = stream.run(
+                keys,
+                scanner,
+                self.frame.deadline,
+                watch_pid=state.pid,
+                done=done,
+                paste=plan.typed.encode("utf-8", "surrogateescape") if paste else None,
+                collect=collected if plan.echo_lines else None,
+            )
+            self._evaluated(outcome, stream, scanner, collected, plan.echo_lines, preset, record)
+        finally:
+            self._done(record)
+        return record
+
+    def _evaluated(
+        self,
+        outcome: str,
+        stream: PaneStream,
+        scanner: MarkerScanner | PassThrough,
+        collected: list[bytes],
+        echo_lines: tuple[str, ...],
+        preset: Preset,
+        record: CallRecord,
+    ) -> None:
+        if outcome == "ready":  # no markers: the prompt came back after the echo
+            stream.emit(after_echo(b"".join(collected), echo_lines))
+            record.status = 0
+        elif outcome == "ended":
+            if echo_lines:
+                stream.emit(without_echo(b"".join(collected), echo_lines, preset.ready))
+            if scanner.status is not None:
+                record.status = scanner.status
+            else:
+                record.status = 1 if stream.saw_error else 0
+        elif outcome == "gone":
+            self.records.clear_repl()
+            record.status = EXIT_FAILURE
+            record.notes.append(f"The {preset.name} REPL exited during the evaluation.")
+            record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    # --- close ---------------------------------------------------------------------------
+
+    def close(self, state: ReplRecord) -> CallRecord:
+        """Type the REPL's own quit command; done when its process is gone and the shell
+        holds the terminal again."""
+        if state.far is not None:
+            from .farrepl import close_far
+
+            return close_far(self, state)
+        record = self._record("repl_close", state.quit, state.name)
+        pidfd = open_pidfd(state.pid)
+        pane_id = self.pane.pane_id
+        if state.quit:
+            keys = [["send-keys", "-t", pane_id, "-l", "--", state.quit]]
+            keys.append(["send-keys", "-t", pane_id, "Enter"])
+        else:  # no preset: end of input, sent only after checking the REPL is in front
+            keys = [["send-keys", "-t", pane_id, "C-d"]]
+        check_not_cancelled(self.cancel)
+        self.tmux.run_all(
+            ["copy-mode", "-q", "-t", pane_id], ["send-keys", "-t", pane_id, "C-e", "C-u"], *keys
+        )
+        try:
+            self._closed(state, pidfd, record)
+        finally:
+            close_fd(pidfd)
+            self._done(record)
+        return record
+
+    def _closed(self, state: ReplRecord, pidfd: int, record: CallRecord) -> None:
+        limit = min(self.frame.deadline, time.monotonic() + self.options.idle_timeout)
+        _wait_for_exit(state.pid, pidfd, limit, self.cancel)
+        if procfs.proc_stat(state.pid) is not None:
+            record.status = EXIT_FAILURE
+            record.notes.append(
+                f"The {state.name} REPL did not quit after `{state.quit}`; it is still open."
+            )
+            return
+        try:
+            readiness.check_ready(self.pane, procfs.shell_kind(self.pane.pid), prompt_wait=2.0)
+        except PaneNotReady as exc:
+            record.status = EXIT_FAILURE
+            record.notes.append(f"The REPL quit, but the shell prompt did not come back: {exc}")
+            return
+        record.status = 0
+        record.notes.append(f"Closed the {state.name} REPL; the shell prompt is back.")
+
+
+def _markers(call_id: str, lead: bytes = b"\r\n") -> MarkerScanner:
+    return MarkerScanner(
+        start_marker(call_id).encode(), end_pattern(call_id), end_prefix(call_id), lead
+    )
+
+
+def _eval_keys(pane_id: str, call_id: str, typed: str, paste: bool) -> list[list[str]]:
+    """What types an evaluation: one line as literal keys, several through a paste
+    buffer (loaded beforehand), so that no line ends before the last one is in."""
+    if paste:
+        return [["paste-buffer", "-d", "-b", f"tmux-send-{call_id}", "-t", pane_id]]
+    return [["send-keys", "-t", pane_id, "-l", "--", typed]]
+
+
+def _wait_for_exit(pid: int, pidfd: int, limit: float, cancel: Cancel | None) -> None:
+    """Until ``pid`` exits, ``limit`` passes, or the call is cancelled."""
+    watched = [fd for fd in (pidfd, cancel.fd if cancel else -1) if fd >= 0]
+    while procfs.proc_stat(pid) is not None:
+        remaining = limit - time.monotonic()
+        if remaining <= 0 or (cancel is not None and cancel.cancelled):
+            return
+        if pidfd >= 0:
+            select.select(watched, [], [], remaining)
+        else:
+            select.select(watched, [], [], min(remaining, 0.01))

@@ -1,0 +1,328 @@
+"""Reading a pane's own output stream between markers: REPL mode's transport.
+
+A REPL keeps the pane's terminal between calls, so its output cannot go through relay
+terminals the way a command's does. Instead each call opens ``tmux pipe-pane`` for its
+own duration, pointed at a pseudo-terminal of ours, types into the pane, and cuts the
+evaluation's output out of that stream between a start and an end marker the REPL
+itself prints (:class:`~tmux_bridge.text.output.MarkerScanner`). Only tmux is asked for the
+stream, so the same reader works for a REPL on another host.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from ..cancel import Cancel
+from ..infra import procfs
+from ..infra.relay import Relay, close_fd, open_pidfd
+from ..infra.tmux import Tmux
+from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line
+from ..results import CallRecord
+from ..text import seams
+from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
+from ..text.patterns import Pattern
+from .clock import CallClock, announce_waiting
+from .frame import Notice, check_not_cancelled
+
+Sink = Callable[[bytes], None]
+Scanner = MarkerScanner | PassThrough
+Outcome = Literal["ended", "ready", "gone", "timeout"]
+
+
+class PaneStream:
+    """One REPL-mode call: type into the pane and read its stream until an outcome.
+
+    ``prompt_re`` is the REPL's prompt (to tell its own line editor from code waiting
+    for input, and to see it back after an interrupt); ``error_re``, when given, marks
+    output that means the REPL reported an error (``saw_error``).
+    """
+
+    def __init__(
+        self,
+        tmux: Tmux,
+        pane: PaneInfo,
+        record: CallRecord,
+        stdout: Sink,
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = tmux
+        self.pane = pane
+        self.record = record
+        self.stdout = stdout
+        self.notice = notice
+        self.cancel = cancel
+        self.text = TerminalText()
+        self.prompt_re: Pattern | None = None
+        self.error_re: re.Pattern[str] | None = None
+        self.saw_error = False
+        self.started_ticks = procfs.ticks_now() - 1
+        self.repl_known: int | None = None  # the REPL's pid, once it is known
+
+    def run(
+        self,
+        keys: list[list[str]],
+        scanner: Scanner,
+        deadline: float,
+        watch_pid: int,
+        done: Callable[[], bool] | None = None,
+        paste: bytes | None = None,
+        collect: list[bytes] | None = None,
+        clear: tuple[str, ...] = ("C-e", "C-u"),
+    ) -> Outcome:
+        """Open the stream, type ``keys`` (after ``clear``, the keys that clear the line)
+        and Enter, and read until the end marker ("ended"), ``done`` ("ready"), the death
+        of ``watch_pid`` ("gone") or a timeout or cancellation that the REPL survived
+        ("timeout")."""
+        pane_id = self.pane.pane_id
+        relay = Relay(self.pane.width, self.pane.height)
+        pidfd = open_pidfd(watch_pid)
+        buffer = f"tmux-send-{self.record.call_id}"
+        try:
+            if paste is not None:
+                self.tmux.run("load-buffer", "-b", buffer, "-", stdin=paste)
+            check_not_cancelled(self.cancel)
+            self.tmux.run_all(
+                ["copy-mode", "-q", "-t", pane_id],
+                # a live view's watch may hold the pipe: ours replaces it, and the mark
+                # goes so that the watch never closes ours (it re-arms when we are done)
+                ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
+                ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], relay.path)],
+                ["send-keys", "-t", pane_id, *clear],
+                *keys,
+                ["send-keys", "-t", pane_id, "Enter"],
+            )
+            return self._wait(relay, pidfd, scanner, deadline, done, collect)
+        finally:
+            self.tmux.run("pipe-pane", "-t", pane_id, check=False)
+            if self.cancel is not None and self.cancel.signum is not None:
+                self.record.cancelled = self.cancel.signum
+            relay.close()
+            close_fd(pidfd)
+
+    def _wait(
+        self,
+        relay: Relay,
+        pidfd: int,
+        scanner: Scanner,
+        deadline: float,
+        done: Callable[[], bool] | None,
+        collect: list[bytes] | None,
+    ) -> Outcome:
+        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=("INT",))
+        while True:
+            now = time.monotonic()
+            if scanner.started:
+                self._look_for_input(clock, now)
+            step = clock.next_step(now, self._cancelled(), self.record)
+            if step == "interrupt" and self.at_prompt():
+                self.record.prompt_back = True  # nothing runs: the code stopped short
+                self._flush_text()
+                return "timeout"
+            if step == "interrupt":
+                self._interrupt()
+                clock.interrupted("INT", now)
+            elif step is not None:  # the REPL did not come back within the grace period
+                self.record.prompt_back = False
+                self._flush_text()
+                return "timeout"
+            if self._read_events(relay, pidfd, scanner, clock, collect):
+                self._flush_text()
+                return "gone"
+            outcome = self._outcome(scanner, clock, done)
+            if outcome is not None:
+                return outcome
+
+    def _read_events(
+        self,
+        relay: Relay,
+        pidfd: int,
+        scanner: Scanner,
+        clock: CallClock,
+        collect: list[bytes] | None,
+    ) -> bool:
+        """Wait for the stream, the watched process or a cancellation; True when the
+        watched process has exited (what it printed is handed over first)."""
+        poller = select.poll()
+        poller.register(relay.master, select.POLLIN)
+        if pidfd >= 0:
+            poller.register(pidfd, select.POLLIN)
+        if self.cancel is not None and self.record.cancelled is None:
+            poller.register(self.cancel.fd, select.POLLIN)
+        cap = 0.1 if not clock.running else float("inf")  # look for the prompt coming back
+        ready = {fd for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), cap))}
+        held = b""
+        if relay.master in ready and pidfd not in ready:
+            got, held = self._drain(relay, scanner, collect, pidfd)
+            if got:
+                clock.saw_output(time.monotonic())
+        if pidfd in ready or held:
+            self._drain_after_exit(relay, scanner, collect, held)
+            if collect is None:
+                self._emit_stream(scanner.flush())
+            return True
+        return False
+
+    def _outcome(
+        self, scanner: Scanner, clock: CallClock, done: Callable[[], bool] | None
+    ) -> Outcome | None:
+        if scanner.ended:
+            self._flush_text()
+            return "ended" if clock.running or self.record.timed_out is None else "timeout"
+        if done is not None and scanner.started and done():
+            return "ready"
+        if not clock.running and self.at_prompt():
+            self._flush_text()
+            return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
+        return None
+
+    def _cancelled(self) -> bool:
+        if self.cancel is not None and self.cancel.signum is not None:
+            self.record.cancelled = self.cancel.signum
+        return self.record.cancelled is not None
+
+    def _look_for_input(self, clock: CallClock, now: float) -> None:
+        """Code waiting for the person (``input()``) is not idle; the REPL's own line
+        editor at its own prompt is not waiting for input, it is done or stuck."""
+        if not clock.input_check_due(now):
+            return
+        if procfs.waiting_for_input(self.pane.pid, self.pane.tty) and not self.at_prompt():
+            clock.hold_idle(now)
+            announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the REPL")
+
+    def at_prompt(self) -> bool:
+        """Whether the line the cursor is on is the REPL's own prompt (from tmux)."""
+        if self.prompt_re is None:
+            return False
+        line = cursor_line(self.tmux, self.pane.pane_id)
+        return bool(self.prompt_re.search(line.rstrip()))
+
+    def _drain(
+        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, pidfd: int
+    ) -> tuple[bool, bytes]:
+        """Pass on what the stream holds; stop at a piece read once the REPL had exited
+        and return it (it may hold its shell's report of the signal that killed it,
+        which is no output of the REPL's)."""
+        got = False
+        while (data := relay.read()) is not None:
+            if pidfd >= 0 and select.select([pidfd], [], [], 0)[0]:
+                return got, data
+            got = True
+            output = scanner.feed(data)
+            if not output:
+                continue
+            if collect is not None:
+                collect.append(output)
+            else:
+                self._emit_stream(output)
+        return got, b""
+
+    def _drain_after_exit(
+        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
+    ) -> None:
+        """The rest of the stream once the REPL has exited: what it printed last (still
+        on its way through tmux), without what its shell printed after it (a report of
+        the signal that killed it, the end marker of the call that started it, the
+        prompt)."""
+        output = scanner.feed(repl_part(read_until_end_marker(relay, EXIT_READ_LIMIT, held)))
+        if not output:
+            return
+        if collect is not None:
+            collect.append(output)
+        else:
+            self._emit_stream(output)
+
+    def _emit_stream(self, output: bytes) -> None:
+        """Output of the stream: cleaned (the text keeps the unfinished line, a prompt,
+        for :meth:`pending`), or passed on raw."""
+        cleaned = self.text.feed(output)
+        self.emit(output if self.record.options.raw else cleaned)
+
+    def pending(self) -> str:
+        """The unfinished last line as it shows now (a prompt being drawn, say)."""
+        return self.text.pending().decode("utf-8", "replace")
+
+    def emit(self, text: bytes) -> None:
+        if not text:
+            return
+        if self.error_re is not None and self.error_re.search(
+            clean(text).decode("utf-8", "replace")
+        ):
+            self.saw_error = True
+        self.record.stdout_bytes += len(text)
+        self.stdout(text)
+
+    def _flush_text(self) -> None:
+        rest = self.text.finish()
+        if not self.record.options.raw:
+            self.emit(rest)
+
+    def _interrupt(self) -> None:
+        """Ctrl-C for the REPL: SIGINT to the program in front, which stays open."""
+        self.record.signals_sent.append("SIGINT")
+        if not self._signal_repl():
+            self.tmux.run("send-keys", "-t", self.pane.pane_id, "C-c", check=False)
+
+    def _signal_repl(self) -> bool:
+        shell = procfs.proc_stat(self.pane.pid)
+        if shell is None:
+            return False
+        pid = self.repl_known or self.repl_pid(shell.tpgid)
+        target = procfs.proc_stat(pid) if pid else None
+        try:
+            if target is not None and pid is not None and target.pgrp != shell.pgrp:
+                os.killpg(target.pgrp, signal.SIGINT)
+                return True
+            if pid is not None:
+                os.kill(pid, signal.SIGINT)
+                return True
+        except OSError:
+            return False
+        return False
+
+    def repl_pid(self, tpgid: int) -> int | None:
+        """The program in the pane's foreground: the shell's newest child in that group
+        started since this call began (fish keeps older helpers in its own group)."""
+        return procfs.foreground_child(self.pane.pid, tpgid, self.started_ticks)
+
+
+# How long to read on after the REPL exited, for the end marker its shell prints.
+EXIT_READ_LIMIT = 1.0
+# The end marker of a command-mode call (the one that started the REPL), with its status.
+_RUNNER_END = re.compile(rb"___TMUXSEND_END_[0-9a-f]{10} (\d+)___")
+
+
+def read_until_end_marker(relay: Relay, limit: float, data: bytes = b"") -> bytes:
+    """``data`` and what the relay gets after it until a command's end marker has come
+    (or ``limit`` seconds)."""
+    deadline = time.monotonic() + limit
+    while not _RUNNER_END.search(data):
+        chunk = relay.read()
+        if chunk is not None:
+            data += chunk
+            continue
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        select.select([relay.master], [], [], remaining)
+    return data
+
+
+def repl_part(data: bytes) -> bytes:
+    """The bytes of ``data`` the REPL printed: those before the end marker of the call
+    that started it, less the line before that marker when the status says a signal
+    killed the REPL (bash, zsh and fish report the signal on a line of their own)."""
+    end = _RUNNER_END.search(data)
+    if end is None:
+        return data
+    head = data[: end.start()]
+    if int(end.group(1)) > 128:
+        lines = head.rstrip(b"\r\n").rsplit(b"\n", 1)
+        head = lines[0] + b"\n" if len(lines) == 2 else b""
+    return head

@@ -1,0 +1,211 @@
+"""The one place that runs tmux.
+
+Every tmux call goes through :meth:`Tmux.run`: an argv list (never a shell), always with
+the server named explicitly (``-L NAME`` or ``-S PATH``), so the server is the one the
+caller chose even when the caller itself runs inside another tmux (``$TMUX`` is ignored
+once ``-L`` or ``-S`` is given).
+
+Several tmux commands run in one invocation when chained with :func:`sequence`, which
+is the only code that joins them: it escapes every argument that ends in ``;`` so that
+no text from an agent (a key name, a line of code) can end one tmux command and start
+another.
+
+Processes are started with ``os.posix_spawnp`` rather than :mod:`subprocess`: importing
+subprocess costs about 2 ms, and tmux-send's start-up time is part of its latency.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from ..errors import TmuxError, TmuxNotFound, TmuxTimeout
+
+DEFAULT_SOCKET = "default"
+
+
+class TmuxResult(NamedTuple):
+    """What one tmux invocation did. ``stdout``/``stderr`` are decoded losslessly."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def sequence(*commands: Sequence[str]) -> list[str]:
+    """One argv running ``commands`` in order inside the server, each a tmux command
+    with its arguments.
+
+    tmux takes an argument that ends in ``;`` as the end of a command (``a;`` is ``a``
+    and then a new command) unless the ``;`` is escaped as ``\\;``, in which case one
+    backslash is removed. So every argument ending in ``;`` gets one more backslash: an
+    agent's ``Escape;`` stays the text ``Escape;`` and a person's own ``x\\;`` stays
+    ``x\\;``.
+    """
+    argv: list[str] = []
+    for command in commands:
+        if not command:
+            continue
+        if argv:
+            argv.append(";")
+        argv.extend(arg[:-1] + "\\;" if arg.endswith(";") else arg for arg in command)
+    return argv
+
+
+class Tmux:
+    """One tmux server, named by socket name (``-L``) or socket path (``-S``).
+
+    ``timeout`` (seconds) bounds every tmux invocation: one that has not finished by
+    then is killed and :class:`TmuxTimeout` raised. ``None`` (tmux-send's choice) waits
+    as long as tmux takes; a server that must keep answering sets one.
+    """
+
+    __slots__ = ("socket_args", "timeout")
+
+    def __init__(
+        self,
+        socket_name: str | None = None,
+        socket_path: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if socket_path:
+            self.socket_args: tuple[str, str] = ("-S", socket_path)
+        else:
+            self.socket_args = ("-L", socket_name or DEFAULT_SOCKET)
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"Tmux({self.socket_args[0]} {self.socket_args[1]})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Tmux) and other.socket_args == self.socket_args
+
+    def __hash__(self) -> int:
+        return hash(self.socket_args)
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the default server of ``$TMUX_TMPDIR`` (``-L default``)."""
+        return self.socket_args == ("-L", DEFAULT_SOCKET)
+
+    def socket_path(self) -> str:
+        """The server's socket file, as tmux derives it from ``$TMUX_TMPDIR``."""
+        flag, value = self.socket_args
+        if flag == "-S":
+            return value
+        base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        return os.path.join(base, f"tmux-{os.getuid()}", value)
+
+    def argv(self, *args: str) -> list[str]:
+        """The full argv for a tmux command on this server (for exec-style use)."""
+        return ["tmux", *self.socket_args, *args]
+
+    def run(self, *args: str, check: bool = True, stdin: bytes | None = None) -> TmuxResult:
+        """Run one tmux command (or a chain made with :func:`sequence`) and wait for it.
+
+        Blocks until tmux exits (about 2 ms). Raises :class:`TmuxNotFound` when tmux is
+        not installed, :class:`TmuxTimeout` when it runs past the server's ``timeout``,
+        and :class:`TmuxError` naming the subcommand when tmux exits non-zero and
+        ``check`` is true.
+        """
+        result = _spawn(tuple(self.argv(*args)), stdin, self.timeout)
+        if check and result.returncode != 0:
+            raise TmuxError(result.argv, result.returncode, result.stderr)
+        return result
+
+    def run_all(
+        self, *commands: Sequence[str], check: bool = True, stdin: bytes | None = None
+    ) -> TmuxResult:
+        """Run several tmux commands in one invocation, in order (see :func:`sequence`)."""
+        return self.run(*sequence(*commands), check=check, stdin=stdin)
+
+
+def _spawn(argv: tuple[str, ...], stdin: bytes | None, timeout: float | None) -> TmuxResult:
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    in_r, in_w = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_DUP2, in_r, 0),
+        (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_DUP2, err_w, 2),
+    ]
+    try:
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions)
+    except FileNotFoundError:
+        for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
+            os.close(fd)
+        raise TmuxNotFound() from None
+    for fd in (out_w, err_w, in_r):
+        os.close(fd)
+    if stdin:
+        write_all(in_w, stdin)
+    os.close(in_w)
+    try:
+        out, err = _collect(out_r, err_r, timeout)
+    except TimeoutError:
+        os.kill(pid, 9)  # SIGKILL: a stopped server leaves its client stuck too
+        os.waitpid(pid, 0)
+        raise TmuxTimeout(argv, timeout or 0.0) from None
+    _, wait_status = os.waitpid(pid, 0)
+    return TmuxResult(
+        argv,
+        os.waitstatus_to_exitcode(wait_status),
+        out.decode("utf-8", "surrogateescape"),
+        err.decode("utf-8", "surrogateescape"),
+    )
+
+
+def _collect(out_r: int, err_r: int, timeout: float | None = None) -> tuple[bytes, bytes]:
+    """Read both pipes to their end, without either one's buffer filling up. Raises
+    TimeoutError (both pipes closed) when they are still open after ``timeout`` s."""
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    poller = select.poll()
+    for fd in chunks:
+        poller.register(fd, select.POLLIN)
+    open_fds = set(chunks)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while open_fds:
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0) * 1000
+        events = poller.poll(wait)
+        if not events and deadline is not None and time.monotonic() >= deadline:
+            for fd in open_fds:
+                os.close(fd)
+            raise TimeoutError
+        for fd, _event in events:
+            data = os.read(fd, 65536)
+            if data:
+                chunks[fd].append(data)
+            else:
+                poller.unregister(fd)
+                open_fds.discard(fd)
+                os.close(fd)
+    return b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def is_no_server_error(stderr: str) -> bool:
+    """True when tmux failed because no server (or no session) answered."""
+    text = stderr.lower()
+    return any(
+        phrase in text
+        for phrase in (
+            "no server running",
+            "error connecting",
+            "can't find session",
+            "can't find pane",
+            "can't find window",
+            "no such file or directory",
+            "server exited",
+            "lost server",
+        )
+    )

@@ -1,0 +1,76 @@
+"""What is remembered about each pane between calls: its platform and its last command.
+
+One file, ``context.json`` (mode 0600) in the runtime directory, maps a pane's key (the
+name of its runtime directory, ``pane-3``) to its facts. Writers hold an ``flock`` on the
+runtime directory itself and replace the file atomically, so parallel calls in
+different panes never lose each other's facts and a reader never sees half a file.
+Facts of panes that no longer exist are dropped by :func:`prune`. Live facts (what is in
+front, the directory) are never stored: they are read fresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ..infra.runtime import atomic_write, usable_private_dir
+
+CONTEXT_FILE = "context.json"
+MAX_COMMAND = 500  # characters of a last command kept
+
+Facts = dict[str, Any]
+
+
+def read_context(directory: str) -> dict[str, Facts]:
+    """Every pane's facts; empty when there are none (or the file is unreadable)."""
+    try:
+        with open(os.path.join(directory, CONTEXT_FILE), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
+def update_pane(directory: str, key: str, facts: Facts) -> None:
+    """Merge ``facts`` into pane ``key``'s. Never fails a call: a context that cannot be
+    written, or whose directory is not our own private one, is skipped."""
+    if "last_command" in facts and isinstance(facts["last_command"], dict):
+        command = str(facts["last_command"].get("command", ""))
+        if len(command) > MAX_COMMAND:
+            facts["last_command"]["command"] = command[:MAX_COMMAND] + "..."
+    if not usable_private_dir(directory):
+        return
+    with contextlib.suppress(OSError), _locked(directory):
+        context = read_context(directory)
+        context[key] = {**context.get(key, {}), **facts}
+        _write(directory, context)
+
+
+def prune(directory: str, alive: set[str]) -> None:
+    """Drop the facts of panes whose key is not in ``alive``."""
+    if not usable_private_dir(directory):
+        return
+    with contextlib.suppress(OSError), _locked(directory):
+        context = read_context(directory)
+        kept = {k: v for k, v in context.items() if k in alive}
+        if kept != context:
+            _write(directory, kept)
+
+
+def _write(directory: str, context: dict[str, Facts]) -> None:
+    data = json.dumps(context, ensure_ascii=False, sort_keys=True).encode("utf-8", "replace")
+    atomic_write(os.path.join(directory, CONTEXT_FILE), data)
+
+
+@contextlib.contextmanager
+def _locked(directory: str) -> Iterator[None]:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

@@ -1,0 +1,239 @@
+"""Several panes: labels, new panes beside the bridge pane, and what runs where.
+
+A label lives on the pane itself as the tmux user option ``@tmux-bridge-label``, so tmux
+can show it and it outlives every tmux-bridge process; labels are unique on a tmux
+server. What is remembered between calls (the platform, the last command) comes from
+:mod:`tmux_bridge.pane.context`; everything else is read fresh from tmux and ``/proc``.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import socket
+import time
+from typing import Any
+
+from ..calls.frame import check_not_cancelled
+from ..cancel import Cancel
+from ..errors import BridgeError, InvalidRequest, LabelTaken, PaneNotReady
+from ..infra import procfs
+from ..infra.runtime import pane_directory
+from ..target import Target
+from ..text import seams
+from ..text.seams import is_name
+from .context import prune, read_context
+from .info import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
+from .readiness import check_ready, split_at_column
+from .records import PaneDir, pane_dir_name
+
+# How long a new pane's shell may take to show its prompt before COMMAND is typed.
+NEW_SHELL_WAIT = 15.0
+# Programs in front of a pane's shell that are themselves a way to another shell.
+REMOTE = frozenset({"ssh", "mosh", "mosh-client", "et", "telnet"})
+NESTED = frozenset(
+    {"bash", "zsh", "fish", "sh", "dash", "ksh", "busybox", "su", "sudo", "docker",
+     "podman", "kubectl", "nix", "nix-shell", "poetry", "toolbox", "distrobox"}
+)  # fmt: skip
+
+
+def check_label(name: str) -> str:
+    """``name`` when it is a valid label, else raise :class:`InvalidRequest`."""
+    if not is_name(name):  # the alphabet sender names share (seams)
+        raise InvalidRequest(
+            f"Invalid pane label {name!r}: use 1 to 40 letters, digits, '_', '.' or '-'."
+        )
+    return name
+
+
+def set_label(target: Target, name: str | None) -> PaneInfo:
+    """Give the target's pane the label ``name`` (``None`` removes its label). Raises
+    :class:`LabelTaken` when another pane of the server has it."""
+    pane = find_pane(target.tmux, target.session, target.pane).pane
+    if name is None:
+        target.tmux.run("set-option", "-p", "-u", "-t", pane.pane_id, LABEL_OPTION)
+        return pane._replace(label="")
+    _check_free(target, check_label(name), pane.pane_id)
+    target.tmux.run("set-option", "-p", "-t", pane.pane_id, LABEL_OPTION, name)
+    return pane._replace(label=name)
+
+
+def _check_free(target: Target, name: str, pane_id: str) -> None:
+    for place in list_places(target.tmux):
+        if place.label == name and place.pane_id != pane_id:
+            raise LabelTaken(
+                f"The label {name!r} is already on pane {place.pane_id} ({place.target}); "
+                "labels are unique. Remove it there first or pick another."
+            )
+
+
+def split(target: Target, label: str | None, horizontal: bool) -> tuple[PaneInfo, str | None]:
+    """Open a new pane beside the target's pane, in its directory, running the person's
+    login shell; the person's focus stays where it is. Returns the new pane, and a note
+    when its shell had to start in the home directory instead (tmux cannot start a pane
+    in the other pane's directory: see :func:`~tmux_bridge.infra.runtime.pane_directory`)."""
+    from .sessions import user_shell
+
+    base = find_pane(target.tmux, target.session, target.pane).pane
+    if label is not None:
+        _check_free(target, check_label(label), "")
+    directory, note = pane_directory(base.current_path)
+    result = target.tmux.run_all(
+        ["split-window", "-d", "-h" if horizontal else "-v", "-t", base.pane_id,
+         "-c", seams.start_directory(directory), "-P", "-F", "#{pane_id}",
+         "--", user_shell(), "-l"],
+    )  # fmt: skip
+    pane_id = result.stdout.strip()
+    if label is not None:
+        target.tmux.run("set-option", "-p", "-t", pane_id, LABEL_OPTION, label)
+    return find_pane(target.tmux, target.session, pane_id).pane, note
+
+
+def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> PaneInfo:
+    """Wait until a pane's new shell shows its prompt (the same screen twice in a row,
+    nothing running), and learn that line as its bare prompt: no one has typed there
+    yet. Raises :class:`PaneNotReady` when it does not within :data:`NEW_SHELL_WAIT`."""
+    deadline = time.monotonic() + NEW_SHELL_WAIT
+    seen: list[str] | None = None
+    while True:
+        view = find_pane(target.tmux, target.session, pane_id)
+        pane = view.pane
+        if _at_prompt(pane) and view.screen is not None and view.screen == seen:
+            _learn_prompt(target, pane, view.screen)
+            return pane
+        seen = view.screen
+        if time.monotonic() > deadline:
+            raise PaneNotReady(f"The new pane {pane_id} shows no shell prompt yet.")
+        check_not_cancelled(cancel)
+        time.sleep(0.1)
+
+
+def _at_prompt(pane: PaneInfo) -> bool:
+    kind = procfs.shell_kind(pane.pid)
+    if kind is None:
+        return False
+    try:
+        check_ready(pane, kind, prompt_wait=0)
+    except PaneNotReady:
+        return False
+    return True
+
+
+def _learn_prompt(target: Target, pane: PaneInfo, screen: list[str]) -> None:
+    if pane.cursor_y >= len(screen):
+        return
+    left = split_at_column(screen[pane.cursor_y], pane.cursor_x)[0].rstrip()
+    if left:
+        records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
+        records.ensure()
+        records.write_prompt(records.read_prompt().learnt(left))
+
+
+# --- what runs where ------------------------------------------------------------------
+
+
+def list_panes(target: Target, every_session: bool = False) -> list[dict[str, Any]]:
+    """One entry per pane of the target's session (``every_session``: of the server),
+    with live facts and the remembered context; drops the context of gone panes."""
+    places = list_places(target.tmux)
+    keys = {p.pane_id: pane_dir_name(target.tmux, p.pane_id) for p in places}
+    prune(target.runtime_dir, set(keys.values())) if places else None
+    context = read_context(target.runtime_dir)
+    bridge = _bridge_pane_id(target)
+    entries = []
+    for place in places:
+        if every_session or place.session == target.session:
+            facts = context.get(keys[place.pane_id], {})
+            entries.append(describe_pane(target, place, facts, place.pane_id == bridge))
+    return entries
+
+
+def _bridge_pane_id(target: Target) -> str | None:
+    try:
+        return find_pane(target.tmux, target.session, None).pane.pane_id
+    except BridgeError:  # no bridge session: no bridge pane to mark
+        return None
+
+
+def describe_pane(
+    target: Target, place: Place, facts: dict[str, Any], is_bridge: bool
+) -> dict[str, Any]:
+    """One pane's entry: where it is, its label, its shell and what is in front."""
+    try:
+        pane = find_pane(target.tmux, target.session, place.pane_id).pane
+    except BridgeError:  # gone since it was listed
+        return {"pane": place.pane_id, "target": place.target, "gone": True}
+    kind = procfs.shell_kind(pane.pid)
+    records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
+    flight = records.read_inflight()
+    return {
+        "pane": pane.pane_id,
+        "target": pane.target,
+        "label": pane.label or None,
+        "bridge": is_bridge,
+        "shell": kind,
+        "shell_pid": pane.pid,
+        "user": _owner(pane.pid),
+        "host": socket.gethostname(),
+        "cwd": procfs.working_dir(pane.pid) or pane.current_path,
+        "front": front(target, pane, kind, records),
+        "in_flight": flight.document() if flight is not None else None,
+        "attached": pane.attached > 0,
+        "platform": facts.get("platform"),
+        "last_command": facts.get("last_command"),
+        **far_facts(pane, facts.get("far")),
+    }
+
+
+def far_facts(pane: PaneInfo, far: dict[str, Any] | None) -> dict[str, Any]:
+    """The far shell tmux-send last ran a command in (through ssh, su, sudo ...), while
+    the program that leads there is still in front; else when the person left it."""
+    if not far:
+        return {"far": None}
+    shell = procfs.proc_stat(pane.pid)
+    if shell is not None and shell.tpgid == far.get("gateway_pid"):
+        return {"far": far}
+    where = f"{far.get('user')}@{far.get('host')}"
+    return {
+        "far": None,
+        "far_left": f"the person left the far shell ({far.get('via')} to {where}) "
+        "since tmux-send's last command there",
+    }
+
+
+def front(target: Target, pane: PaneInfo, kind: str | None, records: PaneDir) -> dict[str, Any]:
+    """What is in front of the pane: ``prompt``, ``repl``, ``nested_shell``,
+    ``remote_shell``, ``program`` or ``dead``, and the program's name."""
+    if pane.dead:
+        return {"kind": "dead", "program": None}
+    if kind is None:
+        return {"kind": "program", "program": pane.current_command}
+    if _at_prompt(pane):
+        return {"kind": "prompt", "program": None}
+    from ..calls.repl import repl_shown
+
+    repl = records.read_repl()
+    if repl is not None and repl_shown(target.tmux, repl, pane):
+        return {"kind": "repl", "program": repl.name}
+    name = _foreground_name(pane) or pane.current_command
+    base = os.path.basename(name)
+    if base in REMOTE:
+        return {"kind": "remote_shell", "program": base}
+    if base in NESTED:
+        return {"kind": "nested_shell", "program": base}
+    return {"kind": "program", "program": name}
+
+
+def _foreground_name(pane: PaneInfo) -> str | None:
+    shell = procfs.proc_stat(pane.pid)
+    if shell is None:
+        return None
+    child = procfs.foreground_child(pane.pid, shell.tpgid)
+    return procfs.command_name(child) if child is not None else None
+
+
+def _owner(pid: int) -> str | None:
+    try:
+        return pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
+    except (OSError, KeyError):
+        return None

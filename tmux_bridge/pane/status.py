@@ -1,0 +1,59 @@
+"""What a pane is doing, for the person (``tmux-bridge status``) or an agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..calls.repl import repl_shown
+from ..errors import NoBridgeSession, PaneNotReady
+from ..infra import procfs
+from ..target import Target
+from ..text.shells import ShellKind
+from . import readiness
+from .info import PaneInfo, find_pane
+from .records import PaneDir
+
+
+def bridge_status(target: Target) -> dict[str, Any]:
+    """The session, its shell and working directory, what is in front, the open REPL and
+    a call in flight. Never raises for a missing session: ``running`` says."""
+    status: dict[str, Any] = {"session": target.session, "running": False}
+    try:
+        pane = find_pane(target.tmux, target.session, target.pane).pane
+    except NoBridgeSession:
+        return status
+    status["running"] = True
+    kind = procfs.shell_kind(pane.pid)
+    status["pane"] = pane.pane_id
+    status["shell"] = kind or procfs.command_name(pane.pid) or pane.current_command
+    status["shell_pid"] = pane.pid
+    status["cwd"] = procfs.working_dir(pane.pid) or pane.current_path
+    status["foreground"] = _foreground(pane, kind)
+    records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
+    state = records.read_repl()
+    status["repl"] = (
+        {"name": state.name, "pid": state.pid}
+        if state is not None and repl_shown(target.tmux, state, pane)
+        else None
+    )
+    flight = records.read_inflight()
+    status["in_flight"] = flight.document() if flight is not None else None
+    return status
+
+
+def _foreground(pane: PaneInfo, kind: ShellKind | None) -> str | None:
+    """The program in front, or None when the shell waits at its prompt."""
+    if pane.dead:
+        return "(the shell has exited)"
+    if kind is None:
+        return pane.current_command
+    try:
+        readiness.check_ready(pane, kind, prompt_wait=0)
+    except PaneNotReady:
+        shell = procfs.proc_stat(pane.pid)
+        if shell is not None:
+            child = procfs.foreground_child(pane.pid, shell.tpgid)
+            if child is not None:
+                return procfs.command_name(child)
+        return pane.current_command
+    return None

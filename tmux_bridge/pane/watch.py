@@ -1,0 +1,348 @@
+"""Watching a pane live: its output bytes as the pane got them, from ``pipe-pane``.
+
+One :class:`PaneWatch` per watched pane, shared by every listener (:class:`Watches`
+counts them): tmux pipes the pane's output into ``cat``, which writes to a FIFO in a
+private directory; a thread reads the FIFO and hands each chunk to the listeners.
+The thread never waits on a listener (a slow one must drop and catch up with a fresh
+:func:`snapshot`), so a watched pane is never slowed by a slow watcher.
+
+The pipe is checked twice a second. When it is gone (someone ran ``pipe-pane``, the
+``cat`` died, a REPL call took the pane's one pipe) or stalled (the ``cat`` stopped),
+it is re-armed as soon as the pane has no pipe, and the listeners are told
+(``resync``): bytes may have been missed, so they need a snapshot. Arming never closes
+another pipe: it is one ``if-shell -F '#{pane_pipe}'`` inside the tmux server, which
+also marks the pipe as ours (:data:`ARMED_OPTION`, a token per arming). Closing is as
+careful: only while the pane still carries our token (a REPL call that takes the pipe
+clears it), since tmux itself notices a dead ``-O`` reader only when it next writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
+
+from ..infra.tmux import Tmux
+from ..text import seams
+from .info import WATCH_OPTION
+from .info import WATCH_PIPE_OPTION as ARMED_OPTION
+
+CHECK_EVERY = 0.5  # seconds between checks that our pipe is alive
+READ_SIZE = 65536
+BURST = 2048  # bytes in one read that mean the pane writes fast: gather more
+GATHER = 0.008  # seconds a burst is gathered for at most
+DEFAULT_HISTORY = 5000  # rows of scrollback in a snapshot
+
+
+class Listener(Protocol):
+    """What a watch tells; called on the watch's thread, so it must not block."""
+
+    def output(self, data: bytes) -> None: ...
+
+    def resync(self, reason: str) -> None: ...
+
+
+class Snapshot(NamedTuple):
+    """A pane's scrollback and screen as terminal bytes (a reset, the rows with their
+    colours, the cursor put back), and its size."""
+
+    data: bytes
+    cols: int
+    rows: int
+
+
+def snapshot(tmux: Tmux, pane_id: str, history: int = DEFAULT_HISTORY) -> Snapshot:
+    """The pane as a terminal of its size would show it now: ``history`` rows of
+    scrollback and the screen, with colours (``capture-pane -e``), after a full reset
+    (``ESC c``), the cursor where the pane has it. One tmux call.
+    Raises :class:`~tmux_bridge.errors.TmuxError` when the pane is gone."""
+    result = tmux.run_all(
+        [
+            "display-message",
+            "-p",
+            "-t",
+            pane_id,
+            "#{cursor_x} #{cursor_y} #{pane_width} #{pane_height}",
+        ],
+        ["capture-pane", "-p", "-e", "-t", pane_id, "-S", str(-history)],
+    )
+    head, _, body = result.stdout.partition("\n")
+    x, y, cols, rows = (int(v) for v in head.split())
+    lines = body.split("\n")[:-1]
+    text = "\x1bc" + "\r\n".join(lines) + f"\x1b[0m\x1b[{y + 1};{x + 1}H"
+    return Snapshot(text.encode("utf-8", "surrogateescape"), cols, rows)
+
+
+class PaneWatch:
+    """The pipe of one pane and the thread that reads it."""
+
+    def __init__(self, tmux: Tmux, pane_id: str, on_gone: Callable[[], None]) -> None:
+        self.tmux = tmux
+        self.pane_id = pane_id
+        self.on_gone = on_gone  # the pane ended: the registry forgets this watch
+        self.listeners: list[Listener] = []
+        self.lock = threading.Lock()
+        self.dir = _private_dir()
+        self.fifo = os.path.join(self.dir, "out")
+        self.pidfile = os.path.join(self.dir, "pid")
+        os.mkfifo(self.fifo, 0o600)
+        self.fd = self._open_fifo()
+        self.stop_r, self.stop_w = os.pipe()
+        self.cat_pid: int | None = None
+        self.token = ""  # the mark of our current arming (ARMED_OPTION)
+        self.armings = 0
+        self.rearms = 0  # how often the pipe had to be re-armed (for tests and status)
+        self.thread = threading.Thread(target=self._loop, name=f"watch-{pane_id}", daemon=True)
+
+    def start(self) -> None:
+        """Arm the pipe (raises when the pane is gone) and start reading."""
+        self.tmux.run("set-option", "-p", "-t", self.pane_id, WATCH_OPTION, self.fifo)
+        self._arm()
+        self.rearms = 0  # the first arming is not a re-arming
+        self.thread.start()
+
+    def add(self, listener: Listener) -> None:
+        with self.lock:
+            self.listeners.append(listener)
+
+    def remove(self, listener: Listener) -> int:
+        """Forget ``listener``; how many remain."""
+        with self.lock:
+            with contextlib.suppress(ValueError):
+                self.listeners.remove(listener)
+            return len(self.listeners)
+
+    def stop(self) -> None:
+        """Stop reading and end our ``cat`` (which closes the pane's pipe; another's
+        pipe is never touched)."""
+        os.write(self.stop_w, b"x")
+        if self.thread.is_alive() and threading.current_thread() is not self.thread:
+            self.thread.join(5)
+        self.tmux.run("set-option", "-p", "-u", "-t", self.pane_id, WATCH_OPTION, check=False)
+        self._close_ours()
+        self._kill_cat()
+        for fd in (self.fd, self.stop_r, self.stop_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    # --- the thread --------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        next_check = time.monotonic() + CHECK_EVERY
+        while True:
+            wait = max(next_check - time.monotonic(), 0.0)
+            ready, _, _ = select.select([self.fd, self.stop_r], [], [], wait)
+            if self.stop_r in ready:
+                return
+            if self.fd in ready:
+                self._read()
+            if time.monotonic() >= next_check:
+                next_check = time.monotonic() + CHECK_EVERY
+                if not self._check():
+                    self.on_gone()
+                    return
+
+    def _read(self) -> None:
+        try:
+            data = os.read(self.fd, READ_SIZE)
+        except BlockingIOError:
+            return
+        if len(data) >= BURST:
+            data += self._more(len(data))
+        if data:
+            with self.lock:
+                listeners = list(self.listeners)
+            for listener in listeners:
+                listener.output(data)
+            return
+        # end of file: our writer left (the pipe was closed or taken); a new read end
+        # (a fresh FIFO "generation") so that the next writer is seen
+        os.close(self.fd)
+        self.fd = self._open_fifo()
+        self.cat_pid = None
+        self._check()
+
+    def _more(self, have: int) -> bytes:
+        """In a burst (a read that came back large), what else arrives within
+        :data:`GATHER` seconds, up to :data:`READ_SIZE` in all: listeners then get fewer,
+        larger pieces (fewer frames to every client) at a cost of milliseconds; a
+        line or a keystroke's echo is never held back."""
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + GATHER
+        while have < READ_SIZE:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+                break
+            try:
+                chunk = os.read(self.fd, READ_SIZE - have)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break  # end of file: the next read sees it
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
+
+    def _check(self) -> bool:
+        """Re-arm a pipe that is gone or stalled; ``False`` when the pane is gone."""
+        if self.cat_pid is not None and _alive(self.cat_pid) and not _stopped(self.cat_pid):
+            return True
+        # dead or stalled: close the pane's pipe if it is still ours, end our cat
+        self._close_ours()
+        self._kill_cat()
+        state = self.tmux.run(
+            "display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False
+        )
+        if state.returncode != 0 or state.stdout.strip() == "1":
+            return False
+        if self._arm():
+            for listener in self._listeners():
+                listener.resync("the pane's pipe was closed or stalled and is open again")
+        return True
+
+    def _listeners(self) -> list[Listener]:
+        with self.lock:
+            return list(self.listeners)
+
+    def _arm(self) -> bool:
+        """Open our pipe if the pane has none; whether it is ours now (then waits up to
+        2 s for the ``cat`` to write its pid)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.pidfile)
+        self.armings += 1
+        self.token = f"{os.path.basename(self.dir)}-{self.armings}"
+        # the cat writes its own pid (exec: the shell tmux started becomes the cat)
+        script = 'echo $$ > "$1" && exec cat > "$2"'
+        command = seams.pipe_command(["/bin/sh", "-c", script, "sh", self.pidfile, self.fifo])
+        opened = seams.command_line(
+            ["pipe-pane", "-O", "-t", self.pane_id, command],
+            ["set-option", "-p", "-t", self.pane_id, ARMED_OPTION, self.token],
+        )
+        result = self.tmux.run_all(
+            ["if-shell", "-F", "-t", self.pane_id, "#{pane_pipe}", "", opened],
+            ["display-message", "-p", "-t", self.pane_id, f"#{{{ARMED_OPTION}}}"],
+            check=False,
+        )
+        if result.returncode != 0 or result.stdout.strip() != self.token:
+            self.token = ""
+            return False  # another's pipe (or the pane is gone): not ours to touch
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            pid = _read_pid(self.pidfile)
+            if pid is not None:
+                self.cat_pid = pid
+                self.rearms += 1
+                return True
+            time.sleep(0.005)
+        self._close_ours()  # armed, but no cat came: let the next check try afresh
+        return False
+
+    def _close_ours(self) -> None:
+        """Close the pane's pipe if it is still the one we armed (one tmux command, so a
+        REPL call that took the pipe in between keeps it)."""
+        if not self.token:
+            return
+        closing = seams.command_line(
+            ["pipe-pane", "-t", self.pane_id],
+            ["set-option", "-p", "-u", "-t", self.pane_id, ARMED_OPTION],
+        )
+        condition = f"#{{==:#{{{ARMED_OPTION}}},{self.token}}}"
+        self.tmux.run("if-shell", "-F", "-t", self.pane_id, condition, closing, check=False)
+        self.token = ""
+
+    def _open_fifo(self) -> int:
+        return os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def _kill_cat(self) -> None:
+        if self.cat_pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self.cat_pid, signal.SIGKILL)
+            self.cat_pid = None
+
+
+def _private_dir() -> str:
+    """A new 0700 directory (in $TMPDIR, whatever its name: the pipe's command is built
+    by :func:`~tmux_bridge.text.seams.pipe_command`)."""
+    return tempfile.mkdtemp(prefix="tmux-bridge-watch-")
+
+
+def _read_pid(path: str) -> int | None:
+    try:
+        with open(path, "rb") as file:
+            text = file.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    return os.path.exists(f"/proc/{pid}")
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (``T``: SIGSTOP, or traced)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            stat = file.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] in (b"T", b"t")
+
+
+class Watches:
+    """Every watch of this process, by tmux server and pane id: the first listener of
+    a pane starts its watch, the last one to leave stops it."""
+
+    def __init__(self) -> None:
+        self._watches: dict[tuple[Tmux, str], PaneWatch] = {}
+        self._lock = threading.Lock()
+
+    def add(self, tmux: Tmux, pane_id: str, listener: Listener) -> PaneWatch:
+        """Start delivering ``pane_id``'s output to ``listener``. Raises
+        :class:`~tmux_bridge.errors.TmuxError` when the pane is gone."""
+        key = (tmux, pane_id)
+        with self._lock:
+            watch = self._watches.get(key)
+            if watch is None:
+                watch = PaneWatch(tmux, pane_id, lambda: self._forget(key))
+                watch.add(listener)
+                try:
+                    watch.start()
+                except Exception:
+                    watch.stop()
+                    raise
+                self._watches[key] = watch
+                return watch
+        watch.add(listener)
+        return watch
+
+    def remove(self, tmux: Tmux, pane_id: str, listener: Listener) -> None:
+        with self._lock:
+            watch = self._watches.get((tmux, pane_id))
+            if watch is None or watch.remove(listener) > 0:
+                return
+            del self._watches[(tmux, pane_id)]
+        watch.stop()
+
+    def get(self, tmux: Tmux, pane_id: str) -> PaneWatch | None:
+        with self._lock:
+            return self._watches.get((tmux, pane_id))
+
+    def _forget(self, key: tuple[Tmux, str]) -> None:
+        with self._lock:
+            watch = self._watches.pop(key, None)
+        if watch is not None:
+            for listener in watch._listeners():
+                listener.resync("the pane is gone")
+            watch.stop()
+
+
+WATCHES = Watches()

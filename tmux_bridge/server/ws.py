@@ -1,0 +1,495 @@
+"""``/ws``: the WebSocket adapter protocol (../shared/specs/websocket-adapter.md).
+
+JSON text frames with ``id`` for requests; binary frames ``type + name + 0x00 +
+payload``: 0x01 output (server to client), 0x02 keyboard VT bytes, 0x03 ``cols:rows``,
+0x04 ``fileName 0x00 mimeType 0x00 bytes``. A name is any pane target (a session, a
+label, ``%N``, ``SESSION:W.P``), the bridge pane included.
+
+The stream never lies: each subscription queues at most :data:`LAG_LIMIT` bytes for
+its client; past that its output is dropped, and once the client has read what was
+queued it gets a ``lagging`` event and a fresh snapshot (also when the watch re-armed a
+stalled pipe). The gates ran before the upgrade was accepted (``security.py``); a
+client without a token gives it in its first message, ``{"type": "auth", "token"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..agents.detect import Agent
+from ..api import Bridge
+from ..errors import BridgeError, InvalidRequest, NotDelivered
+from ..infra.control import ControlClient
+from ..infra.tmux import Tmux
+from ..pane.termio import join_frame, parse_size, split_frame
+from ..web.security import ROLE, Gates, role_of
+from .contract import check_encodable
+
+OUTPUT, KEYS, RESIZE, UPLOAD = 0x01, 0x02, 0x03, 0x04
+LAG_LIMIT = 4 * 1024 * 1024  # bytes of output queued per subscription before dropping
+AUTH_WAIT = 10.0  # seconds a client without a token has to send it
+MAX_FRAME = 8 * 1024 * 1024 + 64 * 1024  # the largest frame read (an 8 MiB upload)
+MAX_TEXT_FRAME = 256 * 1024  # characters of a JSON message (as the HTTP API's body)
+MAX_NAME = 200  # characters of a pane or agent name
+MAX_WAITING = 64  # connections waiting to give their token in a first message
+WRITING = frozenset({"send-prompt"})  # messages the read-only token may not send
+
+
+COALESCE = 0.05  # seconds of tmux notifications that make one look at the agents
+RETRIES = 3  # looks in a row that may fail (tmux slow) before waiting for the next change
+
+
+class Agents(Protocol):
+    """Agent detection and prompt delivery: ``list-agents``, ``subscribe-agents`` and
+    ``send-prompt`` go through this."""
+
+    def list(self) -> list[Agent]: ...
+
+    def send_prompt(self, name: str, prompt: str) -> dict[str, Any]: ...
+
+    def tmux(self) -> Tmux:
+        """The tmux server the agents run on (its control client tells of changes)."""
+        ...
+
+
+class FacadeAgents:
+    """The facade's agents (``Bridge.agents``, ``Bridge.send_prompt``)."""
+
+    def __init__(self, bridge: Callable[[], Bridge]) -> None:
+        self.bridge = bridge
+
+    def list(self) -> list[Agent]:
+        return self.bridge().agents()
+
+    def tmux(self) -> Tmux:
+        return self.bridge().target.tmux
+
+    def send_prompt(self, name: str, prompt: str) -> dict[str, Any]:
+        """``ok`` only when the agent showed it took the prompt; the receipt either way."""
+        try:
+            receipt = self.bridge().send_prompt(name, prompt)
+        except NotDelivered as exc:
+            shown = getattr(exc.receipt, "document", None)
+            return {"ok": False, "error": str(exc), "code": exc.code,
+                    "receipt": shown() if callable(shown) else None}  # fmt: skip
+        return {"ok": receipt.delivered, "receipt": receipt.document()}
+
+
+def agent_events(before: dict[str, Agent], now: list[Agent]) -> list[dict[str, Any]]:
+    """The lifecycle events from ``before`` to ``now``: ``agent-removed`` (gone, or its
+    program restarted: then ``agent-added`` follows), ``agent-added``, ``agent-updated``
+    (a field of the spec's changed, such as ``attached``; the working/idle state alone
+    is no event)."""
+    after = {agent.name: agent for agent in now}
+    events: list[dict[str, Any]] = []
+    for name, old in before.items():
+        new = after.get(name)
+        if new is None or new.pid != old.pid or new.pane != old.pane:
+            events.append({"type": "agent-removed", "name": name})
+    for name, new in after.items():
+        prior = before.get(name)
+        if prior is None or new.pid != prior.pid or new.pane != prior.pane:
+            events.append({"type": "agent-added", "agent": new.document()})
+        elif new._replace(state=prior.state) != prior:
+            events.append({"type": "agent-updated", "agent": new.document()})
+    return events
+
+
+class AgentFeed:
+    """``subscribe-agents`` for every connection of the server: while at least one
+    subscribed, one tmux control-mode client (:class:`~tmux_bridge.infra.control.ControlClient`)
+    tells when sessions, windows, panes or their programs changed; each burst of
+    notifications (coalesced over :data:`COALESCE` seconds) is one look at the agents
+    (one tmux call and a look at ``/proc``, on a worker thread), and each subscriber is
+    told what changed since what it last saw. No periodic look."""
+
+    def __init__(self, agents: Agents) -> None:
+        self.agents = agents
+        self.seen: dict[Connection, dict[str, Agent]] = {}
+        self.control: ControlClient | None = None
+        self.lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Future[None] | None = None
+        self.again = False  # notified while a look was under way: look once more
+
+    async def subscribe(self, conn: Connection) -> list[Agent]:
+        self.loop = asyncio.get_running_loop()
+        current = await asyncio.to_thread(self.agents.list)
+        self.seen[conn] = {agent.name: agent for agent in current}
+        with self.lock:
+            if self.control is None:  # it says "%attached" once attached: a look then
+                self.control = ControlClient(self.agents.tmux(), self._notified)
+                self.control.start()
+        return current
+
+    def unsubscribe(self, conn: Connection) -> bool:
+        found = self.seen.pop(conn, None) is not None
+        if not self.seen:
+            with self.lock:
+                control, self.control = self.control, None
+            if control is not None:
+                control.stop(wait=False)  # killed now; its thread reaps it
+        return found
+
+    def _notified(self, _name: str) -> None:
+        """On the control client's thread: have the loop look (soon)."""
+        loop = self.loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: serve is ending
+                loop.call_soon_threadsafe(self._poke)
+
+    def _poke(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.again = True
+        else:
+            self.task = asyncio.ensure_future(self._look())
+
+    async def _look(self) -> None:
+        failures = 0
+        self.again = True
+        while self.again and self.seen:
+            self.again = False
+            await asyncio.sleep(COALESCE)
+            try:
+                now = await asyncio.to_thread(self.agents.list)
+            except (BridgeError, OSError):  # tmux slow, a process vanished: once more
+                failures += 1
+                self.again = failures < RETRIES
+                continue
+            for conn, before in list(self.seen.items()):
+                for event in agent_events(before, now):
+                    conn.send(event)
+                if conn in self.seen:
+                    self.seen[conn] = {agent.name: agent for agent in now}
+
+
+class Sub:
+    """One client's subscription to one pane's output."""
+
+    def __init__(self, conn: Connection, name: str, bridge: Bridge) -> None:
+        self.conn = conn
+        self.name = name
+        self.bridge = bridge
+        self.pane_id = ""
+        self.active = True
+        self.queued = 0  # bytes of output in the client's outbox
+        self.lagging = False
+        self.seq = 0  # output chunks queued so far
+        self.skip_below = 0  # chunks before this are in a snapshot already
+
+    # called on the watch's thread
+    def output(self, data: bytes) -> None:
+        self.conn.loop.call_soon_threadsafe(self._queue, data)
+
+    def resync(self, reason: str) -> None:
+        self.conn.loop.call_soon_threadsafe(self._lag, reason)
+
+    def _queue(self, data: bytes) -> None:
+        if not self.active or self.lagging:
+            return
+        if self.queued + len(data) > LAG_LIMIT:
+            self._lag(f"the client reads slower than the pane writes ({LAG_LIMIT} bytes behind)")
+            return
+        self.queued += len(data)
+        self.seq += 1
+        self.conn.outbox.put_nowait(("out", self, (self.seq, data)))
+
+    def _lag(self, reason: str) -> None:
+        if self.active and not self.lagging:
+            self.lagging = True
+            self.conn.outbox.put_nowait(("resync", self, reason))
+
+
+class Connection:
+    """One WebSocket client: its subscriptions and the one task that writes to it."""
+
+    def __init__(
+        self, ws: WebSocket, bridge_for: Callable[[str], Bridge], feed: AgentFeed, role: str
+    ) -> None:
+        self.ws = ws
+        self.bridge_for = bridge_for
+        self.feed = feed
+        self.agents = feed.agents
+        self.role = role
+        self.loop = asyncio.get_running_loop()
+        self.outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
+        self.subs: dict[str, Sub] = {}
+        self.tasks: set[asyncio.Future[None]] = set()
+
+    async def write_loop(self) -> None:
+        while True:
+            kind, sub, item = await self.outbox.get()
+            if kind == "json":
+                await self.ws.send_text(json.dumps(item))
+            elif kind == "out" and sub.active:
+                seq, data = item
+                sub.queued -= len(data)
+                if seq >= sub.skip_below:
+                    await self.ws.send_bytes(join_frame(OUTPUT, sub.name, data))
+            elif kind == "bytes":
+                await self.ws.send_bytes(item)
+            elif kind == "resync" and sub.active:
+                await self._snapshot(sub, item)
+
+    async def _snapshot(self, sub: Sub, reason: str | None) -> None:
+        """A ``lagging`` event (unless this is the first snapshot), then the snapshot;
+        output queued before it is dropped (the snapshot holds it)."""
+        if reason is not None:
+            await self.ws.send_text(
+                json.dumps({"type": "lagging", "agent": sub.name, "reason": reason})
+            )
+        sub.skip_below = sub.seq + 1
+        sub.lagging = False
+        try:
+            shot = await asyncio.to_thread(sub.bridge.snapshot)
+        except BridgeError as exc:
+            await self.ws.send_text(
+                json.dumps({"type": "output-ended", "agent": sub.name, "error": str(exc)})
+            )
+            self.drop(sub.name)
+            return
+        await self.ws.send_bytes(join_frame(OUTPUT, sub.name, shot.data))
+
+    def send(self, document: dict[str, Any]) -> None:
+        self.outbox.put_nowait(("json", None, document))
+
+    def drop(self, name: str) -> None:
+        sub = self.subs.pop(name, None)
+        if sub is not None:
+            sub.active = False
+            if sub.pane_id:
+                sub.bridge.unwatch(sub.pane_id, sub)
+
+    def close(self) -> None:
+        self.feed.unsubscribe(self)
+        for name in list(self.subs):
+            self.drop(name)
+
+    # --- requests ----------------------------------------------------------------------
+
+    async def request(self, message: dict[str, Any]) -> None:
+        """Answer one JSON message: its type (the action) and the connection's role are
+        checked before any other field is read."""
+        kind = str(message.get("type"))
+        reply: dict[str, Any] = {"id": message.get("id"), "type": kind}
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            self.send({**reply, "ok": False, "error": f"unknown message type {kind[:40]!r}."})
+            return
+        try:
+            _check_message(kind, self.role, message)
+            result = await handler(self, message)
+            if result is not None:
+                self.send({**reply, **result})
+        except BridgeError as exc:
+            self.send({**reply, "ok": False, "error": str(exc) or exc.render(), "code": exc.code})
+
+    async def subscribe(self, message: dict[str, Any]) -> None:
+        """Ack, then a snapshot, then (unless ``stream`` is false) live output."""
+        name = _name(message)
+        bridge = self.bridge_for(name)
+        ack = {"id": message.get("id"), "type": "subscribe-output", "ok": True}
+        if message.get("stream") is False:
+            shot = await asyncio.to_thread(bridge.snapshot)
+            self.send({**ack, "cols": shot.cols, "rows": shot.rows, "stream": False})
+            self.outbox.put_nowait(("bytes", None, join_frame(OUTPUT, name, shot.data)))
+            return
+        self.drop(name)
+        sub = Sub(self, name, bridge)
+        sub.lagging = True  # dropped until the first snapshot, which holds it
+        sub.pane_id = await asyncio.to_thread(bridge.watch, sub)
+        self.subs[name] = sub
+        size = await asyncio.to_thread(bridge.snapshot, 0)
+        self.send({**ack, "pane": sub.pane_id, "cols": size.cols, "rows": size.rows})
+        self.outbox.put_nowait(("resync", sub, None))
+
+    async def binary(self, frame: bytes) -> None:
+        try:
+            _check_frame(frame[0] if frame else 0, self.role)  # before the name or payload
+            kind, name, payload = split_frame(frame)
+            if len(name) > MAX_NAME:
+                raise InvalidRequest(f"the name in a frame is longer than {MAX_NAME} characters.")
+            bridge = self.bridge_for(name)
+            if kind == KEYS:
+                await asyncio.to_thread(bridge.terminal_input, payload)
+            elif kind == RESIZE:
+                cols, rows = parse_size(payload)
+                result = await asyncio.to_thread(bridge.fit, cols, rows)
+                self.send({"type": "resize", "agent": name, **result})
+            else:
+                file_name, _, rest = payload.partition(b"\x00")
+                mime, _, data = rest.partition(b"\x00")
+                result = await asyncio.to_thread(
+                    bridge.upload,
+                    file_name.decode("utf-8", "replace"),
+                    mime.decode("ascii", "replace"),
+                    data,
+                )
+                self.send({"type": "upload", "agent": name, "ok": True, **result})
+        except BridgeError as exc:
+            self.send({"type": "error", "frame": frame[0] if frame else None, "ok": False,
+                       "error": str(exc) or exc.render(), "code": exc.code})  # fmt: skip
+
+
+def _check_message(kind: str, role: str, message: dict[str, Any]) -> None:
+    """The role first, then the fields: no lone surrogate in a string (JSON can say
+    ``"\\ud800"``; no pane name or prompt can hold it)."""
+    if kind in WRITING and role != "full":
+        raise BridgeError(f"this token may watch only: no {kind}.")
+    for field, value in message.items():
+        if isinstance(value, str):
+            check_encodable(str(field)[:40], value)
+
+
+def _check_frame(kind: int, role: str) -> None:
+    if kind not in (KEYS, RESIZE, UPLOAD):
+        raise BridgeError(f"a client sends frames 0x02, 0x03 and 0x04, not {kind:#04x}.")
+    if role != "full":
+        raise BridgeError("this token may watch only: no typing, resizing or uploads.")
+
+
+def _name(message: dict[str, Any]) -> str:
+    name = message.get("agent")
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME:
+        raise BridgeError("name the pane or agent in `agent` (a session, label, %N or S:W.P).")
+    return name
+
+
+async def _unsubscribe(conn: Connection, message: dict[str, Any]) -> dict[str, Any]:
+    name = _name(message)
+    if name not in conn.subs:
+        raise BridgeError(f"no subscription to {name!r} on this connection.")
+    await asyncio.to_thread(conn.drop, name)
+    return {"ok": True}
+
+
+async def _list_panes(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    panes = await asyncio.to_thread(conn.bridge_for("").panes, True)
+    return {"ok": True, "panes": panes}
+
+
+async def _list_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    agents = await asyncio.to_thread(conn.agents.list)
+    return {"ok": True, "agents": [agent.document() for agent in agents]}
+
+
+async def _subscribe_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    agents = await conn.feed.subscribe(conn)
+    return {"ok": True, "agents": [agent.document() for agent in agents]}
+
+
+async def _unsubscribe_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    if not conn.feed.unsubscribe(conn):
+        raise BridgeError("no subscribe-agents on this connection.")
+    return {"ok": True}
+
+
+async def _send_prompt(conn: Connection, message: dict[str, Any]) -> dict[str, Any]:
+    if conn.role != "full":
+        raise BridgeError("this token may watch only: no prompts.")
+    prompt = message.get("prompt")
+    if not isinstance(prompt, str) or not prompt:
+        raise BridgeError("send-prompt needs a `prompt` (text).")
+    return await asyncio.to_thread(conn.agents.send_prompt, _name(message), prompt)
+
+
+async def _subscribe(conn: Connection, message: dict[str, Any]) -> None:
+    await conn.subscribe(message)
+
+
+_HANDLERS: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[dict[str, Any] | None]]] = {
+    "subscribe-output": _subscribe,
+    "unsubscribe-output": _unsubscribe,
+    "list-panes": _list_panes,
+    "list-agents": _list_agents,
+    "send-prompt": _send_prompt,
+    "subscribe-agents": _subscribe_agents,
+    "unsubscribe-agents": _unsubscribe_agents,
+}
+
+
+async def _authenticate(ws: WebSocket, gates: Gates) -> str | None:
+    """The role of a connection; a client without a token must send
+    ``{"type": "auth", "token": ...}`` first (within :data:`AUTH_WAIT` s)."""
+    role = ws.scope.get(ROLE)
+    if role is not None:
+        return str(role)
+    try:
+        text = await asyncio.wait_for(ws.receive_text(), AUTH_WAIT)
+        message = json.loads(text)
+        role = (
+            role_of(str(message.get("token", "")), gates) if message.get("type") == "auth" else None
+        )
+    except (TimeoutError, ValueError, KeyError, AttributeError, WebSocketDisconnect):
+        role = None
+    if role is None:
+        with contextlib.suppress(Exception):
+            await ws.send_text(
+                json.dumps({"type": "auth", "ok": False, "error": "a valid token is required."})
+            )
+            await ws.close(4401)
+        return None
+    await ws.send_text(json.dumps({"type": "auth", "ok": True, "role": role}))
+    return role
+
+
+def endpoint(
+    bridge_for: Callable[[str], Bridge], gates: Gates, agents: Agents
+) -> Callable[[WebSocket], Any]:
+    """The ``/ws`` endpoint."""
+    feed = AgentFeed(agents)
+
+    waiting: set[WebSocket] = set()  # accepted, their token not given yet
+
+    async def ws_endpoint(ws: WebSocket) -> None:
+        if ws.scope.get(ROLE) is None and len(waiting) >= MAX_WAITING:
+            await ws.close(1013, "too many connections wait to authenticate")  # HTTP 403
+            return
+        await ws.accept()
+        waiting.add(ws)
+        try:
+            role = await _authenticate(ws, gates)
+        finally:
+            waiting.discard(ws)
+        if role is None:
+            return
+        conn = Connection(ws, bridge_for, feed, role)
+        writer = asyncio.ensure_future(conn.write_loop())
+        try:
+            await _read_loop(ws, conn, writer)
+        finally:
+            writer.cancel()
+            await asyncio.to_thread(conn.close)
+
+    return ws_endpoint
+
+
+async def _read_loop(ws: WebSocket, conn: Connection, writer: asyncio.Future[None]) -> None:
+    while not writer.done():
+        message = await ws.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        if message.get("bytes") is not None:
+            await conn.binary(message["bytes"])
+            continue
+        text = message.get("text") or ""
+        if len(text) > MAX_TEXT_FRAME:
+            error = f"a text frame is longer than {MAX_TEXT_FRAME} characters."
+            conn.send({"type": "error", "ok": False, "error": error, "code": "invalid_request"})
+            continue
+        try:
+            request = json.loads(text)
+            assert isinstance(request, dict)
+        except (ValueError, AssertionError, RecursionError):
+            conn.send({"type": "error", "ok": False, "error": "send JSON objects as text frames."})
+            continue
+        task = asyncio.ensure_future(conn.request(request))
+        conn.tasks.add(task)
+        task.add_done_callback(conn.tasks.discard)

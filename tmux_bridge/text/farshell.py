@@ -1,0 +1,353 @@
+"""Pure text for far shells (a shell behind ssh, su, sudo, a container or a nested
+shell): the probe line and its answer, the typed command line per shell, and the scanner
+that cuts stdout, the status and stderr out of the pane's byte stream.
+
+Everything typed is printable ASCII on one line. Whatever the far shell must print
+(markers, the command text) is given to ``printf`` with the first underscore of each
+marker and every byte outside printable ASCII written as an octal escape, so the far
+terminal's echo of the line can never be taken for what the shell prints.
+
+stdout stays the far terminal; the far terminal turns each ``\\n`` into ``\\r\\n``
+(``onlcr``), which :class:`FarScanner` undoes exactly (``onlcr`` maps only NL, so a
+``\\r\\n`` the command wrote itself arrives as ``\\r\\r\\n`` and comes back as
+``\\r\\n``). stderr goes to a far-side file printed after the end marker, made by
+``mktemp`` in the far shell's private directory (:func:`tmux_bridge.text.seams.far_dir_function`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from .markers import start_marker
+from .seams import far_dir_function, far_temp_file, printf_text
+from .shells import ShellKind
+
+# the first underscore of each marker as printf writes it: the echo shows ``\\137__``
+_US = r"\137__"
+
+
+# --- the probe -----------------------------------------------------------------------------
+
+HELPERS_VERSION = "4"  # bumped when the helper definitions change
+
+
+class FarFacts(NamedTuple):
+    """What the far shell said about itself; ``helpers`` is whether our two helper
+    functions are defined there (from an earlier call)."""
+
+    shell: ShellKind
+    version: str
+    cwd: str
+    helpers: bool
+    user: str = ""
+    host: str = ""
+    os: str = ""
+    # whether the far shell has its private directory (``mktemp -d`` worked there): else
+    # stderr goes to the terminal, merged into stdout
+    tmp_writable: bool = True
+
+    def document(self, via: str, gateway_pid: int) -> dict[str, str | int]:
+        """The ``far`` object of a result (and of the pane's context)."""
+        return {
+            "via": via,
+            "gateway_pid": gateway_pid,
+            "shell": self.shell,
+            "shell_version": self.version,
+            "user": self.user,
+            "host": self.host,
+            "os": self.os,
+            "cwd": self.cwd,
+        }
+
+
+def probe_line(call_id: str) -> str:
+    """One line every far shell (bash, zsh, fish >= 3.4, POSIX sh, busybox) answers with
+    ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``, under ``set -u`` too; the
+    leading space keeps it out of bash's history (``ignorespace``) and fish's.
+
+    fish takes ``\\'`` inside single quotes as a quote, other shells as the end of the
+    quoted text: ``true '\\'; SH; true '; FISH; true \\'`` runs ``SH`` in bash, zsh and
+    sh (for which ``; FISH; true \\`` is quoted text) and ``FISH`` in fish (for which
+    ``'; SH; true`` is). So each reads only what it parses, and the POSIX part can use
+    ``${VAR-}``, which ``set -u`` allows and fish cannot parse."""
+    fmt = f'"{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n" {call_id}'
+    sh = f'printf {fmt} "${{BASH_VERSION-}}" "${{ZSH_VERSION-}}" "" "$PWD"'
+    sh += ' "${__tmux_send_facts-}"'
+    fish = f'printf {fmt} "" "" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
+    return f" true '\\'; {sh}; true '; {fish}; true \\'"
+
+
+def probe_pattern(call_id: str) -> re.Pattern[bytes]:
+    return re.compile(rb"___TMUXSEND_PROBE_" + call_id.encode() + rb" ([^\r\n]*?)___\r?\n")
+
+
+def parse_probe(answer: bytes) -> FarFacts:
+    """The facts in a probe's answer (the text between the id and the final ``___``)."""
+    parts = answer.decode("utf-8", "replace").split("|", 4)
+    parts += [""] * (5 - len(parts))
+    bash, zsh, fish, cwd, facts = parts
+    kind: ShellKind = "bash" if bash else "zsh" if zsh else "fish" if fish else "posix"
+    base = FarFacts(kind, bash or zsh or fish, cwd, False)
+    return with_helper_facts(base, facts.encode())
+
+
+# --- the helpers, defined once per far shell ---------------------------------------------
+
+# the last substitution succeeds (`set -e`: an assignment has its status)
+_FACTS = (
+    f"{HELPERS_VERSION}|$(id -un 2>/dev/null)|$(uname -n 2>/dev/null)"
+    "|$(uname -s 2>/dev/null; true)|$__tmux_send_w"
+)
+# the private directory made once, when the helpers are defined: "w" when it was
+# (an and-or list, so that a failure does not end a shell under `set -e`)
+_SH_DIR = "__tmux_send_w=; __tmux_send_dir && __tmux_send_w=w; "
+_FISH_DIR = " set -g __tmux_send_w ''; __tmux_send_dir; and set -g __tmux_send_w w;"
+_SH_END = (
+    "__tmux_send_end() { trap - EXIT; "
+    f'printf \'\\n{_US}TMUXSEND_%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
+    'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
+    f"printf '{_US}TMUXSEND_ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
+)
+_SH_BEGIN = (
+    "__tmux_send_begin() { __tmux_send_id=$1; "
+    + far_temp_file("__tmux_send_err", "err")
+    + " || __tmux_send_err=/dev/tty; "
+    f"{{hook}} printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
+)
+_FISH = (
+    " function __tmux_send_begin; set -g __tmux_send_id $argv[1]; "
+    + far_temp_file("__tmux_send_err", "err", fish=True)
+    + "; or set -g __tmux_send_err /dev/tty;"
+    f" printf '{_US}TMUXSEND_START_%s___\\n' $argv[1]; end;"
+    " function __tmux_send_end;"
+    f" printf '\\n{_US}TMUXSEND_%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
+    " if test -f $__tmux_send_err; cat $__tmux_send_err; rm -f $__tmux_send_err; end;"
+    f" printf '{_US}TMUXSEND_ERR_%s___\\n' $__tmux_send_id; set -e __tmux_send_id; end;"
+    " function __tmux_send_exit --on-event fish_exit;"
+    " set -l s $status; set -q __tmux_send_id; and __tmux_send_end $s EXIT; end;"
+)
+
+
+def helpers_line(kind: ShellKind, call_id: str) -> str:
+    """The line that defines ``__tmux_send_begin`` and ``__tmux_send_end`` in a far
+    ``kind`` shell (typed once per far shell) and answers with its facts
+    (``___TMUXSEND_DEF_<id> FACTS___``). A command that ends the shell still prints its
+    status: an EXIT trap while a call runs (zsh: ``zshexit_functions``; fish: the
+    ``fish_exit`` event)."""
+    answer = f" printf '{_US}TMUXSEND_DEF_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
+    if kind == "fish":
+        facts = f' set -g __tmux_send_facts "{_FACTS}";'
+        return far_dir_function(fish=True) + _FISH + _FISH_DIR + facts + answer
+    if kind == "zsh":
+        hook = "zshexit_functions+=(__tmux_send_exit);"
+        end = _SH_END.replace(
+            "trap - EXIT;", "zshexit_functions=(${zshexit_functions:#__tmux_send_exit});"
+        )
+        exit_fn = (
+            "__tmux_send_exit() { __tmux_send_end $? EXIT; }; "
+            # our lines stay out of zsh's history without histignorespace
+            # (no failing command inside: err_exit in the hook would drop the line)
+            "__tmux_send_nohist() { setopt localoptions noerrexit noerrreturn; "
+            "[[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
+            "zshaddhistory_functions+=(__tmux_send_nohist); "
+        )
+    else:
+        hook, end, exit_fn = "trap '__tmux_send_end $? EXIT' EXIT;", _SH_END, ""
+    return (
+        far_dir_function()
+        + " "
+        + _SH_BEGIN.replace("{hook}", hook).replace("}}", "}")
+        + end.replace("}}", "}")
+        + exit_fn
+        + _SH_DIR
+        + f'__tmux_send_facts="{_FACTS}";'
+        + answer
+    )
+
+
+def helpers_pattern(call_id: str) -> re.Pattern[bytes]:
+    return re.compile(rb"___TMUXSEND_DEF_" + call_id.encode() + rb" ([^\r\n]*?)___\r?\n")
+
+
+def with_helper_facts(facts: FarFacts, answer: bytes) -> FarFacts:
+    """``facts`` completed by the answer of :func:`helpers_line`."""
+    known = answer.decode("utf-8", "replace").split("|")
+    if len(known) != 5 or known[0] != HELPERS_VERSION:
+        return facts
+    return facts._replace(
+        helpers=True, user=known[1], host=known[2], os=known[3], tmp_writable=known[4] == "w"
+    )
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
+    """The one short line typed into a far ``kind`` shell (its helpers defined) to run
+    ``command`` there: ``eval``'d in the shell itself, so state persists (after a space:
+    bash's eval takes a leading ``-`` for an option, dash's has no ``--``); stdout on the
+    terminal, stderr to a far file printed after the end marker (merged into stdout when
+    the far shell has no private directory: ``mktemp -d`` failed or is missing)."""
+    text = printf_text(command)
+    if kind == "fish":
+        return (
+            f" __tmux_send_begin {call_id}; begin; eval (printf '{text}' | string collect);"
+            " end 2>$__tmux_send_err; __tmux_send_end $status END"
+        )
+    return (
+        f" __tmux_send_begin {call_id}; {{ eval \" $(printf '{text}')\"; }}"
+        ' 2>"$__tmux_send_err"; __tmux_send_end $? END'
+    )
+
+
+# A POSIX sh reads its line in the terminal's canonical mode, which takes at most 4095
+# bytes a line, and line editors slow down on very long lines: a longer command goes in
+# pieces of at most this many characters, each appended to a variable.
+PIECE = 3000
+# busybox sh (a POSIX sh to the probe) reads with its own line editor, which keeps the
+# first 1023 bytes of a line and drops the rest: a POSIX sh gets shorter lines.
+POSIX_PIECE = 900
+
+
+def piece_size(kind: ShellKind) -> int:
+    """The longest command text (a printf format) typed in one line to a ``kind`` shell."""
+    return POSIX_PIECE if kind == "posix" else PIECE
+
+
+def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
+    """The lines typed to run ``command``: :func:`command_line`, or for a long command
+    pieces of its text collected in ``__tmux_send_c`` first."""
+    text = printf_text(command)
+    size = piece_size(kind)
+    if len(text) <= size:
+        return [command_line(kind, call_id, command)]
+    lines: list[str] = []
+    for piece in _pieces(text, size):
+        if kind == "fish":
+            before = '"$__tmux_send_c"' if lines else ""
+            lines.append(f" set -g __tmux_send_c {before}'{piece}'")
+        else:
+            before = "$__tmux_send_c" if lines else ""
+            lines.append(f" __tmux_send_c={before}'{piece}'")
+    if kind == "fish":
+        run = "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err"
+        return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $status END"]
+    run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"'
+    return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $? END"]
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """``text`` (a printf format) cut into pieces of at most ``size`` characters, never
+    inside an escape (``\\ooo``, ``%%``)."""
+    pieces = []
+    while text:
+        cut = min(size, len(text))
+        escape = text.rfind("\\", cut - 3, cut)
+        if cut < len(text) and escape >= 0:
+            cut = escape  # not inside \ooo
+        percents = len(text[:cut]) - len(text[:cut].rstrip("%"))
+        if cut < len(text) and percents % 2:
+            cut -= 1  # not between the two of a %%
+        pieces.append(text[:cut])
+        text = text[cut:]
+    return pieces
+
+
+def recovery_line(kind: ShellKind) -> str:
+    """The line typed when an interrupt cut the command line short (the shell drops the
+    rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup."""
+    return " __tmux_send_end $status END" if kind == "fish" else " __tmux_send_end $? END"
+
+
+# --- the stream ----------------------------------------------------------------------------
+
+
+def undo_onlcr(data: bytes) -> bytes:
+    """The bytes the command wrote, from what its terminal sent on (``\\r\\n`` -> ``\\n``)."""
+    return data.replace(b"\r\n", b"\n")
+
+
+MARKER_MAX = 64  # bytes of an end marker: "\r\n___TMUXSEND_EXIT_<id> <status>___"
+
+
+class FarScanner:
+    """Cuts one far call out of the pane's raw stream: the echo and everything before
+    the start marker is dropped, stdout is handed on as it comes (``feed``), then the
+    status of the end (or exit) marker and stderr up to its own end marker are kept."""
+
+    def __init__(self, call_id: str) -> None:
+        self._start = start_marker(call_id).encode()
+        self._end = re.compile(
+            rb"\r\n___TMUXSEND_(END|EXIT)_" + re.escape(call_id.encode()) + rb" (\d+)___"
+        )
+        self._err_end = f"___TMUXSEND_ERR_{call_id}___".encode()
+        self._tail = b"\r\n___TMUXSEND_"
+        self._buf = b""
+        self.started = False
+        self.status: int | None = None
+        self.shell_ended = False
+        self.stderr = b""
+        self.done = False
+
+    @property
+    def ended(self) -> bool:
+        return self.status is not None
+
+    def feed(self, data: bytes) -> bytes:
+        """stdout as the command wrote it, as far as it is certain not to be a marker."""
+        buf = self._buf + data
+        if not self.started:
+            at = buf.find(self._start + b"\r\n")
+            if at < 0:
+                self._buf = buf[-len(self._start) - 2 :]
+                return b""
+            self.started = True
+            buf = buf[at + len(self._start) + 2 :]
+        if self.ended:
+            self._buf = b""
+            self._take_stderr(buf)
+            return b""
+        match = self._end.search(buf)
+        if match:
+            self.status = int(match.group(2))
+            self.shell_ended = match.group(1) == b"EXIT"
+            self._buf = b""
+            self._take_stderr(buf[match.end() :])
+            return undo_onlcr(buf[: match.start()])
+        keep = len(buf) - _overlap(buf, self._tail)  # also a lone "\r" (half a "\r\n")
+        begun = buf.rfind(self._tail, max(0, len(buf) - MARKER_MAX))
+        if begun >= 0:
+            keep = min(keep, begun)  # a marker begun, its id or status still to come
+        self._buf = buf[keep:]
+        return undo_onlcr(buf[:keep])
+
+    def _take_stderr(self, data: bytes) -> None:
+        if self.done:
+            return
+        self.stderr += data
+        at = self.stderr.find(self._err_end)
+        if at >= 0:
+            self.stderr = undo_onlcr(self.stderr[:at])
+            self.done = True
+
+    def release_line_end(self) -> bytes:
+        """After a silence: a held ``\r\n`` is the command's own, since the end marker
+        comes in one write with the line end printed before it."""
+        if self.started and not self.ended and self._buf == b"\r\n":
+            self._buf = b""
+            return b"\n"
+        return b""
+
+    def flush(self) -> bytes:
+        """What is held back, for a stream that ends without the end marker."""
+        held, self._buf = (self._buf if self.started and not self.ended else b""), b""
+        return undo_onlcr(held)
+
+
+def _overlap(data: bytes, tail: bytes) -> int:
+    """Length of the longest end of ``data`` that ``tail`` starts with."""
+    for size in range(min(len(data), len(tail)), 0, -1):
+        if tail.startswith(data[-size:]):
+            return size
+    return 0
