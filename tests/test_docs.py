@@ -1,5 +1,6 @@
-"""The documentation holds together (pure, no tmux): every relative link names a file of
-the repository, README stays short, and the docs index links every page of docs/."""
+"""The documentation holds together (pure, no tmux): every relative link in the top-level
+pages and docs/ names a file of the repository (and an anchor, a heading), README stays
+short, and the docs index links every page of docs/."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = [ROOT / "README.md", ROOT / "AGENTS.md", *sorted(DOCS.glob("*.md"))]
+PAGES = [ROOT / name for name in ("README.md", "AGENTS.md", "SECURITY.md", "VISION.md")]
+PAGES += sorted(DOCS.glob("*.md"))
 
 # [text](target) and ![alt](target), outside code: the target up to a space or ")".
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
