@@ -47,7 +47,7 @@ from .conftest import Bridge as Pane
 from .mcp_support import CLIENT
 from .serve_support import TOKEN, Server, running
 
-# The bounds as README and the module's docstring state them, written out.
+# The bounds as docs/http-api.md and the module's docstring state them, written out.
 MAX_PATTERN = 256
 MAX_REPEAT = 1000
 MAX_WEIGHT = 10_000
