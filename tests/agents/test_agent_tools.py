@@ -17,7 +17,7 @@ import pytest
 
 from tmux_bridge.audit import log as audit
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 FIELDS = {
     "id",
@@ -33,7 +33,7 @@ FIELDS = {
 }
 
 
-def _json(bridge: Bridge, *args: str) -> tuple[int, dict[str, Any], bytes]:
+def _json(bridge: TestPane, *args: str) -> tuple[int, dict[str, Any], bytes]:
     result = bridge.send("--json", *args)
     document = json.loads(result.stdout)
     assert isinstance(document, dict)
@@ -43,7 +43,7 @@ def _json(bridge: Bridge, *args: str) -> tuple[int, dict[str, Any], bytes]:
 # --- --json --------------------------------------------------------------------------
 
 
-def test_json_for_a_command(bridge: Bridge) -> None:
+def test_json_for_a_command(bridge: TestPane) -> None:
     code, doc, err = _json(bridge, "--", "echo out; echo err >&2; sh -c 'exit 3'")
     assert err == b""  # nothing but the JSON object
     assert set(doc) >= FIELDS
@@ -55,7 +55,7 @@ def test_json_for_a_command(bridge: Bridge) -> None:
     assert isinstance(doc["id"], str) and doc["duration_s"] >= 0
 
 
-def test_json_for_a_timeout(bridge: Bridge) -> None:
+def test_json_for_a_timeout(bridge: TestPane) -> None:
     code, doc, _ = _json(bridge, "--timeout", "1.5", "--", "echo partial; sleep 30")
     assert code == doc["exit_status"] == 124
     assert doc["timed_out"] == "idle"
@@ -63,7 +63,7 @@ def test_json_for_a_timeout(bridge: Bridge) -> None:
     assert doc["stdout"] == "partial\n"
 
 
-def test_json_carries_bytes_that_are_not_utf8(bridge: Bridge, tmp_path: Path) -> None:
+def test_json_carries_bytes_that_are_not_utf8(bridge: TestPane, tmp_path: Path) -> None:
     data = b"ok \xff\xfe bytes\n"
     (tmp_path / "bin").write_bytes(data)
     _, doc, _ = _json(bridge, "--", f"cat {tmp_path / 'bin'}")
@@ -72,7 +72,7 @@ def test_json_carries_bytes_that_are_not_utf8(bridge: Bridge, tmp_path: Path) ->
     assert "stderr_b64" not in doc
 
 
-def test_json_for_an_error(make_bridge: Callable[[str], Bridge]) -> None:
+def test_json_for_an_error(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     code, doc, err = _json(b, "--", "echo x")
     assert err == b""
@@ -81,7 +81,7 @@ def test_json_for_an_error(make_bridge: Callable[[str], Bridge]) -> None:
     assert doc["stdout"] == ""
 
 
-def test_json_for_repl_close_keys_and_screen(make_bridge: Callable[[str], Bridge]) -> None:
+def test_json_for_repl_close_keys_and_screen(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     code, doc, _ = _json(b, "--repl", "python", "--", "python3 -q")
@@ -102,7 +102,7 @@ def test_json_for_repl_close_keys_and_screen(make_bridge: Callable[[str], Bridge
 # --- keys, type, screen -----------------------------------------------------------------
 
 
-def test_keys_into_a_pager(bridge: Bridge, tmp_path: Path) -> None:
+def test_keys_into_a_pager(bridge: TestPane, tmp_path: Path) -> None:
     page = tmp_path / "page.txt"
     page.write_text("".join(f"line {i}\n" for i in range(200)))
     bridge.tmux("send-keys", "-t", bridge.target, f"less {page}", "Enter")
@@ -116,7 +116,7 @@ def test_keys_into_a_pager(bridge: Bridge, tmp_path: Path) -> None:
     assert screen.rstrip().endswith("$")
 
 
-def test_answering_a_prompt_of_a_running_call(bridge: Bridge) -> None:
+def test_answering_a_prompt_of_a_running_call(bridge: TestPane) -> None:
     if bridge.shell == "fish":
         ask = "read -P 'Continue? ' answer"
     else:
@@ -132,19 +132,19 @@ def test_answering_a_prompt_of_a_running_call(bridge: Bridge) -> None:
     assert out == b"answer=sure\n"
 
 
-def test_type_refuses_control_characters_unless_asked(bridge: Bridge) -> None:
+def test_type_refuses_control_characters_unless_asked(bridge: TestPane) -> None:
     result = bridge.send("--type", "a\x03b")
     assert result.returncode == 2
     assert b"control characters" in result.stderr and b"--keys" in result.stderr
 
 
-def test_type_is_literal(bridge: Bridge) -> None:
+def test_type_is_literal(bridge: TestPane) -> None:
     code, _screen, _ = bridge.send_text("--type", "echo Enter C-c 'x;'", "--enter")
     assert code == 0
     bridge.wait_for(lambda: "Enter C-c x;" in bridge.screen(), "the typed command's output")
 
 
-def test_screen_joins_wrapped_lines(bridge: Bridge) -> None:
+def test_screen_joins_wrapped_lines(bridge: TestPane) -> None:
     width = int(bridge.pane("#{pane_width}"))
     long_line = "w" * (width * 3 + 7)
     bridge.tmux("send-keys", "-t", bridge.target, f"echo {long_line}", "Enter")
@@ -154,7 +154,7 @@ def test_screen_joins_wrapped_lines(bridge: Bridge) -> None:
     assert long_line in screen.split("\n")
 
 
-def test_screen_lines_reaches_into_history(bridge: Bridge) -> None:
+def test_screen_lines_reaches_into_history(bridge: TestPane) -> None:
     assert bridge.send_text("--", "seq 1 300")[0] == 0
     code, screen, _ = bridge.send_text("--screen", "--lines", "250")
     assert code == 0
@@ -174,7 +174,7 @@ def test_screen_lines_reaches_into_history(bridge: Bridge) -> None:
     ],
     ids=["read", "python-input"],
 )
-def test_waiting_for_input_pauses_the_idle_timeout(bridge: Bridge, command: str) -> None:
+def test_waiting_for_input_pauses_the_idle_timeout(bridge: TestPane, command: str) -> None:
     if bridge.shell == "fish" and command.startswith("printf"):
         command = "read -P 'Name? ' name; echo \"hi $name\""
     proc = bridge.start_send("--timeout", "1.5", "--", command)
@@ -192,7 +192,7 @@ def test_waiting_for_input_pauses_the_idle_timeout(bridge: Bridge, command: str)
     assert out.endswith(b"hi Ada\n")
 
 
-def test_the_overall_timeout_still_ends_a_wait(bridge: Bridge) -> None:
+def test_the_overall_timeout_still_ends_a_wait(bridge: TestPane) -> None:
     code, doc, _ = _json(bridge, "--timeout", "1.5", "--max-time", "3", "--", "read x")
     assert code == doc["exit_status"] == 124
     assert (doc["timed_out"], doc["waited_for_input"]) == ("overall", True)
@@ -201,7 +201,7 @@ def test_the_overall_timeout_still_ends_a_wait(bridge: Bridge) -> None:
     assert "waiting for input" in notes and "overall timeout" in notes
 
 
-def test_a_quiet_command_is_not_taken_for_a_wait(bridge: Bridge) -> None:
+def test_a_quiet_command_is_not_taken_for_a_wait(bridge: TestPane) -> None:
     code, _, err = bridge.send_text("--timeout", "1.5", "--", "sleep 30")
     assert code == 124
     assert "waiting for input" not in err
@@ -210,7 +210,7 @@ def test_a_quiet_command_is_not_taken_for_a_wait(bridge: Bridge) -> None:
 # --- the audit log ---------------------------------------------------------------------
 
 
-def test_every_call_is_logged_privately(bridge: Bridge) -> None:
+def test_every_call_is_logged_privately(bridge: TestPane) -> None:
     bridge.send_text("--", "echo logged-command")
     bridge.send_text("--keys", "--", "C-l")
     log = bridge.runtime / audit.LOG_FILE
@@ -234,7 +234,7 @@ def test_the_log_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert audit.read(str(tmp_path), 1)[0]["command"] == "echo 499"
 
 
-def test_tmux_bridge_log_shows_the_calls(bridge: Bridge) -> None:
+def test_tmux_bridge_log_shows_the_calls(bridge: TestPane) -> None:
     bridge.send_text("--", "echo shown-in-log")
     result = subprocess.run(
         [str(BIN / "tmux-bridge"), "log", "-n", "5"], env=bridge.env, capture_output=True, text=True
@@ -250,14 +250,14 @@ def test_tmux_bridge_log_shows_the_calls(bridge: Bridge) -> None:
 # --- tmux-bridge status ----------------------------------------------------------------
 
 
-def _status(b: Bridge) -> tuple[int, dict[str, Any]]:
+def _status(b: TestPane) -> tuple[int, dict[str, Any]]:
     result = subprocess.run(
         [str(BIN / "tmux-bridge"), "status", "--json"], env=b.env, capture_output=True, text=True
     )
     return result.returncode, json.loads(result.stdout)
 
 
-def test_status_in_each_state(make_bridge: Callable[[str], Bridge], tmp_path: Path) -> None:
+def test_status_in_each_state(make_bridge: Callable[[str], TestPane], tmp_path: Path) -> None:
     b = make_bridge("bash")
     code, info = _status(b)
     assert (code, info["running"]) == (1, False)
@@ -317,20 +317,20 @@ def _guide_pagers() -> list[str]:
     return re.findall(r"[A-Z_]+", found[1])
 
 
-def _command_env(bridge: Bridge) -> dict[str, str]:
+def _command_env(bridge: TestPane) -> dict[str, str]:
     """The environment a command of tmux-send's sees."""
     code, out, err = bridge.send_text("--", "env")
     assert code == 0, err
     return dict(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", out, re.MULTILINE))
 
 
-def _as_the_person(bridge: Bridge, line: str) -> None:
+def _as_the_person(bridge: TestPane, line: str) -> None:
     bridge.tmux("send-keys", "-t", bridge.target, "-l", line)
     bridge.tmux("send-keys", "-t", bridge.target, "Enter")
     bridge.wait_for(lambda: f"$ {line}\n$" in bridge.screen(), f"the person's {line!r}")
 
 
-def test_the_guide_tells_how_pagers_are_set(bridge: Bridge) -> None:
+def test_the_guide_tells_how_pagers_are_set(bridge: TestPane) -> None:
     pagers = _guide_pagers()
     assert "PAGER" in pagers and len(pagers) > 1
     fish = bridge.shell == "fish"
@@ -348,7 +348,7 @@ def test_the_guide_tells_how_pagers_are_set(bridge: Bridge) -> None:
     }
 
 
-def test_pagers_are_off_for_the_command_and_left_alone_for_the_person(bridge: Bridge) -> None:
+def test_pagers_are_off_for_the_command_and_left_alone_for_the_person(bridge: TestPane) -> None:
     probe = "sh -c 'echo \"$GIT_PAGER|$MANPAGER|$SYSTEMD_PAGER|$PAGER\"'"
     assert bridge.send_text("--", probe) == (0, "cat|cat|cat|cat\n", "")
     bridge.tmux("send-keys", "-t", bridge.target, "-l", f"{probe}; echo person-done")
@@ -357,13 +357,13 @@ def test_pagers_are_off_for_the_command_and_left_alone_for_the_person(bridge: Br
     assert "|||\nperson-done" in bridge.screen()  # unset again for the person
 
 
-def test_the_persons_pager_is_kept(bridge: Bridge) -> None:
+def test_the_persons_pager_is_kept(bridge: TestPane) -> None:
     setup = "set -gx PAGER more" if bridge.shell == "fish" else "export PAGER=more"
     assert bridge.send_text("--", setup)[0] == 0
     assert bridge.send_text("--", "sh -c 'echo $PAGER'") == (0, "more\n", "")
 
 
-def test_runtime_files_stay_private(bridge: Bridge) -> None:
+def test_runtime_files_stay_private(bridge: TestPane) -> None:
     bridge.send_text("--", "true")
     paths = list(bridge.runtime.rglob("*"))
     assert any(path.is_dir() for path in paths)  # the pane's own directory

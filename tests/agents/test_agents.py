@@ -27,8 +27,8 @@ from tmux_bridge.errors import (
 )
 from tmux_bridge.pane.records import PaneDir
 
-from ..conftest import MakeBridge
 from ..support.agent_world import PYTHON3, World
+from ..support.pane import MakeBridge
 from ..support.sshd import Sshd, running_sshd
 
 

@@ -19,8 +19,8 @@ import pytest
 from tmux_bridge.errors import BridgeError
 from tmux_bridge.server.tending import Tending
 
-from ..conftest import BIN, MakeBridge
 from ..support.agent_world import World
+from ..support.pane import BIN, MakeBridge
 from ..support.serve import running
 
 

@@ -4,7 +4,6 @@ typed results and their JSON document, two panes at once."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,24 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tmux_bridge import Bridge, Cancel, RunOptions, Target, Tmux, error_document, to_document
+from tmux_bridge import Bridge, Cancel, RunOptions, error_document, to_document
 from tmux_bridge.errors import Cancelled, InvalidRequest, NoBridgeSession, NoSuchPane, ReplMismatch
 
-from ..conftest import WAIT
-from ..conftest import Bridge as Pane
+from ..support.pane import WAIT, TestPane, target_of
 
 # Prints "started" from the program in the foreground, so a cancellation right after it
 # meets that program, not the shell between two commands.
 SLEEPER = "sh -c 'echo started; exec sleep 30'"
 
 
-def target_of(bridge: Pane, pane: str | None = None) -> Target:
-    """The test bridge's terminal, named explicitly (nothing from the environment)."""
-    socket = bridge.tmpdir / f"tmux-{os.getuid()}" / "default"
-    return Target(Tmux(socket_path=str(socket)), bridge.session, pane, str(bridge.runtime))
-
-
-def api_pane_dir(bridge: Pane) -> str:
+def api_pane_dir(bridge: TestPane) -> str:
     """The pane's directory for a target named by its socket's path: tmux_bridge/pane/records.py
     prefixes ``pane-N`` with a tag of the socket, unless it is the default socket."""
     dirs = [path.name for path in bridge.runtime.iterdir() if path.is_dir()]
@@ -50,7 +42,7 @@ class Started:
             self.event.set()
 
 
-def new_pane(bridge: Pane) -> str:
+def new_pane(bridge: TestPane) -> str:
     """A second pane in the bridge session, at its prompt; returns its id."""
     pane = bridge.tmux("split-window", "-d", "-t", bridge.target, "-P", "-F", "#{pane_id}")
     pane = pane.strip()
@@ -68,11 +60,11 @@ def new_pane(bridge: Pane) -> str:
 
 
 @pytest.fixture
-def api(bridge: Pane) -> Iterator[Bridge]:
+def api(bridge: TestPane) -> Iterator[Bridge]:
     yield Bridge(target_of(bridge), client="test")
 
 
-def test_run_returns_typed_result(api: Bridge, bridge: Pane) -> None:
+def test_run_returns_typed_result(api: Bridge, bridge: TestPane) -> None:
     result = api.run("echo out; echo err >&2; sh -c 'exit 3'")
     assert result.stdout == b"out\n"
     assert result.stderr == b"err\n"
@@ -82,7 +74,7 @@ def test_run_returns_typed_result(api: Bridge, bridge: Pane) -> None:
     assert result.timed_out is None and result.cancelled is None
 
 
-def test_run_words_are_one_command_with_exact_arguments(api: Bridge, bridge: Pane) -> None:
+def test_run_words_are_one_command_with_exact_arguments(api: Bridge, bridge: TestPane) -> None:
     words = ["a b", "$HOME", "*", "it's", '"q"', "back\\slash", "", "~", "=x", "%1", "semi;"]
     result = api.run(["printf", "<%s>\\n", *words])
     assert result.stdout == b"".join(b"<" + w.encode() + b">\n" for w in words)
@@ -99,7 +91,7 @@ def test_document_matches_the_result(api: Bridge) -> None:
     assert document["id"] == result.call_id
 
 
-def test_error_document_has_a_stable_code(bridge: Pane) -> None:
+def test_error_document_has_a_stable_code(bridge: TestPane) -> None:
     missing = Bridge(target_of(bridge)._replace(session="no-such-session"))
     with pytest.raises(NoBridgeSession) as caught:
         missing.run("true")
@@ -108,7 +100,7 @@ def test_error_document_has_a_stable_code(bridge: Pane) -> None:
     assert document["exit_status"] == 125
 
 
-def test_unknown_pane_is_a_clear_error(bridge: Pane) -> None:
+def test_unknown_pane_is_a_clear_error(bridge: TestPane) -> None:
     with pytest.raises(NoSuchPane, match="%999"):
         Bridge(target_of(bridge, "%999")).run("true")
 
@@ -129,7 +121,7 @@ def _cancel_when_started(run: Callable[[Started, Cancel], object]) -> tuple[obje
     return outcome[0], time.monotonic() - cancelled_at
 
 
-def test_cancel_from_a_worker_thread(api: Bridge, bridge: Pane) -> None:
+def test_cancel_from_a_worker_thread(api: Bridge, bridge: TestPane) -> None:
     result, _took = _cancel_when_started(
         lambda sink, cancel: api.run(
             "sh -c 'echo started; exec sleep 30'", stdout=sink, cancel=cancel
@@ -142,7 +134,7 @@ def test_cancel_from_a_worker_thread(api: Bridge, bridge: Pane) -> None:
     assert api.run("echo usable").stdout == b"usable\n"
 
 
-def test_cancel_from_asyncio(api: Bridge, bridge: Pane) -> None:
+def test_cancel_from_asyncio(api: Bridge, bridge: TestPane) -> None:
     async def main() -> object:
         sink = Started()
         cancel = Cancel()
@@ -164,7 +156,7 @@ def test_cancel_from_asyncio(api: Bridge, bridge: Pane) -> None:
     assert api.run("echo usable").stdout == b"usable\n"
 
 
-def test_cancel_while_waiting_for_the_lock(api: Bridge, bridge: Pane, tmp_path: Path) -> None:
+def test_cancel_while_waiting_for_the_lock(api: Bridge, bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     first = Started()
     holder = threading.Thread(
@@ -202,7 +194,7 @@ def test_cancel_while_waiting_for_the_lock(api: Bridge, bridge: Pane, tmp_path: 
     assert "never" not in bridge.history()
 
 
-def test_two_panes_run_at_once(api: Bridge, bridge: Pane, tmp_path: Path) -> None:
+def test_two_panes_run_at_once(api: Bridge, bridge: TestPane, tmp_path: Path) -> None:
     """Each command waits for the other one to have started: serialized calls would
     wait for each other until the idle timeout and fail."""
     other = Bridge(target_of(bridge, new_pane(bridge)), client="test")
@@ -233,7 +225,7 @@ def test_two_panes_run_at_once(api: Bridge, bridge: Pane, tmp_path: Path) -> Non
     assert results["a"].pane != results["b"].pane  # type: ignore[attr-defined]
 
 
-def test_repl_through_the_api(api: Bridge, bridge: Pane) -> None:
+def test_repl_through_the_api(api: Bridge, bridge: TestPane) -> None:
     started = api.start_repl("python", "python3 -q")
     assert started.exit_status == 0, started
     with pytest.raises(ReplMismatch):

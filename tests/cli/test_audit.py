@@ -24,7 +24,7 @@ from tmux_bridge import Bridge as Api
 from tmux_bridge import RunOptions, Target, Tmux
 from tmux_bridge.errors import InvalidRequest
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 ATTACKER = "tbattacker"  # another local user, made with useradd
 VICTIM = "tbvictim"  # the name in $USER of the person whose runtime directory is taken
@@ -127,18 +127,18 @@ def test_the_log_is_written_into_our_own_directory_made_0700(tmp_path: Path) -> 
 # --- a call's start, then its end ---------------------------------------------------------
 
 
-def _log(b: Bridge, *args: str) -> subprocess.CompletedProcess[str]:
+def _log(b: TestPane, *args: str) -> subprocess.CompletedProcess[str]:
     result = b.bridge_cli("log", *args)
     assert result.returncode == 0, result.stderr
     return result
 
 
-def _raw_log(b: Bridge) -> list[dict[str, Any]]:
+def _raw_log(b: TestPane) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (b.runtime / "log.jsonl").read_text().splitlines()]
 
 
 def test_a_killed_tmux_send_leaves_its_call_in_the_log_as_never_ended(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.start()
@@ -195,7 +195,7 @@ TIME_CASES = [
 
 
 def test_a_time_limit_that_is_no_number_of_seconds_is_refused_before_anything_is_typed(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.start()
@@ -227,7 +227,7 @@ def test_a_time_limit_that_is_no_number_of_seconds_is_refused_before_anything_is
 
 
 def test_a_padded_script_shows_its_end_in_the_pane_and_the_log(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.start()

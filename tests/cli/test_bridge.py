@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 import pexpect
 import pytest
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 
-def _detach(b: Bridge, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _detach(b: TestPane, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / "tmux-bridge"), "--detach"],
         env=env or b.env,
@@ -25,7 +25,7 @@ def _detach(b: Bridge, env: dict[str, str] | None = None) -> subprocess.Complete
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_detach_creates_the_session_with_the_users_shell(
-    make_bridge: Callable[[str], Bridge], shell: str
+    make_bridge: Callable[[str], TestPane], shell: str
 ) -> None:
     b = make_bridge(shell)
     result = _detach(b)
@@ -37,7 +37,7 @@ def test_detach_creates_the_session_with_the_users_shell(
 
 
 def test_the_pane_gets_a_long_scrollback_and_the_server_keeps_its_own(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.tmux("new-session", "-d", "-s", "persons-own-session")
@@ -48,7 +48,7 @@ def test_the_pane_gets_a_long_scrollback_and_the_server_keeps_its_own(
     assert b.tmux("show-options", "-gqv", "@tmux-bridge-saved-history-limit").strip() == ""
 
 
-def test_detach_again_keeps_the_running_session(make_bridge: Callable[[str], Bridge]) -> None:
+def test_detach_again_keeps_the_running_session(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     assert _detach(b).returncode == 0
     b.wait_for_prompt()
@@ -58,7 +58,7 @@ def test_detach_again_keeps_the_running_session(make_bridge: Callable[[str], Bri
     assert b.tmux("list-sessions", "-F", "#{session_name}").split() == [b.session]
 
 
-def test_session_name_defaults_to_the_account_name(make_bridge: Callable[[str], Bridge]) -> None:
+def test_session_name_defaults_to_the_account_name(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     env = {k: v for k, v in b.env.items() if k not in ("USER", "TMUX_BRIDGE_SESSION")}
     account = pwd.getpwuid(os.geteuid()).pw_name
@@ -68,7 +68,7 @@ def test_session_name_defaults_to_the_account_name(make_bridge: Callable[[str], 
     assert _detach(b, env).stdout == "tmux-bridge-someone\n"
 
 
-def test_tmux_send_finds_the_pane_tmux_bridge_made(make_bridge: Callable[[str], Bridge]) -> None:
+def test_tmux_send_finds_the_pane_tmux_bridge_made(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     assert _detach(b).returncode == 0
     b.wait_for_prompt()
@@ -89,7 +89,7 @@ def test_help_shows_examples() -> None:
 
 
 @pytest.fixture
-def person(make_bridge: Callable[[str], Bridge]) -> Iterator[tuple[Bridge, pexpect.spawn]]:
+def person(make_bridge: Callable[[str], TestPane]) -> Iterator[tuple[TestPane, pexpect.spawn]]:
     b = make_bridge("bash")
     term = pexpect.spawn(
         str(BIN / "tmux-bridge"), env=b.env, cwd=str(b.home), dimensions=(30, 100), timeout=15
@@ -102,7 +102,7 @@ def person(make_bridge: Callable[[str], Bridge]) -> Iterator[tuple[Bridge, pexpe
 
 @pytest.mark.pty
 def test_person_attaches_and_watches_the_agents_command(
-    person: tuple[Bridge, pexpect.spawn],
+    person: tuple[TestPane, pexpect.spawn],
 ) -> None:
     b, term = person
     b.wait_for_prompt()
@@ -117,7 +117,7 @@ def test_person_attaches_and_watches_the_agents_command(
 
 
 @pytest.mark.pty
-def test_running_tmux_bridge_again_reattaches(person: tuple[Bridge, pexpect.spawn]) -> None:
+def test_running_tmux_bridge_again_reattaches(person: tuple[TestPane, pexpect.spawn]) -> None:
     b, term = person
     b.wait_for_prompt()
     b.send_text("--", "echo earlier-output")
@@ -135,7 +135,7 @@ def test_running_tmux_bridge_again_reattaches(person: tuple[Bridge, pexpect.spaw
 
 @pytest.mark.pty
 def test_inside_tmux_it_switches_the_client_instead_of_nesting(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.tmux("new-session", "-d", "-s", "work", "--", "bash", "--norc", "--noprofile")
@@ -167,7 +167,7 @@ def test_inside_tmux_it_switches_the_client_instead_of_nesting(
 
 @pytest.mark.pty
 def test_detach_from_a_terminal_of_size_zero_uses_tmuxs_default_size(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     term = pexpect.spawn(
@@ -187,7 +187,7 @@ def test_detach_from_a_terminal_of_size_zero_uses_tmuxs_default_size(
 
 @pytest.mark.pty
 def test_person_attaches_from_a_terminal_of_size_zero(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     term = pexpect.spawn(

@@ -19,22 +19,22 @@ import pytest
 from tmux_bridge.calls.check import FirstWord, first_word, read_lookup
 from tmux_bridge.text.shells import ShellKind
 
-from ..conftest import BIN, Bridge, dash_bridge
+from ..support.pane import BIN, TestPane, dash_bridge
 
 
-def check(bridge: Bridge, *command: str) -> tuple[int, dict[str, Any]]:
+def check(bridge: TestPane, *command: str) -> tuple[int, dict[str, Any]]:
     """``tmux-send --check --json -- COMMAND``: its exit status and its document."""
     result = bridge.send("--check", "--json", "--", *command)
     assert result.stderr == b"", result.stderr
     return result.returncode, json.loads(result.stdout)
 
 
-def real_call(bridge: Bridge, *command: str) -> tuple[int, dict[str, Any]]:
+def real_call(bridge: TestPane, *command: str) -> tuple[int, dict[str, Any]]:
     result = bridge.send("--json", "--", *command)
     return result.returncode, json.loads(result.stdout)
 
 
-def banners(bridge: Bridge) -> list[str]:
+def banners(bridge: TestPane) -> list[str]:
     """The lines of the pane's history that show a call's command."""
     return [line for line in bridge.history().split("\n") if line.startswith("[tmux-send] ")]
 
@@ -42,7 +42,7 @@ def banners(bridge: Bridge) -> list[str]:
 # --- good, broken and unknown commands -------------------------------------------------
 
 
-def test_a_good_command_would_run_and_is_not_run(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_good_command_would_run_and_is_not_run(bridge: TestPane, tmp_path: Path) -> None:
     marker = tmp_path / "made"
     code, document = check(bridge, f"touch {marker}")
     assert code == 0
@@ -60,7 +60,7 @@ def test_a_good_command_would_run_and_is_not_run(bridge: Bridge, tmp_path: Path)
 PARSE_COMPLAINTS = {"bash": "unexpected token `then'", "zsh": "parse error", "fish": "Missing end"}
 
 
-def test_a_command_that_does_not_parse(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_command_that_does_not_parse(bridge: TestPane, tmp_path: Path) -> None:
     marker = tmp_path / "made"
     command = f"touch {marker}; if then"
     code, document = check(bridge, command)
@@ -74,7 +74,7 @@ def test_a_command_that_does_not_parse(bridge: Bridge, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_an_unknown_first_word(bridge: Bridge) -> None:
+def test_an_unknown_first_word(bridge: TestPane) -> None:
     code, document = check(bridge, "tb-no-such-command-anywhere --flag")
     assert (document["first_word"], document["resolves_as"]) == (
         "tb-no-such-command-anywhere",
@@ -85,7 +85,7 @@ def test_an_unknown_first_word(bridge: Bridge) -> None:
     assert real_call(bridge, "tb-no-such-command-anywhere --flag")[0] == code == 127
 
 
-def test_several_words_are_checked_as_the_real_call_quotes_them(bridge: Bridge) -> None:
+def test_several_words_are_checked_as_the_real_call_quotes_them(bridge: TestPane) -> None:
     closer = "end" if bridge.shell == "fish" else "fi"  # a word that ends no block here
     code, document = check(bridge, "echo", "a", ";", closer)
     assert (code, document["parses"], document["first_word"]) == (0, True, "echo")
@@ -95,7 +95,7 @@ def test_several_words_are_checked_as_the_real_call_quotes_them(bridge: Bridge) 
     assert document["parses"] is False and code != 0
 
 
-def test_a_word_that_expands_is_not_looked_up(bridge: Bridge) -> None:
+def test_a_word_that_expands_is_not_looked_up(bridge: TestPane) -> None:
     before = bridge.history()
     code, document = check(bridge, "$TB_NOT_SET_ANYWHERE --version")
     assert (code, document["parses"], document["ready"]) == (0, True, True)
@@ -116,7 +116,7 @@ DEFINE = {
 ALIAS_IS = {"bash": "alias", "zsh": "alias", "fish": "function"}
 
 
-def test_a_function_and_an_alias_defined_earlier_are_found(bridge: Bridge) -> None:
+def test_a_function_and_an_alias_defined_earlier_are_found(bridge: TestPane) -> None:
     assert check(bridge, "tbf")[1]["resolves_as"] == "not_found"
     assert bridge.send_text("--", DEFINE[bridge.shell])[0] == 0
     code, document = check(bridge, "tbf")
@@ -126,7 +126,7 @@ def test_a_function_and_an_alias_defined_earlier_are_found(bridge: Bridge) -> No
     assert bridge.send_text("--", "tbf; tba") == (0, "in-function\nin-alias\n", "")
 
 
-def test_the_lookup_is_the_one_thing_typed(bridge: Bridge, tmp_path: Path) -> None:
+def test_the_lookup_is_the_one_thing_typed(bridge: TestPane, tmp_path: Path) -> None:
     marker = tmp_path / "tb-unique-7f3"
     before = banners(bridge)
     code, document = check(bridge, f"touch {marker}")
@@ -140,7 +140,7 @@ def test_the_lookup_is_the_one_thing_typed(bridge: Bridge, tmp_path: Path) -> No
     assert "tb-unique-7f3" in bridge.history()
 
 
-def test_nothing_is_typed_for_a_command_that_does_not_parse(bridge: Bridge) -> None:
+def test_nothing_is_typed_for_a_command_that_does_not_parse(bridge: TestPane) -> None:
     before = bridge.history(), bridge.pane("#{cursor_x} #{cursor_y}")
     assert check(bridge, "echo tb-unique-9c1; if then")[1]["parses"] is False
     assert (bridge.history(), bridge.pane("#{cursor_x} #{cursor_y}")) == before
@@ -149,7 +149,7 @@ def test_nothing_is_typed_for_a_command_that_does_not_parse(bridge: Bridge) -> N
 # --- readiness ---------------------------------------------------------------------------
 
 
-def test_a_busy_pane_gives_125_like_the_real_call(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_busy_pane_gives_125_like_the_real_call(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     program = f"sh -c 'while [ ! -e {go} ]; do sleep 0.05; done'"
     bridge.tmux("send-keys", "-t", bridge.target, program, "Enter")
@@ -173,7 +173,7 @@ def test_a_busy_pane_gives_125_like_the_real_call(bridge: Bridge, tmp_path: Path
 
 
 def test_an_open_repl_is_in_the_way_as_for_the_real_call(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.start()
@@ -183,7 +183,7 @@ def test_an_open_repl_is_in_the_way_as_for_the_real_call(
     assert (code, document["error_code"]) == (real, refusal["error_code"]) == (125, "repl_mismatch")
 
 
-def test_no_bridge_is_the_real_calls_error(make_bridge: Callable[[str], Bridge]) -> None:
+def test_no_bridge_is_the_real_calls_error(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     dry = b.send("--check", "--", "ls")
     real = b.send("--", "ls")
@@ -193,7 +193,7 @@ def test_no_bridge_is_the_real_calls_error(make_bridge: Callable[[str], Bridge])
     assert (document["mode"], document["error_code"]) == ("check", "no_bridge")
 
 
-def test_posix_sh(make_bridge: Callable[[str], Bridge], tmp_path: Path) -> None:
+def test_posix_sh(make_bridge: Callable[[str], TestPane], tmp_path: Path) -> None:
     b = dash_bridge(make_bridge)
     b.start()
     assert b.send_text("--", "tbf() { echo in-function; }; alias tba='echo in-alias'")[0] == 0
@@ -214,7 +214,7 @@ def test_posix_sh(make_bridge: Callable[[str], Bridge], tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_the_text_form(bridge: Bridge) -> None:
+def test_the_text_form(bridge: TestPane) -> None:
     code, out, err = bridge.send_text("--check", "--", "tb-no-such-command-anywhere")
     assert (code, err) == (127, "")
     assert re.search(r"^first word +'tb-no-such-command-anywhere': not found$", out, re.M), out
@@ -222,7 +222,7 @@ def test_the_text_form(bridge: Bridge) -> None:
     assert re.search(r"^would exit +127$", out, re.M), out
 
 
-def test_the_check_is_in_the_audit_log(bridge: Bridge) -> None:
+def test_the_check_is_in_the_audit_log(bridge: TestPane) -> None:
     check(bridge, "tb-no-such-command-anywhere")
     entries = [json.loads(line) for line in (bridge.runtime / "log.jsonl").read_text().splitlines()]
     entry = entries[-1]
@@ -247,7 +247,7 @@ USAGE = [
 
 @pytest.mark.parametrize("case", USAGE, ids=[c.test_id for c in USAGE])
 def test_check_goes_with_command_mode_only(
-    make_bridge: Callable[[str], Bridge], case: UsageCase
+    make_bridge: Callable[[str], TestPane], case: UsageCase
 ) -> None:
     code, out, err = make_bridge("bash").send_text(*case.args)
     assert (code, out) == (2, "")

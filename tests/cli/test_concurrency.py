@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conftest import Bridge
+from ..support.pane import TestPane
 
 
-def test_concurrent_calls_each_get_their_own_output(bridge: Bridge) -> None:
+def test_concurrent_calls_each_get_their_own_output(bridge: TestPane) -> None:
     count = 10
     procs = [
         bridge.start_send("--", f"echo begin-{i}; sleep 0.05; echo end-{i} >&2; echo done-{i}")
@@ -22,7 +22,7 @@ def test_concurrent_calls_each_get_their_own_output(bridge: Bridge) -> None:
     assert bridge.runtime_files() == bridge.between_calls()
 
 
-def test_a_waiting_call_says_so_and_counts_the_wait(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_waiting_call_says_so_and_counts_the_wait(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     holder = bridge.start_send(
         "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
@@ -39,7 +39,7 @@ def test_a_waiting_call_says_so_and_counts_the_wait(bridge: Bridge, tmp_path: Pa
     holder.communicate(timeout=30)
 
 
-def test_waiting_for_the_lock_counts_toward_max_time(bridge: Bridge, tmp_path: Path) -> None:
+def test_waiting_for_the_lock_counts_toward_max_time(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     holder = bridge.start_send(
         "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"

@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import Bridge, shell_path
+from ..support.pane import TestPane, shell_path
 
 
-def direct(bridge: Bridge, command: str) -> subprocess.CompletedProcess[bytes]:
+def direct(bridge: TestPane, command: str) -> subprocess.CompletedProcess[bytes]:
     """``<shell> -c COMMAND`` with the bridge's environment, output into pipes."""
     return subprocess.run(
         [shell_path(bridge.shell), "-c", command],
@@ -53,7 +53,7 @@ PLAIN = [
 
 @pytest.mark.parametrize("case", PLAIN, ids=[c.test_id for c in PLAIN])
 def test_plain_output_is_byte_identical(
-    shared_bridge: Bridge, tmp_path: Path, case: PlainCase
+    shared_bridge: TestPane, tmp_path: Path, case: PlainCase
 ) -> None:
     path = tmp_path / "data"
     path.write_bytes(case.data)
@@ -65,13 +65,13 @@ def test_plain_output_is_byte_identical(
     assert result.returncode == 0, result.stderr
 
 
-def test_printf_without_newline(shared_bridge: Bridge) -> None:
+def test_printf_without_newline(shared_bridge: TestPane) -> None:
     result = shared_bridge.send("--", "printf abc")
     assert result.stdout == b"abc"
     assert result.stdout == direct(shared_bridge, "printf abc").stdout
 
 
-def test_a_million_lines_arrive_intact(shared_bridge: Bridge) -> None:
+def test_a_million_lines_arrive_intact(shared_bridge: TestPane) -> None:
     command = "seq 1 1000000"
     result = shared_bridge.send("--", command, timeout=120)
     expected = direct(shared_bridge, command).stdout
@@ -80,7 +80,7 @@ def test_a_million_lines_arrive_intact(shared_bridge: Bridge) -> None:
     assert result.returncode == 0
 
 
-def test_output_beyond_the_scrollback_is_kept(shared_bridge: Bridge) -> None:
+def test_output_beyond_the_scrollback_is_kept(shared_bridge: TestPane) -> None:
     limit = int(shared_bridge.pane("#{history_limit}"))
     count = limit * 3
     result = shared_bridge.send("--", f"seq 1 {count}", timeout=120)
@@ -121,7 +121,7 @@ CONTROL = [
 
 @pytest.mark.parametrize("case", CONTROL, ids=[c.test_id for c in CONTROL])
 def test_terminal_control_is_reduced_to_visible_text(
-    shared_bridge: Bridge, tmp_path: Path, case: ControlCase
+    shared_bridge: TestPane, tmp_path: Path, case: ControlCase
 ) -> None:
     path = tmp_path / "data"
     path.write_bytes(case.data)
@@ -131,14 +131,16 @@ def test_terminal_control_is_reduced_to_visible_text(
 
 
 @pytest.mark.parametrize("case", CONTROL, ids=[c.test_id for c in CONTROL])
-def test_raw_passes_bytes_through(shared_bridge: Bridge, tmp_path: Path, case: ControlCase) -> None:
+def test_raw_passes_bytes_through(
+    shared_bridge: TestPane, tmp_path: Path, case: ControlCase
+) -> None:
     path = tmp_path / "data"
     path.write_bytes(case.data)
     result = shared_bridge.send("--raw", "--", f"cat {path}")
     assert result.stdout == case.data
 
 
-def test_stderr_is_separate_and_cleaned(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_stderr_is_separate_and_cleaned(shared_bridge: TestPane, tmp_path: Path) -> None:
     out = tmp_path / "out"
     err = tmp_path / "err"
     out.write_bytes(b"to stdout\n")
@@ -180,7 +182,7 @@ QUOTING = [
 
 
 @pytest.mark.parametrize("case", QUOTING, ids=[c.test_id for c in QUOTING])
-def test_command_reaches_the_shell_exactly(shared_bridge: Bridge, case: QuotingCase) -> None:
+def test_command_reaches_the_shell_exactly(shared_bridge: TestPane, case: QuotingCase) -> None:
     if shared_bridge.shell not in case.shells:
         pytest.skip(f"{case.test_id} is not {shared_bridge.shell} syntax")
     result = shared_bridge.send("--", case.command)
@@ -212,13 +214,13 @@ _SHOW_ARGV = "import json, sys; print(json.dumps(sys.argv[1:]))"
 
 
 @pytest.mark.parametrize("case", WORDS_CASES, ids=[c.test_id for c in WORDS_CASES])
-def test_several_arguments_are_one_command(shared_bridge: Bridge, case: WordsCase) -> None:
+def test_several_arguments_are_one_command(shared_bridge: TestPane, case: WordsCase) -> None:
     result = shared_bridge.send("--", "python3", "-c", _SHOW_ARGV, *case.words)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == list(case.words)
 
 
-def test_wrapper_examples(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_wrapper_examples(shared_bridge: TestPane, tmp_path: Path) -> None:
     notes = tmp_path / "file.txt"
     notes.write_text("a b\nab\na  b\n")
     assert shared_bridge.send("--", "grep", "a b", str(notes)).stdout == b"a b\n"
@@ -229,19 +231,19 @@ def test_wrapper_examples(shared_bridge: Bridge, tmp_path: Path) -> None:
         assert result.stdout == b"one\ntwo\n"
 
 
-def test_options_end_at_the_first_word_of_the_command(shared_bridge: Bridge) -> None:
+def test_options_end_at_the_first_word_of_the_command(shared_bridge: TestPane) -> None:
     result = shared_bridge.send("printf", "%s,", "-t", "--raw")
     assert result.stdout == b"-t,--raw,"
 
 
-def test_large_command_as_an_argument(shared_bridge: Bridge) -> None:
+def test_large_command_as_an_argument(shared_bridge: TestPane) -> None:
     payload = "x" * (120 * 1024)
     command = f"printf '%s' '{payload}' | wc -c"
     result = shared_bridge.send("--", command)
     assert result.stdout.split() == [str(len(payload)).encode()]
 
 
-def test_megabyte_command_on_stdin(shared_bridge: Bridge) -> None:
+def test_megabyte_command_on_stdin(shared_bridge: TestPane) -> None:
     line = "printf '%s' '" + "y" * 1000 + "' >/dev/null\n"
     script = line * 1000 + "echo done\n"
     assert len(script) > 1_000_000
@@ -250,7 +252,7 @@ def test_megabyte_command_on_stdin(shared_bridge: Bridge) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def test_typed_plumbing_is_one_short_line_without_the_marker(shared_bridge: Bridge) -> None:
+def test_typed_plumbing_is_one_short_line_without_the_marker(shared_bridge: TestPane) -> None:
     result = shared_bridge.send("--", "echo visible-to-the-person")
     assert result.returncode == 0
     lines = shared_bridge.history().split("\n")

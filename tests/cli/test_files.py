@@ -17,7 +17,7 @@ import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pytest
 
@@ -27,37 +27,19 @@ from tmux_bridge.calls import files as files_module
 from tmux_bridge.calls.files import SCRIPT
 from tmux_bridge.errors import EditAmbiguous, FileTooLarge
 
-from ..api.test_api import target_of
-from ..conftest import BIN, SHELLS, TMUX_TIMEOUT, Bridge, MakeBridge, dash_bridge, shell_path
+from ..support.files import check_dash_names, diff_u, listing, read, send_json, write
+from ..support.pane import (
+    BIN,
+    SHELLS,
+    TMUX_TIMEOUT,
+    MakeBridge,
+    TestPane,
+    dash_bridge,
+    shell_path,
+    target_of,
+)
 
 ALL_BYTES = bytes(range(256)) * 4 + b"\r\n\x00\x1b[31mred\x1b[0m\xff\xfe no newline at the end"
-
-
-def send_json(bridge: Bridge, *args: str, data: bytes = b"") -> tuple[int, dict[str, Any]]:
-    """``tmux-send --json ARGS`` with ``data`` on stdin: its status and its document."""
-    result = bridge.send("--json", *args, input=data)
-    assert result.stderr == b"", result.stderr
-    document: dict[str, Any] = json.loads(result.stdout)
-    assert document["exit_status"] == result.returncode
-    return result.returncode, document
-
-
-def write(bridge: Bridge, path: Path | str, data: bytes, *options: str) -> bytes:
-    """``tmux-send --write PATH`` that must succeed; its stdout."""
-    result = bridge.send(*options, "--write", str(path), input=data)
-    assert (result.returncode, result.stderr) == (0, b""), result.stderr
-    return result.stdout
-
-
-def read(bridge: Bridge, path: Path | str) -> bytes:
-    """``tmux-send --read PATH`` that must succeed; the bytes it printed."""
-    result = bridge.send("--read", str(path))
-    assert (result.returncode, result.stderr) == (0, b""), result.stderr
-    return result.stdout
-
-
-def listing(directory: Path) -> list[str]:
-    return sorted(os.listdir(directory))
 
 
 def snapshot(path: Path) -> tuple[bytes, int, int]:
@@ -66,14 +48,14 @@ def snapshot(path: Path) -> tuple[bytes, int, int]:
     return path.read_bytes(), info.st_mode, info.st_mtime_ns
 
 
-def cd(bridge: Bridge, directory: Path) -> None:
+def cd(bridge: TestPane, directory: Path) -> None:
     assert bridge.send_text("--", "cd", str(directory))[0] == 0
 
 
 # --- writing and reading ---------------------------------------------------------------------
 
 
-def test_every_byte_value_round_trips(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_every_byte_value_round_trips(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "all.bin"
     write(shared_bridge, target, ALL_BYTES)
     assert target.read_bytes() == ALL_BYTES
@@ -81,7 +63,7 @@ def test_every_byte_value_round_trips(shared_bridge: Bridge, tmp_path: Path) -> 
     assert listing(tmp_path) == ["all.bin"]
 
 
-def test_ten_megabytes_round_trip(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_ten_megabytes_round_trip(shared_bridge: TestPane, tmp_path: Path) -> None:
     data = os.urandom(10 * 1024 * 1024)
     target = tmp_path / "big.bin"
     summary = write(shared_bridge, target, data)
@@ -91,7 +73,7 @@ def test_ten_megabytes_round_trip(shared_bridge: Bridge, tmp_path: Path) -> None
     assert read(shared_bridge, target) == data
 
 
-def test_an_empty_file(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_an_empty_file(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "empty"
     write(shared_bridge, target, b"")
     assert target.read_bytes() == b""
@@ -101,7 +83,7 @@ def test_an_empty_file(shared_bridge: Bridge, tmp_path: Path) -> None:
 NAMES = ["a b", "new\nline", "ends with newline\n", 'it\'s "q" $HOME * ~', "-dash", "back\\slash"]
 
 
-def test_names_with_spaces_quotes_and_newlines(bridge: Bridge, tmp_path: Path) -> None:
+def test_names_with_spaces_quotes_and_newlines(bridge: TestPane, tmp_path: Path) -> None:
     cd(bridge, tmp_path)  # relative paths start at the directory of the pane's shell
     for number, name in enumerate(NAMES):
         data = f"{number}: {name}\n".encode()
@@ -114,7 +96,7 @@ def test_names_with_spaces_quotes_and_newlines(bridge: Bridge, tmp_path: Path) -
     assert listing(tmp_path) == sorted(NAMES)
 
 
-def test_a_symbolic_link_is_written_through(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_a_symbolic_link_is_written_through(shared_bridge: TestPane, tmp_path: Path) -> None:
     (tmp_path / "real").write_bytes(b"old\n")
     (tmp_path / "link").symlink_to("real")
     write(shared_bridge, tmp_path / "link", b"new\n")
@@ -123,7 +105,7 @@ def test_a_symbolic_link_is_written_through(shared_bridge: Bridge, tmp_path: Pat
     assert (tmp_path / "real.~1~").read_bytes() == b"old\n"
 
 
-def test_an_existing_file_is_backed_up_first(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_an_existing_file_is_backed_up_first(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     versions = [b"first\x00version\n", b"second\n", b"third"]
     target.write_bytes(versions[0])
@@ -143,7 +125,7 @@ def test_an_existing_file_is_backed_up_first(shared_bridge: Bridge, tmp_path: Pa
     assert listing(tmp_path) == ["notes.txt", "notes.txt.~1~", "notes.txt.~2~"]
 
 
-def test_no_backup(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_no_backup(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_bytes(b"old\n")
     code, document = send_json(shared_bridge, "--no-backup", "--write", str(target), data=b"new\n")
@@ -153,52 +135,13 @@ def test_no_backup(shared_bridge: Bridge, tmp_path: Path) -> None:
     assert listing(tmp_path) == ["notes.txt"]
 
 
-def test_a_new_file_gets_the_shells_umask(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_new_file_gets_the_shells_umask(bridge: TestPane, tmp_path: Path) -> None:
     assert bridge.send_text("--", "umask 027")[0] == 0
     write(bridge, tmp_path / "new", b"x")
     assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o640
 
 
 # names an argument parser or cat(1) would take for something else: stdin, options
-DASH_NAMES = ["-", "-x", "--", "-n", "--help"]
-
-
-def check_dash_names(bridge: Bridge, directory: Path, owner: str | None = None) -> None:
-    """In ``directory``, the pane's shell there with umask 027: for each name of
-    :data:`DASH_NAMES`, a new file of a name that starts with it gets 0640, as `cat >
-    NAME` would; an existing file of that name (mode 0604, given to ``owner`` when
-    named) is read, edited and written over, keeping its mode and backing the old
-    content up."""
-
-    def drawn() -> None:  # a far fish draws its prompt after the call's end marker
-        bridge.wait_for(lambda: bridge.pane("#{cursor_x}") != "0", "the prompt drawn")
-
-    for name in DASH_NAMES:
-        drawn()
-        code, document = send_json(bridge, "--write", f"{name}new", data=b"new\n")
-        assert code == 0, document
-        assert document["file"]["abs_path"] == f"{directory}/{name}new"
-        assert stat.S_IMODE((directory / f"{name}new").stat().st_mode) == 0o640  # the umask
-        target = directory / name
-        target.write_bytes(b"old\n")
-        target.chmod(0o604)
-        if owner is not None:
-            shutil.chown(target, owner, owner)
-        drawn()
-        assert read(bridge, name) == b"old\n"  # not stdin
-        drawn()
-        edited = bridge.send("--edit", name, "--old", "old", "--new", "edited")
-        assert edited.returncode == 0, edited.stderr
-        assert edited.stdout == diff_u(directory, name, b"old\n", b"edited\n")
-        drawn()
-        write(bridge, name, b"- item\n")  # data that starts with "-" too
-        for path, data in [(target, b"- item\n"), (directory / f"{name}.~1~", b"old\n"),
-                           (directory / f"{name}.~2~", b"edited\n")]:  # fmt: skip
-            assert (path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) == (data, 0o604)
-    expected = [f"{n}{end}" for n in DASH_NAMES for end in ("", ".~1~", ".~2~", "new")]
-    assert listing(directory) == sorted(expected)
-
-
 @pytest.mark.parametrize("shell", [*SHELLS, "dash"])
 def test_names_that_start_with_a_dash(make_bridge: MakeBridge, shell: str, tmp_path: Path) -> None:
     bridge = dash_bridge(make_bridge) if shell == "dash" else make_bridge(shell)
@@ -225,7 +168,7 @@ MISSING = [
 
 
 @pytest.mark.parametrize("case", MISSING, ids=[c.test_id for c in MISSING])
-def test_what_is_not_there(shared_bridge: Bridge, tmp_path: Path, case: Missing) -> None:
+def test_what_is_not_there(shared_bridge: TestPane, tmp_path: Path, case: Missing) -> None:
     args = [arg.format(d=tmp_path) for arg in case.args]
     code, document = send_json(shared_bridge, *args, data=b"data")
     assert (code, document["error_code"]) == (125, case.code), document
@@ -236,7 +179,7 @@ def test_what_is_not_there(shared_bridge: Bridge, tmp_path: Path, case: Missing)
 # --- --read --json ---------------------------------------------------------------------------
 
 
-def test_read_json_of_a_binary_file(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_read_json_of_a_binary_file(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "data.bin"
     target.write_bytes(ALL_BYTES)
     target.chmod(0o600)
@@ -256,7 +199,7 @@ def test_read_json_of_a_binary_file(shared_bridge: Bridge, tmp_path: Path) -> No
     assert document["stdout"] is None  # not text: the bytes only in base64
 
 
-def test_read_json_of_a_text_file(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_read_json_of_a_text_file(shared_bridge: TestPane, tmp_path: Path) -> None:
     text = "héllo wörld\n\ttabs and ✓ marks\n"
     target = tmp_path / "text.txt"
     target.write_text(text, encoding="utf-8")
@@ -273,7 +216,7 @@ def test_read_json_of_a_text_file(shared_bridge: Bridge, tmp_path: Path) -> None
 BEFORE = b"alpha\nbeta\ngamma\nbeta\ndelta\nlast line without newline"
 
 
-def test_edit_without_a_match_leaves_the_file(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_edit_without_a_match_leaves_the_file(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(BEFORE)
     before = snapshot(target)
@@ -286,7 +229,7 @@ def test_edit_without_a_match_leaves_the_file(shared_bridge: Bridge, tmp_path: P
     assert listing(tmp_path) == ["f.txt"]
 
 
-def test_edit_with_two_matches_leaves_the_file(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_edit_with_two_matches_leaves_the_file(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(BEFORE)
     before = snapshot(target)
@@ -298,26 +241,12 @@ def test_edit_with_two_matches_leaves_the_file(shared_bridge: Bridge, tmp_path: 
     assert listing(tmp_path) == ["f.txt"]
 
 
-def test_overlapping_matches_count_as_two(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_overlapping_matches_count_as_two(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(b"aaa\n")
     code, document = send_json(shared_bridge, "--edit", str(target), "--old", "aa", "--new", "b")
     assert (code, document["error_code"]) == (125, "edit_ambiguous"), document
     assert target.read_bytes() == b"aaa\n"
-
-
-def diff_u(tmp_path: Path, label: str, before: bytes, after: bytes) -> bytes:
-    """What `diff -u` prints for the change, both sides labelled ``label``."""
-    old, new = tmp_path.parent / f"{tmp_path.name}.old", tmp_path.parent / f"{tmp_path.name}.new"
-    old.write_bytes(before)
-    new.write_bytes(after)
-    result = subprocess.run(
-        ["diff", "-u", "--label", label, "--label", label, str(old), str(new)],
-        capture_output=True,
-        timeout=30,
-    )
-    assert result.returncode == 1, result.stderr
-    return result.stdout
 
 
 EDITS = [
@@ -328,7 +257,7 @@ EDITS = [
 
 
 @pytest.mark.parametrize(("old", "new"), [e[1:] for e in EDITS], ids=[e[0] for e in EDITS])
-def test_edit_with_one_match(shared_bridge: Bridge, tmp_path: Path, old: str, new: str) -> None:
+def test_edit_with_one_match(shared_bridge: TestPane, tmp_path: Path, old: str, new: str) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(BEFORE)
     after = BEFORE.replace(old.encode(), new.encode())
@@ -341,7 +270,7 @@ def test_edit_with_one_match(shared_bridge: Bridge, tmp_path: Path, old: str, ne
     assert result.stderr.decode() == f"tmux-send: the old content of {target} is in {backup}\n"
 
 
-def test_edit_without_backup_in_json(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_edit_without_backup_in_json(shared_bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(b"x = 1\n")
     code, document = send_json(
@@ -357,7 +286,7 @@ def test_edit_without_backup_in_json(shared_bridge: Bridge, tmp_path: Path) -> N
 # --- failures leave nothing half-written ------------------------------------------------------
 
 
-def start_without_dac_override(bridge: Bridge) -> None:
+def start_without_dac_override(bridge: TestPane) -> None:
     """Start the bridge so that its pane's shell honours file permissions: as root,
     through a tmux server whose capabilities lack CAP_DAC_OVERRIDE (and
     CAP_DAC_READ_SEARCH), since root would write into a read-only directory."""
@@ -390,7 +319,7 @@ def read_only(directory: Path) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("shell", SHELLS)
-def test_a_read_only_directory(make_bridge: Callable[[str], Bridge], shell: str) -> None:
+def test_a_read_only_directory(make_bridge: Callable[[str], TestPane], shell: str) -> None:
     bridge = make_bridge(shell)
     start_without_dac_override(bridge)
     (bridge.root / "read-only").mkdir()
@@ -413,7 +342,7 @@ def test_a_read_only_directory(make_bridge: Callable[[str], Bridge], shell: str)
         assert snapshot(directory / "old.txt") == before
 
 
-def fake_tool(bridge: Bridge, name: str, body: str) -> None:
+def fake_tool(bridge: TestPane, name: str, body: str) -> None:
     """Put a script ``name`` first on the PATH of the pane's shell."""
     tools = bridge.root / "tools"
     tools.mkdir(exist_ok=True)
@@ -426,7 +355,7 @@ def fake_tool(bridge: Bridge, name: str, body: str) -> None:
     assert bridge.send_text("--", setting)[0] == 0
 
 
-def test_a_wrong_digest_on_the_far_side_changes_nothing(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_wrong_digest_on_the_far_side_changes_nothing(bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(b"old\n")
     before = snapshot(target)
@@ -440,7 +369,7 @@ def test_a_wrong_digest_on_the_far_side_changes_nothing(bridge: Bridge, tmp_path
     assert (code, document["error_code"]) == (125, "checksum_mismatch"), document
 
 
-def test_an_interrupted_write_leaves_no_temporary_file(bridge: Bridge, tmp_path: Path) -> None:
+def test_an_interrupted_write_leaves_no_temporary_file(bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_bytes(b"old\n")
     before = snapshot(target)
@@ -452,7 +381,7 @@ def test_an_interrupted_write_leaves_no_temporary_file(bridge: Bridge, tmp_path:
     assert listing(tmp_path) == ["f.txt"]
 
 
-def test_the_person_sees_a_summary(shared_bridge: Bridge, tmp_path: Path) -> None:
+def test_the_person_sees_a_summary(shared_bridge: TestPane, tmp_path: Path) -> None:
     data = os.urandom(1024 * 1024)
     write(shared_bridge, tmp_path / "m.bin", data)
     history = shared_bridge.history()
@@ -465,7 +394,7 @@ def test_the_person_sees_a_summary(shared_bridge: Bridge, tmp_path: Path) -> Non
 # --- POSIX sh ----------------------------------------------------------------------------------
 
 
-def test_in_a_posix_sh_pane(make_bridge: Callable[[str], Bridge], tmp_path: Path) -> None:
+def test_in_a_posix_sh_pane(make_bridge: Callable[[str], TestPane], tmp_path: Path) -> None:
     shell_path("dash")
     bridge = make_bridge("dash")
     bridge.env["ENV"] = str(bridge.home / ".shrc")
@@ -484,7 +413,7 @@ def test_in_a_posix_sh_pane(make_bridge: Callable[[str], Bridge], tmp_path: Path
 # --- the library -------------------------------------------------------------------------------
 
 
-def test_the_library_returns_typed_results(bridge: Bridge, tmp_path: Path) -> None:
+def test_the_library_returns_typed_results(bridge: TestPane, tmp_path: Path) -> None:
     api = Api(target_of(bridge), client="test")
     target = str(tmp_path / "lib.bin")
     written = api.write_file(target, ALL_BYTES)
@@ -511,7 +440,7 @@ def test_the_library_returns_typed_results(bridge: Bridge, tmp_path: Path) -> No
 
 
 def test_the_size_limit(
-    shared_bridge: Bridge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared_bridge: TestPane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(files_module, "MAX_FILE_BYTES", 1000)
     api = Api(target_of(shared_bridge), client="test")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import Bridge
+from ..support.pane import TestPane
 
 # "started" comes from the program itself, already in the foreground: with a shell
 # builtin `echo`, a Ctrl-C sent right after it can reach the shell while it forks
@@ -17,7 +17,7 @@ from ..conftest import Bridge
 _STARTED_THEN_SLEEP = "sh -c 'echo started; exec sleep 30'"
 
 
-def test_idle_timeout_interrupts_with_sigint(bridge: Bridge) -> None:
+def test_idle_timeout_interrupts_with_sigint(bridge: TestPane) -> None:
     code, out, err = bridge.send_text("--timeout", "0.5", "--", "echo started; sleep 30")
     assert code == 124
     assert out == "started\n"  # the partial output
@@ -29,7 +29,7 @@ def test_idle_timeout_interrupts_with_sigint(bridge: Bridge) -> None:
     assert bridge.send_text("--", "echo usable") == (0, "usable\n", "")
 
 
-def test_output_keeps_the_idle_timeout_away(bridge: Bridge) -> None:
+def test_output_keeps_the_idle_timeout_away(bridge: TestPane) -> None:
     # 1.6 s in all, longer than the idle timeout, but never 1 s without output
     command = "for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.2; done"
     if bridge.shell == "fish":
@@ -38,7 +38,7 @@ def test_output_keeps_the_idle_timeout_away(bridge: Bridge) -> None:
     assert (code, out) == (0, "1\n2\n3\n4\n5\n6\n7\n8\n"), err
 
 
-def test_overall_timeout(bridge: Bridge) -> None:
+def test_overall_timeout(bridge: TestPane) -> None:
     command = "while true; do echo tick; sleep 0.1; done"
     if bridge.shell == "fish":
         command = "while true; echo tick; sleep 0.1; end"
@@ -49,7 +49,7 @@ def test_overall_timeout(bridge: Bridge) -> None:
     assert bridge.send_text("--", "echo usable") == (0, "usable\n", "")
 
 
-def test_sigquit_follows_when_sigint_is_ignored(bridge: Bridge) -> None:
+def test_sigquit_follows_when_sigint_is_ignored(bridge: TestPane) -> None:
     code, _, err = bridge.send_text(
         "--timeout", "0.3", "--", "bash -c \"trap '' INT; echo ignoring; sleep 30\""
     )
@@ -59,7 +59,7 @@ def test_sigquit_follows_when_sigint_is_ignored(bridge: Bridge) -> None:
     assert bridge.send_text("--", "echo usable") == (0, "usable\n", "")
 
 
-def test_a_command_surviving_both_signals_is_reported(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_command_surviving_both_signals_is_reported(bridge: TestPane, tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     command = f"bash -c \"trap '' INT QUIT; echo \\$\\$ > {pidfile}; sleep 60\""
     code, _, err = bridge.send_text("--timeout", "0.3", "--", command)
@@ -75,7 +75,7 @@ def test_a_command_surviving_both_signals_is_reported(bridge: Bridge, tmp_path: 
     )
 
 
-def test_person_pressing_ctrl_c_ends_the_call_with_130(bridge: Bridge) -> None:
+def test_person_pressing_ctrl_c_ends_the_call_with_130(bridge: TestPane) -> None:
     proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     bridge.tmux("send-keys", "-t", bridge.target, "C-c")
@@ -91,7 +91,7 @@ def test_person_pressing_ctrl_c_ends_the_call_with_130(bridge: Bridge) -> None:
     ids=["sigterm", "sigint"],
 )
 def test_signals_to_tmux_send_interrupt_the_command(
-    bridge: Bridge, signum: signal.Signals, code: int
+    bridge: TestPane, signum: signal.Signals, code: int
 ) -> None:
     proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
@@ -103,7 +103,7 @@ def test_signals_to_tmux_send_interrupt_the_command(
     assert bridge.send_text("--", "echo usable") == (0, "usable\n", "")
 
 
-def test_a_killed_tmux_send_blocks_nothing(bridge: Bridge, tmp_path: Path) -> None:
+def test_a_killed_tmux_send_blocks_nothing(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     proc = bridge.start_send(
         "--", f"sh -c 'echo started; while [ ! -e {go} ]; do sleep 0.02; done'"
@@ -119,7 +119,7 @@ def test_a_killed_tmux_send_blocks_nothing(bridge: Bridge, tmp_path: Path) -> No
     assert bridge.runtime_files() == bridge.between_calls()
 
 
-def test_session_killed_mid_command(bridge: Bridge) -> None:
+def test_session_killed_mid_command(bridge: TestPane) -> None:
     proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     bridge.tmux("kill-session", "-t", f"={bridge.session}")
@@ -129,7 +129,7 @@ def test_session_killed_mid_command(bridge: Bridge) -> None:
     assert err.endswith(b"Error: tmux-bridge session closed.\n")
 
 
-def test_server_killed_mid_command(bridge: Bridge) -> None:
+def test_server_killed_mid_command(bridge: TestPane) -> None:
     proc = bridge.start_send("--", _STARTED_THEN_SLEEP)
     bridge.wait_for_call_start(proc)
     bridge.tmux("kill-server")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from ..conftest import Bridge
+from ..support.pane import TestPane
 
 
 def _module(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -21,7 +21,7 @@ def _module(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-def test_bridge_and_send_reach_both_clis(make_bridge: Callable[[str], Bridge]) -> None:
+def test_bridge_and_send_reach_both_clis(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     started = _module("bridge", "--detach", env=b.env)
     assert (started.returncode, started.stdout) == (0, f"{b.session}\n"), started.stderr

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from ..conftest import Bridge, MakeBridge, dash_bridge
+from ..support.pane import MakeBridge, TestPane, dash_bridge
 
 
-def _split(b: Bridge, *args: str) -> tuple[str, str]:
+def _split(b: TestPane, *args: str) -> tuple[str, str]:
     """``tmux-bridge split ARGS --json``: the new pane's id and target."""
     result = b.bridge_cli("split", "--json", *args)
     assert result.returncode == 0, result.stderr
@@ -29,27 +29,27 @@ def _split(b: Bridge, *args: str) -> tuple[str, str]:
     return info["pane"], info["target"]
 
 
-def _place(b: Bridge, pane_id: str) -> str:
+def _place(b: TestPane, pane_id: str) -> str:
     """The pane's SESSION:WINDOW.PANE, as tmux itself reports it."""
     return b.tmux(
         "display-message", "-p", "-t", pane_id, "#{session_name}:#{window_index}.#{pane_index}"
     ).strip()
 
 
-def _ran_in(b: Bridge, *target: str) -> str:
+def _ran_in(b: TestPane, *target: str) -> str:
     """The pane id whose shell ran ``echo $TMUX_PANE`` sent with ``target`` options."""
     code, out, err = b.send_when_ready(*target, "--", "echo $TMUX_PANE")
     assert code == 0, err
     return out.strip()
 
 
-def _panes(b: Bridge, *args: str) -> dict[str, dict[str, Any]]:
+def _panes(b: TestPane, *args: str) -> dict[str, dict[str, Any]]:
     result = b.bridge_cli("panes", "--json", *args)
     assert result.returncode == 0, result.stderr
     return {entry["pane"]: entry for entry in json.loads(result.stdout)}
 
 
-def test_every_form_of_target_reaches_its_pane(bridge: Bridge) -> None:
+def test_every_form_of_target_reaches_its_pane(bridge: TestPane) -> None:
     main = bridge.pane("#{pane_id}")
     other, other_target = _split(bridge, "--label", "other")
     assert other_target == _place(bridge, other)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 # What a shell prints when tmux-send's plumbing went wrong in it.
 _JUNK = re.compile(
@@ -28,11 +28,11 @@ _RC = {"bash": ".bashrc", "zsh": ".zshrc", "fish": ".config/fish/config.fish"}
 
 
 def _configured(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
     shell: str,
     rc_text: str,
     ready: Callable[[str], bool] | None = None,
-) -> Bridge:
+) -> TestPane:
     """A started bridge whose rc file has ``rc_text`` appended; ``ready`` tells from the
     screen that the prompt is drawn (default: the last line is ``$``)."""
     b = make_bridge(shell)
@@ -49,19 +49,19 @@ def _configured(
     return b
 
 
-def _run(b: Bridge, command: str) -> tuple[int, str, str]:
+def _run(b: TestPane, command: str) -> tuple[int, str, str]:
     result = b.send("--json", "--max-time", "20", "--", command)
     assert result.stdout, result.stderr
     document = json.loads(result.stdout)
     return result.returncode, document["stdout"], document["stderr"]
 
 
-def _no_junk(b: Bridge) -> None:
+def _no_junk(b: TestPane) -> None:
     junk = [line for line in b.history().split("\n") if _JUNK.search(line)]
     assert not junk, f"the pane shows:\n{b.history()}"
 
 
-def _cursor_line(b: Bridge) -> str:
+def _cursor_line(b: TestPane) -> str:
     row = int(b.pane("#{cursor_y}"))
     return b.screen().split("\n")[row].rstrip()
 
@@ -75,7 +75,7 @@ trap 'echo "bye $?" >> ~/exit.log' EXIT
 
 
 def test_a_debug_trap_with_functrace_prints_nothing_and_keeps_the_exit_trap(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = _configured(make_bridge, "bash", _TITLE_TRAP)
     assert _run(b, "echo one") == (0, "one\n", "")
@@ -91,7 +91,7 @@ def test_a_debug_trap_with_functrace_prints_nothing_and_keeps_the_exit_trap(
 
 
 def test_a_zsh_subshell_that_exits_is_not_the_shell_exiting(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = _configured(make_bridge, "zsh", "")
     shell_pid = b.pane("#{pane_pid}")
@@ -121,7 +121,7 @@ _VI = {
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_vi_normal_mode_is_left_before_typing(
-    make_bridge: Callable[[str], Bridge], shell: str
+    make_bridge: Callable[[str], TestPane], shell: str
 ) -> None:
     b = _configured(make_bridge, shell, _VI[shell], ready=lambda s: "[I]" in s)
     assert _run(b, "echo first") == (0, "first\n", "")
@@ -149,7 +149,7 @@ _HISTORY = {
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_up_arrow_after_a_call_recalls_the_persons_last_command(
-    make_bridge: Callable[[str], Bridge], shell: str
+    make_bridge: Callable[[str], TestPane], shell: str
 ) -> None:
     b = _configured(make_bridge, shell, _HISTORY[shell])
     b.tmux("send-keys", "-t", b.target, "-l", "echo mine")
@@ -182,7 +182,7 @@ _SLOW = {
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_a_slow_prompt_is_waited_for_not_taken_for_a_program(
-    make_bridge: Callable[[str], Bridge], shell: str
+    make_bridge: Callable[[str], TestPane], shell: str
 ) -> None:
     """The prompt's own programs (a command substitution, a hook running `git`) are the
     shell drawing its prompt after our call, not the person's program."""
@@ -198,7 +198,7 @@ def test_a_slow_prompt_is_waited_for_not_taken_for_a_program(
 
 
 def test_a_program_the_person_started_is_still_refused_quickly(
-    make_bridge: Callable[[str], Bridge], tmp_path: Path
+    make_bridge: Callable[[str], TestPane], tmp_path: Path
 ) -> None:
     """The patience for slow prompts is only for the prompt after our own call."""
     b = _configured(make_bridge, "bash", _SLOW["bash"])
@@ -224,7 +224,7 @@ _STATUS = {
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_a_right_prompt_showing_the_status_is_not_typed_text(
-    make_bridge: Callable[[str], Bridge], shell: str
+    make_bridge: Callable[[str], TestPane], shell: str
 ) -> None:
     b = _configured(make_bridge, shell, _STATUS[shell])
     assert _run(b, "false") == (1, "", "")
@@ -251,7 +251,7 @@ def test_a_right_prompt_showing_the_status_is_not_typed_text(
 
 
 def test_a_left_prompt_showing_the_status_after_our_call(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     """Right after our own call nothing can have been typed, so a prompt that grew a
     status is learnt, not refused."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 NO_BRIDGE = """\
 Error: No tmux-bridge session is running.
@@ -30,7 +30,7 @@ Otherwise, please ask the user now.
 """
 
 
-def test_no_server_gives_the_exact_no_bridge_text(make_bridge: Callable[[str], Bridge]) -> None:
+def test_no_server_gives_the_exact_no_bridge_text(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     result = b.send("--", "echo hello")
     assert result.returncode == 125
@@ -39,7 +39,7 @@ def test_no_server_gives_the_exact_no_bridge_text(make_bridge: Callable[[str], B
 
 
 def test_server_without_the_session_gives_the_no_bridge_text(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.tmux("new-session", "-d", "-s", "someone-elses-session")
@@ -48,7 +48,7 @@ def test_server_without_the_session_gives_the_no_bridge_text(
     assert result.stderr.decode() == NO_BRIDGE
 
 
-def _refused(bridge: Bridge, expected: str) -> None:
+def _refused(bridge: TestPane, expected: str) -> None:
     before = bridge.screen()
     code, out, err = bridge.send_text("--", "echo should-not-run")
     assert code == 125, err
@@ -59,7 +59,7 @@ def _refused(bridge: Bridge, expected: str) -> None:
     assert "should-not-run" not in bridge.history()
 
 
-def test_refuses_while_a_program_runs_in_the_foreground(bridge: Bridge, tmp_path: Path) -> None:
+def test_refuses_while_a_program_runs_in_the_foreground(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     bridge.tmux(
         "send-keys",
@@ -74,7 +74,7 @@ def test_refuses_while_a_program_runs_in_the_foreground(bridge: Bridge, tmp_path
     bridge.wait_for_prompt()
 
 
-def test_refuses_while_a_full_screen_program_is_open(bridge: Bridge, tmp_path: Path) -> None:
+def test_refuses_while_a_full_screen_program_is_open(bridge: TestPane, tmp_path: Path) -> None:
     text = tmp_path / "page.txt"
     text.write_text("\n".join(f"line {i}" for i in range(200)))
     bridge.tmux("send-keys", "-t", bridge.target, f"less {text}", "Enter")
@@ -84,7 +84,7 @@ def test_refuses_while_a_full_screen_program_is_open(bridge: Bridge, tmp_path: P
     bridge.wait_for_prompt()
 
 
-def test_refuses_while_a_builtin_waits_for_the_person(bridge: Bridge) -> None:
+def test_refuses_while_a_builtin_waits_for_the_person(bridge: TestPane) -> None:
     bridge.tmux("send-keys", "-t", bridge.target, "read answer", "Enter")
     bridge.wait_for(lambda: "read answer" in bridge.screen(), "read to start")
     bridge.wait_for(
@@ -95,7 +95,7 @@ def test_refuses_while_a_builtin_waits_for_the_person(bridge: Bridge) -> None:
     bridge.wait_for_prompt()
 
 
-def test_refuses_to_overwrite_a_half_typed_line(bridge: Bridge) -> None:
+def test_refuses_to_overwrite_a_half_typed_line(bridge: TestPane) -> None:
     # two calls let tmux-send learn what the bare prompt looks like
     assert bridge.send_text("--", "true")[0] == 0
     bridge.wait_for_prompt()
@@ -109,14 +109,14 @@ def test_refuses_to_overwrite_a_half_typed_line(bridge: Bridge) -> None:
     assert bridge.send_text("--", "echo ok") == (0, "ok\n", "")
 
 
-def test_copy_mode_is_left_automatically(bridge: Bridge) -> None:
+def test_copy_mode_is_left_automatically(bridge: TestPane) -> None:
     bridge.tmux("copy-mode", "-t", bridge.target)
     assert bridge.pane("#{pane_in_mode}") == "1"
     assert bridge.send_text("--", "echo through") == (0, "through\n", "")
     assert bridge.pane("#{pane_in_mode}") == "0"
 
 
-def test_refuses_a_pane_that_runs_no_shell(make_bridge: Callable[[str], Bridge]) -> None:
+def test_refuses_a_pane_that_runs_no_shell(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.tmux("new-session", "-d", "-s", b.session, "--", "python3", "-q")
     b.wait_for(lambda: ">>>" in b.screen(), "python to start")
@@ -125,7 +125,7 @@ def test_refuses_a_pane_that_runs_no_shell(make_bridge: Callable[[str], Bridge])
     assert "not a shell tmux-send can drive" in err and "python3" in err
 
 
-def test_refuses_a_dead_pane(make_bridge: Callable[[str], Bridge]) -> None:
+def test_refuses_a_dead_pane(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     # the pane's program waits for a line, so remain-on-exit is on before it can end
     b.tmux("new-session", "-d", "-s", b.session, "--", "sh", "-c", "read line")
@@ -148,13 +148,13 @@ def test_refuses_a_dead_pane(make_bridge: Callable[[str], Bridge]) -> None:
 # --- the runtime directory --------------------------------------------------------------
 
 
-def test_runtime_dir_is_created_private(bridge: Bridge) -> None:
+def test_runtime_dir_is_created_private(bridge: TestPane) -> None:
     info = bridge.runtime.stat()
     assert info.st_mode & 0o777 == 0o700
     assert info.st_uid == os.geteuid()
 
 
-def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Path) -> None:
+def test_call_files_are_private_while_the_call_runs(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     proc = bridge.start_send(
         "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
@@ -177,7 +177,7 @@ def test_call_files_are_private_while_the_call_runs(bridge: Bridge, tmp_path: Pa
     assert bridge.runtime_files() == bridge.between_calls()
 
 
-def _attack(bridge: Bridge, setup: Callable[[Path], None], expected: str) -> None:
+def _attack(bridge: TestPane, setup: Callable[[Path], None], expected: str) -> None:
     # another session keeps the server up: with none left it exits, and a new-session
     # racing its exit fails with "server exited unexpectedly"
     bridge.tmux("new-session", "-d", "-s", "keep-the-server")
@@ -194,13 +194,13 @@ def _attack(bridge: Bridge, setup: Callable[[Path], None], expected: str) -> Non
     assert bridge.screen() == before
 
 
-def test_refuses_a_symlinked_runtime_dir(bridge: Bridge, tmp_path: Path) -> None:
+def test_refuses_a_symlinked_runtime_dir(bridge: TestPane, tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
     _attack(bridge, lambda path: path.symlink_to(target), "it is a symlink")
 
 
-def test_refuses_a_runtime_dir_open_to_others(bridge: Bridge) -> None:
+def test_refuses_a_runtime_dir_open_to_others(bridge: TestPane) -> None:
     def make_open(path: Path) -> None:
         path.mkdir()
         path.chmod(0o755)
@@ -209,7 +209,7 @@ def test_refuses_a_runtime_dir_open_to_others(bridge: Bridge) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory away needs root")
-def test_refuses_a_runtime_dir_owned_by_someone_else(bridge: Bridge) -> None:
+def test_refuses_a_runtime_dir_owned_by_someone_else(bridge: TestPane) -> None:
     def give_away(path: Path) -> None:
         path.mkdir(mode=0o700)
         os.chown(path, 65534, 65534)
@@ -217,7 +217,7 @@ def test_refuses_a_runtime_dir_owned_by_someone_else(bridge: Bridge) -> None:
     _attack(bridge, give_away, "owned by uid 65534")
 
 
-def test_tmux_bridge_refuses_an_unsafe_runtime_dir(make_bridge: Callable[[str], Bridge]) -> None:
+def test_tmux_bridge_refuses_an_unsafe_runtime_dir(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.runtime.mkdir(mode=0o777)
     b.runtime.chmod(0o777)
@@ -243,7 +243,7 @@ def test_tmux_bridge_refuses_an_unsafe_runtime_dir(make_bridge: Callable[[str], 
     ids=["no-command", "zero-timeout", "word-timeout", "negative-max-time", "unknown-option"],
 )
 def test_usage_errors_exit_2(
-    make_bridge: Callable[[str], Bridge], args: list[str], message: str
+    make_bridge: Callable[[str], TestPane], args: list[str], message: str
 ) -> None:
     b = make_bridge("bash")
     result = b.send(*args)
@@ -259,7 +259,7 @@ def test_help_shows_examples_and_exit_codes() -> None:
         assert code in result.stdout
 
 
-def test_the_shell_is_detected_while_a_program_runs(bridge: Bridge, tmp_path: Path) -> None:
+def test_the_shell_is_detected_while_a_program_runs(bridge: TestPane, tmp_path: Path) -> None:
     from tmux_bridge.infra.procfs import shell_kind
 
     go = tmp_path / "go"

@@ -10,15 +10,15 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 
-def test_stdout_stderr_and_status_come_back_separately(bridge: Bridge) -> None:
+def test_stdout_stderr_and_status_come_back_separately(bridge: TestPane) -> None:
     code, out, err = bridge.send_text("--", "echo out; echo err >&2; false")
     assert (code, out, err) == (1, "out\n", "err\n")
 
 
-def test_shell_state_persists_between_calls(bridge: Bridge, tmp_path: Path) -> None:
+def test_shell_state_persists_between_calls(bridge: TestPane, tmp_path: Path) -> None:
     if bridge.shell == "fish":
         setup = f"cd {tmp_path}; set -gx TB_VALUE 42; function tbf; echo in-function; end"
     else:
@@ -55,14 +55,14 @@ STATUSES = [
 
 
 @pytest.mark.parametrize("case", STATUSES, ids=[c.test_id for c in STATUSES])
-def test_exit_status_is_the_commands(shared_bridge: Bridge, case: StatusCase) -> None:
+def test_exit_status_is_the_commands(shared_bridge: TestPane, case: StatusCase) -> None:
     code, _, err = shared_bridge.send_text("--", case.command)
     assert code == case.status, err
     # and the shell is back at a clean prompt for the next call
     assert shared_bridge.send_text("--", "echo next") == (0, "next\n", "")
 
 
-def test_command_sees_terminals(bridge: Bridge) -> None:
+def test_command_sees_terminals(bridge: TestPane) -> None:
     if bridge.shell == "fish":  # fish's builtin test says "no" for redirected builtins
         command = "command test -t 0; and command test -t 1; and command test -t 2; and echo ttys"
     else:
@@ -70,12 +70,12 @@ def test_command_sees_terminals(bridge: Bridge) -> None:
     assert bridge.send_text("--", command) == (0, "ttys\n", "")
 
 
-def test_terminal_size_is_the_panes(bridge: Bridge) -> None:
+def test_terminal_size_is_the_panes(bridge: TestPane) -> None:
     width, height = bridge.pane("#{pane_width} #{pane_height}").split()
     assert bridge.send_text("--", "stty size")[1] == f"{height} {width}\n"
 
 
-def test_syntax_error_fails_at_once_and_leaves_a_clean_prompt(bridge: Bridge) -> None:
+def test_syntax_error_fails_at_once_and_leaves_a_clean_prompt(bridge: TestPane) -> None:
     code, out, err = bridge.send_text("--", 'echo "unterminated')
     assert code != 0
     assert out == ""
@@ -89,11 +89,11 @@ def test_syntax_error_fails_at_once_and_leaves_a_clean_prompt(bridge: Bridge) ->
     assert bridge.send_text("--", "echo fine") == (0, "fine\n", "")
 
 
-def _wait_until_file(bridge: Bridge, path: Path) -> None:
+def _wait_until_file(bridge: TestPane, path: Path) -> None:
     bridge.wait_for(path.exists, f"{path} to appear")
 
 
-def test_output_streams_while_the_command_runs(bridge: Bridge, tmp_path: Path) -> None:
+def test_output_streams_while_the_command_runs(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     script = (
         f"echo first; echo first-err >&2; while [ ! -e {go} ]; do sleep 0.02; done; echo second"
@@ -110,7 +110,7 @@ def test_output_streams_while_the_command_runs(bridge: Bridge, tmp_path: Path) -
     assert proc.returncode == 0
 
 
-def test_person_typing_reaches_the_command(bridge: Bridge) -> None:
+def test_person_typing_reaches_the_command(bridge: TestPane) -> None:
     proc = bridge.start_send("--", 'read answer; echo "got $answer"')
     # keys typed once the runner runs wait in the terminal until `read` takes them
     bridge.wait_for(lambda: "___TMUXSEND_START_" in bridge.history(), "the call to start")
@@ -121,7 +121,7 @@ def test_person_typing_reaches_the_command(bridge: Bridge) -> None:
     assert proc.returncode == 0
 
 
-def test_person_sees_command_output_and_status(bridge: Bridge) -> None:
+def test_person_sees_command_output_and_status(bridge: TestPane) -> None:
     code, _, _ = bridge.send_text("--", "echo seen-by-person; echo err-seen >&2; sh -c 'exit 3'")
     assert code == 3
     # the runner prints the end marker once tmux-send has the status: it may show after
@@ -135,7 +135,7 @@ def test_person_sees_command_output_and_status(bridge: Bridge) -> None:
     assert history[end:].split("\n")[0].endswith(" 3___")
 
 
-def test_output_without_newline_does_not_glue_to_the_end_marker(bridge: Bridge) -> None:
+def test_output_without_newline_does_not_glue_to_the_end_marker(bridge: TestPane) -> None:
     assert bridge.send_text("--", "printf no-newline")[1] == "no-newline"
     bridge.wait_for(lambda: "___TMUXSEND_END_" in bridge.history(), "the end marker")
     lines = bridge.history().split("\n")
@@ -143,7 +143,7 @@ def test_output_without_newline_does_not_glue_to_the_end_marker(bridge: Bridge) 
     assert any(line.startswith("___TMUXSEND_END_") for line in lines)
 
 
-def test_works_from_inside_another_tmux(bridge: Bridge) -> None:
+def test_works_from_inside_another_tmux(bridge: TestPane) -> None:
     env = dict(bridge.env, TMUX="/tmp/some-other-server,1234,0", TMUX_PANE="%9")
     result = subprocess.run(
         [str(BIN / "tmux-send"), "--", "echo here"], env=env, capture_output=True, timeout=30
@@ -151,7 +151,7 @@ def test_works_from_inside_another_tmux(bridge: Bridge) -> None:
     assert result.stdout == b"here\n", result.stderr
 
 
-def test_command_that_ends_the_shell_leaves_a_usable_bridge(bridge: Bridge) -> None:
+def test_command_that_ends_the_shell_leaves_a_usable_bridge(bridge: TestPane) -> None:
     command = "exec sh -c 'exit 3'" if bridge.shell == "fish" else "exit 3"
     code, _, err = bridge.send_text("--", command)
     assert code == 3
@@ -160,7 +160,7 @@ def test_command_that_ends_the_shell_leaves_a_usable_bridge(bridge: Bridge) -> N
 
 
 @pytest.mark.parametrize("command", ["exec true", "set -e; false"], ids=["exec", "errexit"])
-def test_exec_and_errexit_do_not_take_the_terminal_away(bridge: Bridge, command: str) -> None:
+def test_exec_and_errexit_do_not_take_the_terminal_away(bridge: TestPane, command: str) -> None:
     if bridge.shell == "fish" and command.startswith("set -e"):
         pytest.skip("fish has no errexit")
     code, _, err = bridge.send_text("--", command)
@@ -170,13 +170,13 @@ def test_exec_and_errexit_do_not_take_the_terminal_away(bridge: Bridge, command:
     assert bridge.send_text("--", "echo alive") == (0, "alive\n", "")
 
 
-def test_files_are_removed_after_each_call(bridge: Bridge) -> None:
+def test_files_are_removed_after_each_call(bridge: TestPane) -> None:
     assert bridge.send_text("--", "echo x")[0] == 0
     assert bridge.runtime_files() == bridge.between_calls()
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_hand_made_session_works(make_bridge: Callable[[str], Bridge], shell: str) -> None:
+def test_hand_made_session_works(make_bridge: Callable[[str], TestPane], shell: str) -> None:
     b = make_bridge(shell)
     b.tmux("new-session", "-d", "-s", b.session)
     b.wait_for_prompt()
@@ -185,7 +185,7 @@ def test_hand_made_session_works(make_bridge: Callable[[str], Bridge], shell: st
     assert b.send_text("--", "echo after") == (0, "after\n", "")
 
 
-def _modules_loaded(bridge: Bridge, *args: str) -> tuple[int, bytes, set[str]]:
+def _modules_loaded(bridge: TestPane, *args: str) -> tuple[int, bytes, set[str]]:
     """Run ``tmux-send ARGS`` with Python's import report on; its status, stdout and
     the top-level modules it imported."""
     result = subprocess.run(
@@ -203,7 +203,7 @@ def _modules_loaded(bridge: Bridge, *args: str) -> tuple[int, bytes, set[str]]:
     return result.returncode, result.stdout, names
 
 
-def test_a_common_call_starts_without_click(bridge: Bridge) -> None:
+def test_a_common_call_starts_without_click(bridge: TestPane) -> None:
     """Start-up is part of every call: the usual command lines are read without click;
     the others (here --check) still are, by click."""
     pane = bridge.tmux("display-message", "-p", "-t", bridge.session, "#{pane_id}").strip()

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from ..conftest import WAIT, Bridge, MakeBridge
+from ..support.pane import WAIT, MakeBridge, TestPane
 
 _RC_PATH = {"bash": ".bashrc", "zsh": ".zshrc", "fish": ".config/fish/config.fish"}
 
@@ -240,7 +240,7 @@ def _bash_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def _started(make_bridge: MakeBridge, config: Config) -> Bridge:
+def _started(make_bridge: MakeBridge, config: Config) -> TestPane:
     """A running bridge with ``config``'s rc file, after one ``tmux-send -- true``."""
     missing = [path for path in config.needs if not Path(path).exists()]
     if missing:
@@ -270,27 +270,27 @@ _ERRORS = re.compile(
 _HUNG = 4.0
 
 
-def _errors(b: Bridge) -> list[str]:
+def _errors(b: TestPane) -> list[str]:
     return [line for line in b.history().split("\n") if _ERRORS.search(line)]
 
 
-def _tail(b: Bridge) -> str:
+def _tail(b: TestPane) -> str:
     return "the pane ends with:\n" + "\n".join(b.history().rstrip("\n").split("\n")[-25:])
 
 
-def _cursor_line(b: Bridge) -> str:
+def _cursor_line(b: TestPane) -> str:
     """The screen line the cursor is on (wrapped lines not joined, so rows match)."""
     row = int(b.pane("#{cursor_y}") or 0)
     lines = b.tmux("capture-pane", "-p", "-t", b.target, check=False).split("\n")
     return lines[row].rstrip() if row < len(lines) else ""
 
 
-def _type_line(b: Bridge, text: str) -> None:
+def _type_line(b: TestPane, text: str) -> None:
     """Type ``text`` and Enter, as the person does."""
     b.person_types(text + "\r")
 
 
-def _call(b: Bridge, command: str, limit: float = WAIT) -> tuple[int, str, str]:
+def _call(b: TestPane, command: str, limit: float = WAIT) -> tuple[int, str, str]:
     """``tmux-send -- COMMAND``; one still running after ``limit`` seconds is killed (its
     own timeouts would take minutes), with a note on its stderr."""
     proc = b.start_send("--", command)
@@ -313,13 +313,13 @@ def _busy(call: tuple[int, str, str]) -> bool:
     return _refused(call) and "has typed" not in call[2]
 
 
-def _prompt_drawn(b: Bridge) -> bool:
+def _prompt_drawn(b: TestPane) -> bool:
     """Whether the shell shows its prompt: something on the cursor's line (the line
     after a call is empty until then) and no program of the prompt's still running."""
     return _cursor_line(b) != "" and not _foreground_children(int(b.pane("#{pane_pid}") or 0))
 
 
-def _call_when_free(b: Bridge, command: str) -> tuple[int, str, str]:
+def _call_when_free(b: TestPane, command: str) -> tuple[int, str, str]:
     """:func:`_call` once the prompt is drawn, repeated while the pane is busy. A call
     while a prompt is still drawn (bash-powerline's takes 0.2-0.7 s here) is the
     ``slow-prompt`` check; the others see the whole prompt, as tmux-send does when the
@@ -402,7 +402,7 @@ def _expected_hooks(shell: str, statuses: list[int]) -> list[str]:
     return ["0", *per_line] if shell == "zsh" else per_line
 
 
-def _run_scenario(b: Bridge, config: Config) -> Scenario:
+def _run_scenario(b: TestPane, config: Config) -> Scenario:
     """`true` (from the start), `echo one`, `false`, `echo again`; the person lists their
     EXIT trap (which also brings back a prompt without a failed status); the command that
     prints `out` and `err` and fails; the person ends the shell. Each call waits for the

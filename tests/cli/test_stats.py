@@ -14,7 +14,7 @@ from tmux_bridge import Bridge as Api
 from tmux_bridge import Target, Tmux
 from tmux_bridge.audit.stats import summarize
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 EXIT_3 = "sh -c 'exit 3'"
 SLOW = "sleep 1.5"
@@ -31,7 +31,7 @@ def stats(bridge_env: dict[str, str], *args: str) -> subprocess.CompletedProcess
     )
 
 
-def second_pane(b: Bridge) -> tuple[str, Api]:
+def second_pane(b: TestPane) -> tuple[str, Api]:
     """A second pane in the bridge session, at its prompt, and a library client for it."""
     pane = b.tmux("split-window", "-d", "-t", b.target, "-P", "-F", "#{pane_id}").strip()
 
@@ -46,14 +46,14 @@ def second_pane(b: Bridge) -> tuple[str, Api]:
     return pane, Api(target, client="test")
 
 
-def make_busy(b: Bridge, go: Path) -> None:
+def make_busy(b: TestPane, go: Path) -> None:
     program = f"sh -c 'while [ ! -e {go} ]; do sleep 0.05; done'"
     b.tmux("send-keys", "-t", b.target, program, "Enter")
     b.wait_for(lambda: b.foreground() == "sh", "the person's program to run")
 
 
 def test_stats_count_a_known_sequence_of_calls(
-    make_bridge: Callable[[str], Bridge], tmp_path: Path
+    make_bridge: Callable[[str], TestPane], tmp_path: Path
 ) -> None:
     b = make_bridge("bash")
     b.start()

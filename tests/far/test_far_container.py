@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import Bridge, _bridge
+from ..support.pane import TestPane, private_pane
 
 pytestmark = pytest.mark.tmux
 
@@ -112,13 +112,13 @@ def image() -> Iterator[Image]:
 
 
 @pytest.fixture
-def in_container(image: Image) -> Iterator[Bridge]:
+def in_container(image: Image) -> Iterator[TestPane]:
     """A bash pane in which the person ran ``podman run --rm -it IMAGE sh``."""
     with container_pane(image) as b:
         yield b
 
 
-def container_pane(image: Image, options: str = "") -> contextlib.AbstractContextManager[Bridge]:
+def container_pane(image: Image, options: str = "") -> contextlib.AbstractContextManager[TestPane]:
     name = f"tb-run-{os.getpid()}-{next(_COUNT)}"
     line = f"podman run --rm -it --name {name} {options}--hostname tbbox {image.name} sh"
     return _container_pane(image, line, name)
@@ -130,11 +130,11 @@ _COUNT = itertools.count()
 @contextlib.contextmanager
 def _container_pane(
     image: Image, line: str, name: str, docker_host: str | None = None
-) -> Iterator[Bridge]:
+) -> Iterator[TestPane]:
     """A bash pane in which the person typed ``line``, busybox sh's prompt showing; the
     container ``name`` is removed at the end (killing the pane's podman leaves it)."""
     try:
-        with _bridge("bash") as b:
+        with private_pane("bash") as b:
             b.env["CONTAINERS_CONF"] = str(image.conf)
             if docker_host is not None:
                 b.env["DOCKER_HOST"] = docker_host
@@ -168,7 +168,7 @@ CORPUS = [
 ]
 
 
-def test_busybox_sh_in_podman_run(in_container: Bridge) -> None:
+def test_busybox_sh_in_podman_run(in_container: TestPane) -> None:
     """The probe names a POSIX sh; stdout exact, stderr apart, the status, the far facts
     and state kept between calls."""
     b = in_container
@@ -205,7 +205,7 @@ def test_busybox_sh_in_podman_run(in_container: Bridge) -> None:
     assert b.send_text("--", others) == (0, "", "")
 
 
-def test_timeout_interrupts_in_the_container(in_container: Bridge) -> None:
+def test_timeout_interrupts_in_the_container(in_container: TestPane) -> None:
     b = in_container
     result = b.send("--json", "-t", "1", "--", "echo started; sleep 30; echo never")
     doc = json.loads(result.stdout)
@@ -214,7 +214,7 @@ def test_timeout_interrupts_in_the_container(in_container: Bridge) -> None:
     assert b.send_text("--", "echo still here") == (0, "still here\n", "")
 
 
-def test_exit_ends_the_container_shell(in_container: Bridge) -> None:
+def test_exit_ends_the_container_shell(in_container: TestPane) -> None:
     b = in_container
     code, out, err = b.send_text("--", "echo bye; exit 3")
     assert (code, out) == (3, "bye\n"), b.screen()
@@ -223,7 +223,7 @@ def test_exit_ends_the_container_shell(in_container: Bridge) -> None:
     assert b.send_text("--", "echo local") == (0, "local\n", "")
 
 
-def test_files_round_trip_in_the_container(in_container: Bridge) -> None:
+def test_files_round_trip_in_the_container(in_container: TestPane) -> None:
     """--write then --read of binary data, checked with busybox's sha256sum on the far
     side (the file lives inside the container only)."""
     b = in_container
@@ -238,7 +238,7 @@ def test_files_round_trip_in_the_container(in_container: Bridge) -> None:
     assert b.send("--read", "/root/data.bin").stdout == data.replace("héllo".encode(), b"bye")
 
 
-def test_files_named_with_a_dash_in_the_container(in_container: Bridge) -> None:
+def test_files_named_with_a_dash_in_the_container(in_container: TestPane) -> None:
     """Names and data that start with `-` through busybox sh: written twice (a backup),
     read, edited; a new file's mode from the far shell's umask (027: 640)."""
     b = in_container
@@ -258,7 +258,7 @@ def test_files_named_with_a_dash_in_the_container(in_container: Bridge) -> None:
     assert b.send_text("--", show) == (0, expected, "")
 
 
-def test_set_u_and_pipefail_in_the_container(in_container: Bridge) -> None:
+def test_set_u_and_pipefail_in_the_container(in_container: TestPane) -> None:
     """The person's `set -u -o pipefail` in busybox sh, before the first call: the probe
     and the helpers work; an unset variable ends the command line, not the shell."""
     b = in_container
@@ -270,7 +270,7 @@ def test_set_u_and_pipefail_in_the_container(in_container: Bridge) -> None:
     assert b.send_text("--", "case $- in *u*) echo still set;; esac") == (0, "still set\n", "")
 
 
-def test_check_in_a_pane_not_ready(in_container: Bridge) -> None:
+def test_check_in_a_pane_not_ready(in_container: TestPane) -> None:
     """Text typed at a far prompt never seen before: the dry run refuses as the call
     would, types nothing, and cannot tell the far shell's kind (no probe was typed)."""
     b = in_container
@@ -360,7 +360,7 @@ def test_docker_exec(image: Image, docker_host: str) -> None:
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
 
 
-def test_check_in_the_container(in_container: Bridge) -> None:
+def test_check_in_the_container(in_container: TestPane) -> None:
     """--check before any call in the container: the probe names a POSIX sh, whose
     syntax this machine's sh checks (not the pane's bash); a parse error predicts the
     real call's status."""

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..conftest import Bridge, MakeBridge, _bridge
+from ..support.pane import MakeBridge, TestPane, private_pane
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux
@@ -28,27 +28,27 @@ def sshd() -> Iterator[Sshd]:
         yield server
 
 
-def repl(b: Bridge, code: str, *options: str, name: str = "python") -> tuple[int, str, str]:
+def repl(b: TestPane, code: str, *options: str, name: str = "python") -> tuple[int, str, str]:
     return b.send_text(*options, "--repl", name, "--", code)
 
 
-def start_python(b: Bridge) -> None:
+def start_python(b: TestPane) -> None:
     code, out, err = b.send_text("--repl", "python", "--", "python3 -q")
     assert (code, out) == (0, ""), (err, b.screen())
 
 
 @pytest.fixture(scope="module")
-def far_python(sshd: Sshd) -> Iterator[Bridge]:
+def far_python(sshd: Sshd) -> Iterator[TestPane]:
     """A pane logged in over ssh as the bash user, python3 started there by tmux-send
     (one for the module: the tests that end it come last, in their own panes)."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         yield b
 
 
 def test_start_is_recorded_with_the_far_facts(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         doc = json.loads(b.send("--json", "--repl", "python", "--", "python3").stdout)
         assert (doc["status"], doc["mode"], doc["repl"]) == (0, "repl_start", "python")
@@ -71,7 +71,7 @@ def _uid(user: str) -> int:
     return int(subprocess.run(["id", "-u", user], capture_output=True, text=True).stdout)
 
 
-def test_values_statements_and_state(far_python: Bridge) -> None:
+def test_values_statements_and_state(far_python: TestPane) -> None:
     b = far_python
     assert repl(b, "6 * 7") == (0, "42\n", "")
     assert repl(b, "data = [1, 2, 3]") == (0, "", "")
@@ -81,7 +81,7 @@ def test_values_statements_and_state(far_python: Bridge) -> None:
     assert repl(b, "None") == (0, "", "")
 
 
-def test_multi_line_block(far_python: Bridge) -> None:
+def test_multi_line_block(far_python: TestPane) -> None:
     block = "\n".join(
         [
             "def f(n):",
@@ -103,7 +103,7 @@ def test_multi_line_block(far_python: Bridge) -> None:
     assert repl(far_python, "f(5)") == (0, "10\n", "")
 
 
-def test_exception_gives_status_1_and_the_traceback(far_python: Bridge) -> None:
+def test_exception_gives_status_1_and_the_traceback(far_python: TestPane) -> None:
     code, out, err = repl(far_python, "x = 1\n1 / 0")
     assert (code, err) == (1, "")
     assert re.fullmatch(
@@ -119,7 +119,7 @@ def test_exception_gives_status_1_and_the_traceback(far_python: Bridge) -> None:
 SPECIAL = 'it\'s "q" \\ é → 世界 😀 !x $HOME `ls` %s \t| \x01'
 
 
-def test_quotes_backslashes_unicode_and_tabs_arrive_intact(far_python: Bridge) -> None:
+def test_quotes_backslashes_unicode_and_tabs_arrive_intact(far_python: TestPane) -> None:
     code = f"s = {SPECIAL!r}\nprint(s)\nprint(len(s), ascii(s))"
     expected = subprocess.run(["python3", "-c", code], capture_output=True).stdout.decode()
     assert repl(far_python, code) == (0, expected, "")
@@ -127,20 +127,20 @@ def test_quotes_backslashes_unicode_and_tabs_arrive_intact(far_python: Bridge) -
     assert repl(far_python, tabbed) == (0, "tab\tindented\n", "")
 
 
-def test_a_hundred_kilobytes_of_code(far_python: Bridge) -> None:
+def test_a_hundred_kilobytes_of_code(far_python: TestPane) -> None:
     code = "\n".join(f"v{i} = {i}  # é'\"\\" for i in range(4000)) + "\nprint(v3999 + 1)"
     code += "\nlen('" + "x" * 40_000 + "')"
     assert len(code.encode()) > 100_000
     assert repl(far_python, code, "--timeout", "60") == (0, "4000\n40000\n", "")
 
 
-def test_a_hundred_thousand_lines_of_output(far_python: Bridge) -> None:
+def test_a_hundred_thousand_lines_of_output(far_python: TestPane) -> None:
     result = far_python.send("--repl", "python", "--", "for i in range(1, 100001): print(i)")
     expected = subprocess.run(["seq", "1", "100000"], capture_output=True).stdout
     assert (result.returncode, result.stdout) == (0, expected), result.stderr
 
 
-def test_timeout_interrupts_and_the_repl_stays_open(far_python: Bridge) -> None:
+def test_timeout_interrupts_and_the_repl_stays_open(far_python: TestPane) -> None:
     endless = ("--repl", "python", "--", "while True: pass")
     result = far_python.send("--json", "--timeout", "1", *endless)
     doc = json.loads(result.stdout)
@@ -152,7 +152,7 @@ def test_timeout_interrupts_and_the_repl_stays_open(far_python: Bridge) -> None:
     assert repl(far_python, "'still open'") == (0, "'still open'\n", "")
 
 
-def test_the_person_answers_input(far_python: Bridge) -> None:
+def test_the_person_answers_input(far_python: TestPane) -> None:
     """Waiting for input is seen on the screen (an unfinished line, silence), and holds
     the idle timeout; the far terminal's echo of the answer is in stdout (a far limit)."""
     b = far_python
@@ -170,7 +170,7 @@ def test_the_person_answers_input(far_python: Bridge) -> None:
     assert (proc.returncode, out) == (0, b"Name? Ada\nhi Ada\n"), err
 
 
-def test_the_persons_ctrl_c_gives_status_1(far_python: Bridge) -> None:
+def test_the_persons_ctrl_c_gives_status_1(far_python: TestPane) -> None:
     b = far_python
     code = "import time\nprint('started', flush=True)\ntime.sleep(30)"
     proc = b.start_send("--repl", "python", "--", code)
@@ -182,7 +182,7 @@ def test_the_persons_ctrl_c_gives_status_1(far_python: Bridge) -> None:
     assert repl(b, "'open'") == (0, "'open'\n", "")
 
 
-def test_the_call_cancelled_by_a_signal(far_python: Bridge) -> None:
+def test_the_call_cancelled_by_a_signal(far_python: TestPane) -> None:
     """tmux-send itself gets SIGINT: Ctrl-C goes through the pane, the call ends with
     130 and the REPL stays open."""
     b = far_python
@@ -196,7 +196,7 @@ def test_the_call_cancelled_by_a_signal(far_python: Bridge) -> None:
     assert repl(b, "'open'") == (0, "'open'\n", "")
 
 
-def test_plain_command_and_other_repl_are_refused(far_python: Bridge) -> None:
+def test_plain_command_and_other_repl_are_refused(far_python: TestPane) -> None:
     code, _, err = far_python.send_text("--", "echo no")
     assert code == 125 and "--repl python" in err, err
     code, _, err = repl(far_python, "1", name="node")
@@ -204,7 +204,7 @@ def test_plain_command_and_other_repl_are_refused(far_python: Bridge) -> None:
 
 
 def test_unsupported_preset_is_refused(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         before = b.screen()
         result = b.send("--json", "--repl", "sqlite", "--", "sqlite3")
@@ -219,7 +219,7 @@ def test_unsupported_preset_is_refused(sshd: Sshd) -> None:
 
 
 def test_close_brings_the_far_prompt_back(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         assert repl(b, "x = 5") == (0, "", "")
@@ -233,7 +233,7 @@ def test_close_brings_the_far_prompt_back(sshd: Sshd) -> None:
 
 
 def test_the_person_quitting_the_repl_is_noticed(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         (entry,) = json.loads(b.bridge_cli("panes", "--json").stdout)
@@ -252,7 +252,7 @@ def test_the_person_quitting_the_repl_is_noticed(sshd: Sshd) -> None:
 def test_exit_evaluated_ends_the_repl(sshd: Sshd) -> None:
     """exit() as code: status 0 (as locally), then the REPL is gone and the far shell
     takes commands."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         assert repl(b, "print('bye')\nexit()") == (0, "bye\n", "")
@@ -262,7 +262,7 @@ def test_exit_evaluated_ends_the_repl(sshd: Sshd) -> None:
 
 
 def test_a_half_typed_repl_line_is_refused(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         b.tmux("send-keys", "-t", b.target, "-l", "impo")
@@ -282,7 +282,7 @@ def test_a_half_typed_repl_line_is_refused(sshd: Sshd) -> None:
 
 
 def test_python_failing_to_start_reports_its_status(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         code, out, err = b.send_text("--repl", "python", "--", "tb-no-such-python")
         assert code == 127, (out, err)
@@ -291,7 +291,7 @@ def test_python_failing_to_start_reports_its_status(sshd: Sshd) -> None:
 
 
 def test_repl_exiting_mid_evaluation(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         code, out, err = repl(b, "import os\nprint('bye', flush=True)\nos._exit(3)")
@@ -301,7 +301,7 @@ def test_repl_exiting_mid_evaluation(sshd: Sshd) -> None:
 
 
 def test_connection_dropped_mid_evaluation(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "dash")
         start_python(b)
         proc = b.start_send(
@@ -322,7 +322,7 @@ def test_connection_dropped_mid_evaluation(sshd: Sshd) -> None:
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_other_far_login_shells(sshd: Sshd, shell: str) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, shell)
         start_python(b)
         assert repl(b, "import os; os.environ['SHELL'].rsplit('/', 1)[1]") == (
@@ -338,7 +338,7 @@ def test_other_far_login_shells(sshd: Sshd, shell: str) -> None:
 def test_node(sshd: Sshd) -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         code, out, err = b.send_text("--repl", "node", "--", "node")
         assert code == 0, (out, err, b.screen())
@@ -361,7 +361,7 @@ def test_node(sshd: Sshd) -> None:
 def test_a_repl_the_person_started_anew_is_not_taken_for_ours(sshd: Sshd) -> None:
     """The person quits the REPL and starts another python: its prompt shows, but it has
     no helper; the call says so instead of waiting for its timeout."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         start_python(b)
         b.tmux("send-keys", "-t", b.target, "exit()", "Enter")
@@ -398,7 +398,7 @@ def test_far_shells_on_the_panes_own_terminal(make_bridge: MakeBridge, line: str
 def test_over_a_slow_link(sshd: Sshd) -> None:
     """100 ms each way between ssh and sshd: the REPL starts, results stay exact (a long
     block too), and a timeout's Ctrl-C still brings the REPL back."""
-    with slow_link(sshd.port, 0.1) as port, _bridge("bash") as b:
+    with slow_link(sshd.port, 0.1) as port, private_pane("bash") as b:
         ssh_pane(b, sshd._replace(port=port), "bash")
         start_python(b)
         assert repl(b, "6 * 7") == (0, "42\n", "")

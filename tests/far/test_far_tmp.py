@@ -24,8 +24,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import _bridge, shell_path
-from ..far.test_nested import enter_nested
+from ..support.pane import enter_nested, private_pane, shell_path
 from ..support.sshd import ensure_user
 
 pytestmark = pytest.mark.tmux
@@ -148,7 +147,7 @@ def _far_calls(shell: str, host: Host) -> None:
     test's /tmp): far calls that must work, :func:`_untouched` after each."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare (util-linux) is not installed")
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.start()
         start = f"{shell} -i" if shell == "dash" else shell
         env = f"HOME={host.home} ENV={host.home}/.shrc"

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import Bridge, MakeBridge, _bridge, shell_path
+from ..support.pane import MakeBridge, TestPane, enter_nested, private_pane, shell_path
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux  # private tmux servers, some started without the fixtures
@@ -32,21 +32,12 @@ def far_err_files(user: str) -> set[Path]:
     return {p for p in Path("/tmp").glob("tmux-send.*/err.*") if p.stat().st_uid == uid}
 
 
-def enter_nested(b: Bridge, shell: str, line: str | None = None) -> None:
-    """The person starts ``line`` (default: ``shell``) in the pane; wait for its prompt
-    to let tmux-send in."""
-    comm = "sh" if shell == "dash" else shell
-    b.tmux("send-keys", "-t", b.target, line or shell, "Enter")
-    b.wait_for(lambda: b.foreground() == comm or comm in b.foreground(), f"{shell} to start")
-    b.wait_until_ready()
-
-
 @pytest.fixture(scope="module", params=FAR_SHELLS)
-def nested(request: pytest.FixtureRequest) -> Iterator[Bridge]:
+def nested(request: pytest.FixtureRequest) -> Iterator[TestPane]:
     """A bash pane in which the person started another shell (prompt `$ `)."""
     shell: str = request.param
     shell_path(shell)
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.env["ENV"] = str(b.home / ".shrc")  # dash's rc file when interactive
         (b.home / ".shrc").write_text("PS1='$ '\n")
         b.start()
@@ -79,7 +70,7 @@ def _direct(shell: str, command: str) -> subprocess.CompletedProcess[bytes]:
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.test_id for c in CORPUS])
-def test_output_exact_in_far_shell(nested: Bridge, case: Case) -> None:
+def test_output_exact_in_far_shell(nested: TestPane, case: Case) -> None:
     shell = nested.far_shell  # type: ignore[attr-defined]
     if shell == "fish" and case.test_id == "multiline":
         command = "for i in 1 2 3\necho line $i\nend"
@@ -94,7 +85,7 @@ def test_output_exact_in_far_shell(nested: Bridge, case: Case) -> None:
     ), nested.screen()
 
 
-def test_status_stderr_and_state(nested: Bridge, tmp_path: Path) -> None:
+def test_status_stderr_and_state(nested: TestPane, tmp_path: Path) -> None:
     shell = nested.far_shell  # type: ignore[attr-defined]
     command = "echo out; echo err >&2; false"
     expected = _direct(shell, command)
@@ -117,7 +108,7 @@ def test_status_stderr_and_state(nested: Bridge, tmp_path: Path) -> None:
     assert nested.send("--", "sh -c 'kill -TERM $$'").returncode == int(killed) == 143
 
 
-def test_large_command_and_control_characters(nested: Bridge) -> None:
+def test_large_command_and_control_characters(nested: TestPane) -> None:
     """A 100 KB command reaches the far shell unchanged (in pieces of at most 3000
     characters: a POSIX sh reads in canonical mode), control characters too."""
     shell = nested.far_shell  # type: ignore[attr-defined]
@@ -145,7 +136,7 @@ GATES = [
 @pytest.mark.parametrize("gate", GATES, ids=[g.test_id for g in GATES])
 def test_su_and_sudo(gate: Gate) -> None:
     user = ensure_user(gate.shell)
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.start()
         b.tmux("send-keys", "-t", b.target, gate.line, "Enter")
         b.wait_for(lambda: b.foreground() != "bash", f"{gate.line} to start")
@@ -167,8 +158,8 @@ def sshd() -> Iterator[Sshd]:
 
 
 @pytest.fixture
-def far_bash(sshd: Sshd) -> Iterator[Bridge]:
-    with _bridge("bash") as b:
+def far_bash(sshd: Sshd) -> Iterator[TestPane]:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         yield b
 
@@ -177,7 +168,7 @@ def far_bash(sshd: Sshd) -> Iterator[Bridge]:
 def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
     """Through ssh: stdout, stderr and the status apart, the far host's facts, state kept
     between calls, and `exit 3` ending the far shell with 3, the pane back at home."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, shell)
         command = "echo out; echo 'é err' >&2; sh -c 'exit 7'"
         expected = _direct(shell, command)
@@ -218,14 +209,14 @@ def test_ssh_results_state_and_exit(sshd: Sshd, shell: str) -> None:
         assert b.send_text("--", "echo $HOME") == (0, f"{b.home}\n", "")
 
 
-def test_ssh_large_output_exact(far_bash: Bridge) -> None:
+def test_ssh_large_output_exact(far_bash: TestPane) -> None:
     expected = subprocess.run(["seq", "1", "100000"], capture_output=True).stdout
     result = far_bash.send("--", "seq 1 100000")
     assert result.returncode == 0
     assert result.stdout == expected
 
 
-def test_ssh_idle_timeout_interrupts_through_the_pane(far_bash: Bridge) -> None:
+def test_ssh_idle_timeout_interrupts_through_the_pane(far_bash: TestPane) -> None:
     result = far_bash.send("--json", "-t", "1", "--", "echo started; sleep 30; echo never")
     doc = json.loads(result.stdout)
     assert (result.returncode, doc["status"], doc["timed_out"]) == (124, 130, "idle")
@@ -234,7 +225,7 @@ def test_ssh_idle_timeout_interrupts_through_the_pane(far_bash: Bridge) -> None:
     assert far_bash.send_text("--", "echo still here") == (0, "still here\n", "")
 
 
-def test_ssh_person_presses_ctrl_c(far_bash: Bridge) -> None:
+def test_ssh_person_presses_ctrl_c(far_bash: TestPane) -> None:
     proc = far_bash.start_send("--", "echo started; sleep 30")
     far_bash.wait_for_call_start(proc)
     started = time.monotonic()
@@ -245,7 +236,7 @@ def test_ssh_person_presses_ctrl_c(far_bash: Bridge) -> None:
     assert far_bash.send_text("--", "echo ok") == (0, "ok\n", "")
 
 
-def test_ssh_call_cancelled_by_a_signal(far_bash: Bridge) -> None:
+def test_ssh_call_cancelled_by_a_signal(far_bash: TestPane) -> None:
     """tmux-send itself gets SIGINT (an agent's Ctrl-C): Ctrl-C goes through the pane,
     the call ends with 130 and the far shell takes the next command."""
     proc = far_bash.start_send("--", "echo started; sleep 30")
@@ -258,7 +249,7 @@ def test_ssh_call_cancelled_by_a_signal(far_bash: Bridge) -> None:
     assert far_bash.send_text("--", "echo ok") == (0, "ok\n", "")
 
 
-def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: Bridge) -> None:
+def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: TestPane) -> None:
     proc = far_bash.start_send("--json", "-t", "1", "--", "printf 'Name: '; read x; echo got $x")
     far_bash.wait_for(lambda: "Name:" in far_bash.screen().splitlines()[-1], "the question")
     time.sleep(2)  # longer than the idle timeout: waiting for input holds it
@@ -274,7 +265,7 @@ def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: Bridge) -> None:
 def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
     """The sshd serving the session is killed mid-command: the call ends at once with
     exit 125 (far_shell_lost) and the output until then; the local shell takes commands."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "dash")
         before = far_err_files(USERS["dash"])
         proc = b.start_send("--json", "--", "echo started; sleep 30")
@@ -295,7 +286,7 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
             left.unlink()
 
 
-def test_far_programs_are_refused(far_bash: Bridge) -> None:
+def test_far_programs_are_refused(far_bash: TestPane) -> None:
     """A REPL's prompt, a full-screen program, a password prompt and a program that
     shows nothing (cat) on the far side."""
     b = far_bash
@@ -328,7 +319,7 @@ def test_far_programs_are_refused(far_bash: Bridge) -> None:
         b.wait_until_ready()
 
 
-def test_a_pane_with_its_own_pipe_is_refused(far_bash: Bridge, tmp_path: Path) -> None:
+def test_a_pane_with_its_own_pipe_is_refused(far_bash: TestPane, tmp_path: Path) -> None:
     """The person's own pipe-pane (a logging plugin) is left alone, not replaced."""
     b = far_bash
     log = tmp_path / "log"
@@ -339,7 +330,7 @@ def test_a_pane_with_its_own_pipe_is_refused(far_bash: Bridge, tmp_path: Path) -
     b.tmux("pipe-pane", "-t", b.target)
 
 
-def test_ssh_half_typed_far_line_is_refused(far_bash: Bridge) -> None:
+def test_ssh_half_typed_far_line_is_refused(far_bash: TestPane) -> None:
     b = far_bash
     assert b.send_text("--", "true")[0] == 0  # the far prompt is known from here on
     b.tmux("send-keys", "-t", b.target, "-l", "git sta")
@@ -351,7 +342,7 @@ def test_ssh_half_typed_far_line_is_refused(far_bash: Bridge) -> None:
     assert b.send_text("--", "echo ok") == (0, "ok\n", "")
 
 
-def test_ssh_overall_timeout_and_raw(far_bash: Bridge) -> None:
+def test_ssh_overall_timeout_and_raw(far_bash: TestPane) -> None:
     result = far_bash.send("--max-time", "2", "--", "while :; do echo tick; sleep 0.2; done")
     assert result.returncode == 124
     assert result.stdout.startswith(b"tick\n")
@@ -361,7 +352,7 @@ def test_ssh_overall_timeout_and_raw(far_bash: Bridge) -> None:
 
 
 @pytest.mark.parametrize("case", CORPUS[:6], ids=[c.test_id for c in CORPUS[:6]])
-def test_ssh_output_exact(far_bash: Bridge, case: Case) -> None:
+def test_ssh_output_exact(far_bash: TestPane, case: Case) -> None:
     expected = _direct("bash", case.command)
     result = far_bash.send("--raw", "--", case.command)
     assert (result.returncode, result.stdout, result.stderr) == (
@@ -372,7 +363,7 @@ def test_ssh_output_exact(far_bash: Bridge, case: Case) -> None:
 
 
 def test_two_ssh_panes_at_once(sshd: Sshd) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "bash")
         second = b.tmux("split-window", "-t", b.target, "-P", "-F", "#{pane_id}").strip()
         b.wait_for(lambda: b.send_text("-p", second, "--", "true")[0] == 0, "the second pane")
@@ -390,7 +381,7 @@ def test_two_ssh_panes_at_once(sshd: Sshd) -> None:
 def test_far_shell_with_set_e_a_long_prompt_and_a_narrow_pane(sshd: Sshd) -> None:
     """`set -e` in the far shell, a two-line coloured prompt, a 30-column pane: a failing
     command ends that shell (as it would for the person), and says so."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.start()
         b.tmux("resize-window", "-t", b.target, "-x", "30", "-y", "20")
         b.tmux("send-keys", "-t", b.target, sshd.command("bash"), "Enter")
@@ -424,7 +415,7 @@ def test_right_prompt_with_a_clock(make_bridge: MakeBridge) -> None:
     assert (result.returncode, doc["status"], doc["stdout"]) == (124, 130, "")
 
 
-def test_ssh_files_write_read_edit(far_bash: Bridge) -> None:
+def test_ssh_files_write_read_edit(far_bash: TestPane) -> None:
     """--write, --read and --edit through the far shell: the far host here is this
     machine, so the file is checked on disk as the test user's."""
     b = far_bash
@@ -451,7 +442,7 @@ def test_ssh_files_dash_names_and_umask(sshd: Sshd, shell: str) -> None:
     """Files through each far shell kind: names that start with `-` (read, edit, write
     over, backups), data that starts with `-`, and a new file's mode from the far
     shell's umask (027: 0640), an existing one's kept, as in a local pane."""
-    from ..cli.test_files import check_dash_names
+    from ..support.files import check_dash_names
 
     home = Path(f"/home/{USERS[shell]}")
     work = home / "tb-dash-names"
@@ -459,7 +450,7 @@ def test_ssh_files_dash_names_and_umask(sshd: Sshd, shell: str) -> None:
     work.mkdir()
     shutil.chown(work, USERS[shell], USERS[shell])
     try:
-        with _bridge("bash") as b:
+        with private_pane("bash") as b:
             ssh_pane(b, sshd, shell)
             assert b.send_text("--", f"cd {work}; umask 027") == (0, "", "")
             check_dash_names(b, work, USERS[shell])
@@ -471,7 +462,7 @@ def test_ssh_edit_in_fish_right_after_its_read(sshd: Sshd) -> None:
     """An edit reads, then writes at once: fish draws its prompt a moment after the
     read's end marker, and the write waits for it (it was refused as not ready)."""
     target = Path(f"/home/{USERS['fish']}/tb-edit.txt")
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         ssh_pane(b, sshd, "fish")
         try:
             for number in range(1, 6):
@@ -489,7 +480,7 @@ def test_ssh_edit_in_fish_right_after_its_read(sshd: Sshd) -> None:
 def test_ssh_over_a_slow_link(sshd: Sshd) -> None:
     """100 ms each way between ssh and sshd: results stay exact, an interrupt still
     brings the status back."""
-    with slow_link(sshd.port, 0.1) as port, _bridge("bash") as b:
+    with slow_link(sshd.port, 0.1) as port, private_pane("bash") as b:
         ssh_pane(b, sshd._replace(port=port), "fish")
         command = "echo out; echo err >&2; sh -c 'exit 5'"
         expected = _direct("fish", command)
@@ -525,7 +516,7 @@ STRICT = [
 ]
 
 
-def _person_sets(b: Bridge, options: str) -> None:
+def _person_sets(b: TestPane, options: str) -> None:
     """The person types ``options`` at the far prompt (`$ `) before any call there."""
     b.wait_for(lambda: b.screen().rstrip().endswith("$"), "the far prompt")
     b.tmux("send-keys", "-t", b.target, options, "Enter")
@@ -537,7 +528,7 @@ def _person_sets(b: Bridge, options: str) -> None:
     b.wait_for(back, "the far prompt after " + options)
 
 
-def _strict_calls(b: Bridge, case: Strict) -> None:
+def _strict_calls(b: TestPane, case: Strict) -> None:
     """The first call (probe, helpers) and the next work under the options; an unset
     variable fails the command as it would for the person, and `-e` ends the shell."""
     doc = json.loads(b.send("--json", "--", "echo out; echo err >&2").stdout)
@@ -566,7 +557,7 @@ def _strict_calls(b: Bridge, case: Strict) -> None:
 @pytest.mark.parametrize("case", STRICT, ids=[f"{c.shell}-{c.options}" for c in STRICT])
 def test_strict_options_in_a_nested_shell(case: Strict) -> None:
     shell = case.shell
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.env["ENV"] = str(b.home / ".shrc")
         (b.home / ".shrc").write_text("PS1='$ '\n")
         b.start()
@@ -578,7 +569,7 @@ def test_strict_options_in_a_nested_shell(case: Strict) -> None:
 
 @pytest.mark.parametrize("case", STRICT, ids=[f"{c.shell}-{c.options}" for c in STRICT])
 def test_strict_options_over_ssh(sshd: Sshd, case: Strict) -> None:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.start()
         b.tmux("send-keys", "-t", b.target, sshd.command(case.shell), "Enter")
         b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")
@@ -592,7 +583,7 @@ FISH_LOOP = "for i in 1 2; echo $i; end"
 POSIX_LOOP = "for i in 1 2; do echo $i; done"
 
 
-def test_check_parses_with_the_far_shells_kind(nested: Bridge) -> None:
+def test_check_parses_with_the_far_shells_kind(nested: TestPane) -> None:
     """--check in a pane whose far shell is not the pane's own (bash): the syntax is
     checked by this machine's binary of the far shell's kind, the one the last call
     recorded (nothing typed to learn it), and the status a parse error gets there is
@@ -628,7 +619,7 @@ def test_check_parses_with_the_far_shells_kind(nested: Bridge) -> None:
     assert b.history() == before
 
 
-def _gateway_pid(b: Bridge) -> int:
+def _gateway_pid(b: TestPane) -> int:
     """The pid of the program in front of the pane's shell."""
     shell = Path(f"/proc/{b.pane('#{pane_pid}')}/stat").read_text()
     return int(shell.rsplit(")", 1)[1].split()[5])  # tpgid
@@ -637,7 +628,7 @@ def _gateway_pid(b: Bridge) -> int:
 def test_check_over_ssh_probes_a_far_shell_not_seen_yet(sshd: Sshd) -> None:
     """No call went through this ssh yet: the dry run types the probe and the lookup,
     and judges the command in the far shell's kind (fish), not the pane's (bash)."""
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         b.start()
         b.tmux("send-keys", "-t", b.target, sshd.command("fish"), "Enter")
         b.wait_for(lambda: b.foreground() == "ssh", "ssh to start")

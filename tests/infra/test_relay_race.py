@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import Bridge, shell_path
+from ..support.pane import TestPane, shell_path
 
 # what bash, zsh, dash and fish print when a redirection's file is missing
 _WARNING = re.compile(r"redirecting|does not exist|no such file|cannot open|can't open", re.I)
@@ -71,7 +71,7 @@ def hogs() -> Iterator[None]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.test_id for c in CASES])
 def test_no_call_reaches_a_closed_relay(
-    make_bridge: Callable[[str], Bridge], hogs: None, case: RaceCase
+    make_bridge: Callable[[str], TestPane], hogs: None, case: RaceCase
 ) -> None:
     shell_path(case.shell)
     b = make_bridge(case.shell)

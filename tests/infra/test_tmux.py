@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tmux_bridge.infra.tmux import Tmux, sequence
 
-from ..conftest import Bridge
+from ..support.pane import TestPane
 
 
 @pytest.mark.parametrize(
@@ -35,12 +35,12 @@ def test_sequence(commands: list[list[str]], argv: list[str]) -> None:
     assert sequence(*commands) == argv
 
 
-def _server(bridge: Bridge) -> Tmux:
+def _server(bridge: TestPane) -> Tmux:
     return Tmux(socket_path=str(bridge.tmpdir / f"tmux-{os.getuid()}" / "default"))
 
 
 @pytest.mark.parametrize("text", ["a;", ";", "x\\;", "two; words;", "plain"])
-def test_tmux_sees_each_argument_as_it_is(bridge: Bridge, text: str) -> None:
+def test_tmux_sees_each_argument_as_it_is(bridge: TestPane, text: str) -> None:
     """What tmux prints back is the text given, and the next command still runs."""
     result = _server(bridge).run_all(
         ["display-message", "-p", "-t", bridge.target, text],
@@ -49,7 +49,7 @@ def test_tmux_sees_each_argument_as_it_is(bridge: Bridge, text: str) -> None:
     assert result.stdout == f"{text}\nnext\n"
 
 
-def test_keys_cannot_chain_a_tmux_command(bridge: Bridge) -> None:
+def test_keys_cannot_chain_a_tmux_command(bridge: TestPane) -> None:
     windows = bridge.tmux("list-windows", "-t", bridge.target, "-F", "#{window_id}").split()
     result = bridge.send("--keys", "--", "Escape;", "new-window")
     assert result.returncode == 2
@@ -58,7 +58,7 @@ def test_keys_cannot_chain_a_tmux_command(bridge: Bridge) -> None:
     assert after == windows
 
 
-def test_a_semicolon_key_is_sent_as_a_key(bridge: Bridge) -> None:
+def test_a_semicolon_key_is_sent_as_a_key(bridge: TestPane) -> None:
     assert bridge.send_text("--", "true")[0] == 0
     result = bridge.send("--keys", "--", "e", "c", "h", "o", "Space", "A", ";", "Enter")
     assert result.returncode == 0, result.stderr

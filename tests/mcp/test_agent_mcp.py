@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..conftest import MakeBridge
 from ..support.agent_world import World
 from ..support.mcp_client import call, document, text
+from ..support.pane import MakeBridge
 
 
 @pytest.fixture

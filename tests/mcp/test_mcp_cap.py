@@ -12,7 +12,7 @@ from pathlib import Path
 from tmux_bridge.mcp.cap import cap_stream, save
 from tmux_bridge.mcp.texts import tool_table
 
-from ..mcp.test_mcp_tools import ALL_TOOLS, READ_ONLY
+from ..support.mcp_client import ALL_TOOLS, READ_ONLY
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

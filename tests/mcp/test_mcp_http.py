@@ -20,10 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tmux_bridge.audit.log import read
 
-from ..conftest import WAIT, MakeBridge
-from ..conftest import Bridge as Pane
-from ..mcp.test_mcp_live import SLEEPER, Progress, at_prompt
-from ..support.mcp_client import CLIENT, document
+from ..support.mcp_client import CLIENT, SLEEPER, Progress, at_prompt, document
+from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running, wait_until
 
 INITIALIZE = {
@@ -40,14 +38,14 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture
-def pane(make_bridge: MakeBridge) -> Iterator[Pane]:
+def pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
     b = make_bridge("bash")
     b.start()
     yield b
 
 
 @pytest.fixture
-def server(pane: Pane) -> Iterator[Server]:
+def server(pane: TestPane) -> Iterator[Server]:
     with running(pane.env) as started:
         yield started
 
@@ -69,7 +67,7 @@ def over_http(server: Server, use: Any, token: str = TOKEN) -> Any:
     return anyio.run(go)
 
 
-def test_a_command_runs_over_streamable_http_with_the_token(pane: Pane, server: Server) -> None:
+def test_a_command_runs_over_streamable_http_with_the_token(pane: TestPane, server: Server) -> None:
     async def use(client: Client) -> dict[str, Any]:
         tools = [tool.name for tool in (await client.list_tools()).tools]
         assert "run" in tools and "read_file" in tools
@@ -94,7 +92,7 @@ def test_a_command_runs_over_streamable_http_with_the_token(pane: Pane, server: 
     ids=["host", "host-prefix", "origin", "null-origin", "token"],
 )
 def test_forged_requests_to_mcp_are_refused_by_the_gates(
-    pane: Pane, server: Server, tmp_path: Path, headers: dict[str, str], status: int, code: str
+    pane: TestPane, server: Server, tmp_path: Path, headers: dict[str, str], status: int, code: str
 ) -> None:
     marker = tmp_path / "ran"
     call = {
@@ -117,7 +115,7 @@ def test_no_token_no_mcp(server: Server) -> None:
     assert answer.status_code == 401 and answer.json()["metadata"]["error_code"] == "unauthorized"
 
 
-def test_a_stopping_server_interrupts_an_mcp_call_in_flight(pane: Pane, server: Server) -> None:
+def test_a_stopping_server_interrupts_an_mcp_call_in_flight(pane: TestPane, server: Server) -> None:
     progress = Progress()
 
     async def use(client: Client) -> None:
@@ -141,7 +139,7 @@ def test_a_stopping_server_interrupts_an_mcp_call_in_flight(pane: Pane, server: 
         httpx.get(server.base_url + "/health", timeout=5)
 
 
-def test_no_mcp_leaves_mcp_out(pane: Pane) -> None:
+def test_no_mcp_leaves_mcp_out(pane: TestPane) -> None:
     with running(pane.env, "--no-mcp") as server:
         assert any("mcp:     not served (--no-mcp)" in line for line in server.banner)
         with server.client(headers=MCP_HEADERS) as http:
@@ -164,7 +162,7 @@ SLEEP_CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
               "params": {"name": "run", "arguments": {"command": SLEEPER}}}  # fmt: skip
 
 
-def interrupted_once(pane: Pane) -> None:
+def interrupted_once(pane: TestPane) -> None:
     """The pane is back at its prompt within 1 s, the call logged as Ctrl-C ended it."""
     pane.wait_for(lambda: at_prompt(pane), "the prompt", timeout=1.0)
     pane.wait_for(lambda: read(str(pane.runtime), None) != [], "the call's log entry")
@@ -174,7 +172,9 @@ def interrupted_once(pane: Pane) -> None:
     ]
 
 
-def test_a_dropped_connection_interrupts_the_call_it_carried(pane: Pane, server: Server) -> None:
+def test_a_dropped_connection_interrupts_the_call_it_carried(
+    pane: TestPane, server: Server
+) -> None:
     """No event store: a dropped answer can never be resumed, so its command stops."""
     with server.client(headers=MCP_HEADERS) as http:
         session = open_session(http)
@@ -192,7 +192,7 @@ def test_a_dropped_connection_interrupts_the_call_it_carried(pane: Pane, server:
 
 
 def test_a_client_that_ends_its_session_interrupts_what_it_started(
-    pane: Pane, server: Server
+    pane: TestPane, server: Server
 ) -> None:
     with server.client(headers=MCP_HEADERS) as http:
         session = open_session(http)

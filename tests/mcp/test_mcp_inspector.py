@@ -15,9 +15,8 @@ import pytest
 
 from tmux_bridge.audit.log import read
 
-from ..conftest import BIN, MakeBridge
-from ..conftest import Bridge as Pane
-from ..mcp.test_mcp_tools import ALL_TOOLS, READ_ONLY, bash
+from ..support.mcp_client import ALL_TOOLS, READ_ONLY, bash
+from ..support.pane import BIN, MakeBridge, TestPane
 from ..support.serve import TOKEN, running
 
 INSPECTOR_DIR = Path(
@@ -28,7 +27,7 @@ PASSED = ("TMUX_TMPDIR", "TMUX_BRIDGE_DIR", "TMUX_BRIDGE_SESSION", "HOME")
 
 
 @pytest.fixture
-def pane(make_bridge: MakeBridge) -> Iterator[Pane]:
+def pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
     if not INSPECTOR.exists():
         pytest.skip(f"the MCP inspector is not installed in {INSPECTOR_DIR}: run bash .ci/deps")
     b = make_bridge("bash")
@@ -36,7 +35,7 @@ def pane(make_bridge: MakeBridge) -> Iterator[Pane]:
     yield b
 
 
-def inspector(pane: Pane, *args: str) -> tuple[int, Any]:
+def inspector(pane: TestPane, *args: str) -> tuple[int, Any]:
     """``mcp-inspector --cli ARGS``: its exit status and the first JSON value it prints
     (on stdout; a failure of its own goes to stderr)."""
     result = subprocess.run(
@@ -54,14 +53,14 @@ def inspector(pane: Pane, *args: str) -> tuple[int, Any]:
     return result.returncode, value
 
 
-def stdio(pane: Pane, *extra: str) -> list[str]:
+def stdio(pane: TestPane, *extra: str) -> list[str]:
     """The inspector's arguments for ``tmux-bridge mcp EXTRA`` with the test's terminal
     (the inspector passes a server only a few variables of its own)."""
     env = [arg for name in PASSED for arg in ("-e", f"{name}={pane.env[name]}")]
     return [*env, str(BIN / "tmux-bridge"), "mcp", *extra]
 
 
-def test_the_inspector_lists_the_tools(pane: Pane) -> None:
+def test_the_inspector_lists_the_tools(pane: TestPane) -> None:
     code, listed = inspector(pane, *stdio(pane), "--method", "tools/list")
     assert code == 0 and [tool["name"] for tool in listed["tools"]] == ALL_TOOLS
     hints = {tool["name"]: tool["annotations"]["readOnlyHint"] for tool in listed["tools"]}
@@ -70,7 +69,7 @@ def test_the_inspector_lists_the_tools(pane: Pane) -> None:
     assert code == 0 and {tool["name"] for tool in listed["tools"]} == READ_ONLY
 
 
-def test_the_inspector_runs_a_command_over_stdio(pane: Pane) -> None:
+def test_the_inspector_runs_a_command_over_stdio(pane: TestPane) -> None:
     command = "echo from-inspector; echo e >&2; (exit 4)"
     expected = bash(command)
     call = ["--method", "tools/call", "--tool-name", "run", "--tool-arg", f"command={command}"]
@@ -86,7 +85,7 @@ def test_the_inspector_runs_a_command_over_stdio(pane: Pane) -> None:
     assert [e["client"] for e in read(str(pane.runtime), None)] == ["inspector-cli"]
 
 
-def test_the_inspector_gets_a_tool_error_with_its_code(pane: Pane) -> None:
+def test_the_inspector_gets_a_tool_error_with_its_code(pane: TestPane) -> None:
     call = ["--method", "tools/call", "--tool-name", "evaluate"]
     code, result = inspector(pane, *stdio(pane), *call, "--tool-arg", "name=python", "code=x+1")
     assert code != 0 and result["isError"] is True
@@ -94,7 +93,7 @@ def test_the_inspector_gets_a_tool_error_with_its_code(pane: Pane) -> None:
     assert result["content"][0]["text"].endswith("(error_code: repl_not_open)")
 
 
-def test_the_inspector_runs_a_command_over_http_on_serve(pane: Pane) -> None:
+def test_the_inspector_runs_a_command_over_http_on_serve(pane: TestPane) -> None:
     with running(pane.env) as server:
         url = server.base_url + "/mcp"
         call = ["--method", "tools/call", "--tool-name", "run", "--tool-arg", "command=echo http"]

@@ -16,46 +16,20 @@ from mcp import Client
 from tmux_bridge.audit.log import read
 from tmux_bridge.mcp.progress import INTERVAL
 
-from ..conftest import WAIT, MakeBridge
-from ..conftest import Bridge as Pane
-from ..mcp.test_mcp_tools import bash
-from ..support.mcp_client import document, with_client
+from ..support.mcp_client import SLEEPER, Progress, at_prompt, bash, document, with_client
+from ..support.pane import WAIT, MakeBridge, TestPane
+
 
 # Prints "started" from the program in the foreground, so a cancellation right after it
 # meets that program, not the shell between two commands.
-SLEEPER = "sh -c 'echo started; exec sleep 30'"
-
-
 @pytest.fixture
-def pane(make_bridge: MakeBridge) -> Iterator[Pane]:
+def pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
     b = make_bridge("bash")
     b.start()
     yield b
 
 
-class Progress:
-    """The progress notifications of one call: when each came, its count and text."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[float, float, str]] = []
-        self.started = anyio.Event()
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self.seen.append((time.monotonic(), progress, message or ""))
-        if "started" in (message or ""):
-            self.started.set()
-
-    @property
-    def text(self) -> str:
-        return "".join(message for _, _, message in self.seen)
-
-
-def at_prompt(pane: Pane) -> bool:
-    lines = [line for line in pane.screen().splitlines() if line.strip()]
-    return bool(lines) and lines[-1].rstrip() == "$"
-
-
-def test_output_arrives_as_progress_while_the_command_runs(pane: Pane) -> None:
+def test_output_arrives_as_progress_while_the_command_runs(pane: TestPane) -> None:
     command = "for i in $(seq 1 30); do echo line$i; sleep 0.05; done"
     expected = bash(command).stdout
     progress = Progress()
@@ -75,7 +49,7 @@ def test_output_arrives_as_progress_while_the_command_runs(pane: Pane) -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_a_cancelled_call_is_interrupted_and_the_pane_is_back(pane: Pane, mode: str) -> None:
+def test_a_cancelled_call_is_interrupted_and_the_pane_is_back(pane: TestPane, mode: str) -> None:
     progress = Progress()
 
     async def use(client: Client) -> float:

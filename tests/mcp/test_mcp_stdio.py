@@ -18,24 +18,29 @@ from mcp import Client, StdioServerParameters
 from tmux_bridge import __version__
 from tmux_bridge.audit.log import read
 
-from ..conftest import BIN, WAIT, MakeBridge
-from ..conftest import Bridge as Pane
-from ..mcp.test_mcp_live import SLEEPER, Progress, at_prompt
-from ..mcp.test_mcp_tools import ALL_TOOLS, READ_ONLY
-from ..support.mcp_client import CLIENT, document
+from ..support.mcp_client import (
+    ALL_TOOLS,
+    CLIENT,
+    READ_ONLY,
+    SLEEPER,
+    Progress,
+    at_prompt,
+    document,
+)
+from ..support.pane import BIN, WAIT, MakeBridge, TestPane
 
 T = TypeVar("T")
 PROTOCOL = "2025-11-25"
 
 
 @pytest.fixture
-def pane(make_bridge: MakeBridge) -> Iterator[Pane]:
+def pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
     b = make_bridge("bash")
     b.start()
     yield b
 
 
-def over_stdio(bridge: Pane, use: Callable[[Client], Awaitable[T]], *args: str) -> T:
+def over_stdio(bridge: TestPane, use: Callable[[Client], Awaitable[T]], *args: str) -> T:
     """``use(client)`` with the SDK's stdio client of ``tmux-bridge mcp ARGS``, started
     in the test bridge's environment, with the initialize handshake."""
     params = StdioServerParameters(
@@ -49,7 +54,7 @@ def over_stdio(bridge: Pane, use: Callable[[Client], Awaitable[T]], *args: str) 
     return anyio.run(go)
 
 
-def test_initialize_and_the_tool_lists(pane: Pane) -> None:
+def test_initialize_and_the_tool_lists(pane: TestPane) -> None:
     async def use(client: Client) -> tuple[Any, list[str]]:
         return client.server_info, [tool.name for tool in (await client.list_tools()).tools]
 
@@ -59,7 +64,7 @@ def test_initialize_and_the_tool_lists(pane: Pane) -> None:
     assert set(names) == READ_ONLY
 
 
-def test_progress_arrives_while_the_command_prints(pane: Pane) -> None:
+def test_progress_arrives_while_the_command_prints(pane: TestPane) -> None:
     progress = Progress()
 
     async def use(client: Client) -> tuple[dict[str, Any], float]:
@@ -75,7 +80,9 @@ def test_progress_arrives_while_the_command_prints(pane: Pane) -> None:
     assert [entry["client"] for entry in read(str(pane.runtime), None)] == ["test-client"]
 
 
-def test_cancellation_mid_sleep_interrupts_and_the_prompt_is_back_within_1_s(pane: Pane) -> None:
+def test_cancellation_mid_sleep_interrupts_and_the_prompt_is_back_within_1_s(
+    pane: TestPane,
+) -> None:
     progress = Progress()
 
     async def use(client: Client) -> None:
@@ -106,7 +113,7 @@ def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
     stdin.flush()
 
 
-def _start_call(pane: Pane) -> subprocess.Popen[bytes]:
+def _start_call(pane: TestPane) -> subprocess.Popen[bytes]:
     """``tmux-bridge mcp`` with the initialize handshake done by hand and a ``run`` of
     the sleeper under way."""
     server = subprocess.Popen(
@@ -129,7 +136,7 @@ def _start_call(pane: Pane) -> subprocess.Popen[bytes]:
     return server
 
 
-def _ended(pane: Pane, server: subprocess.Popen[bytes], status: int) -> None:
+def _ended(pane: TestPane, server: subprocess.Popen[bytes], status: int) -> None:
     """The server exited 0, the pane is at its prompt, the call logged with ``status``."""
     assert server.stdout is not None and server.stderr is not None
     try:
@@ -150,14 +157,14 @@ def _ended(pane: Pane, server: subprocess.Popen[bytes], status: int) -> None:
     ]
 
 
-def test_a_client_that_disconnects_interrupts_what_it_started(pane: Pane) -> None:
+def test_a_client_that_disconnects_interrupts_what_it_started(pane: TestPane) -> None:
     server = _start_call(pane)
     assert server.stdin is not None
     server.stdin.close()  # the client is gone
     _ended(pane, server, 130)
 
 
-def test_sigterm_interrupts_the_calls_in_flight_and_stops(pane: Pane) -> None:
+def test_sigterm_interrupts_the_calls_in_flight_and_stops(pane: TestPane) -> None:
     server = _start_call(pane)
     server.send_signal(signal.SIGTERM)
     _ended(pane, server, 128 + signal.SIGTERM)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,32 +16,19 @@ from mcp import Client
 
 from tmux_bridge.audit.log import read
 
-from ..conftest import Bridge as Pane
-from ..conftest import MakeBridge
-from ..support.mcp_client import call, document, text, with_client
-
-ALL_TOOLS = [
-    "run", "start_repl", "evaluate", "close_repl", "send_keys", "type_text", "read_screen",
-    "status", "list_panes", "pane_info", "read_file", "write_file", "edit_file",
-    "list_agents", "send_prompt", "send_message",
-]  # fmt: skip
-READ_ONLY = {"read_screen", "status", "list_panes", "pane_info", "read_file", "list_agents"}
-
-
-def bash(command: str) -> subprocess.CompletedProcess[str]:
-    """What bash itself gives for ``command`` (the expected values)."""
-    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
+from ..support.mcp_client import ALL_TOOLS, READ_ONLY, bash, call, document, text, with_client
+from ..support.pane import MakeBridge, TestPane
 
 
 @pytest.fixture
-def pane(make_bridge: MakeBridge) -> Iterator[Pane]:
+def pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
     """A started bash bridge at its prompt."""
     b = make_bridge("bash")
     b.start()
     yield b
 
 
-def listed(bridge: Pane, readonly: bool = False) -> dict[str, Any]:
+def listed(bridge: TestPane, readonly: bool = False) -> dict[str, Any]:
     async def use(client: Client) -> dict[str, Any]:
         return {tool.name: tool for tool in (await client.list_tools()).tools}
 
@@ -52,7 +38,7 @@ def listed(bridge: Pane, readonly: bool = False) -> dict[str, Any]:
 # --- the list of tools -------------------------------------------------------------------
 
 
-def test_every_tool_is_listed_with_bounded_inputs_and_annotations(pane: Pane) -> None:
+def test_every_tool_is_listed_with_bounded_inputs_and_annotations(pane: TestPane) -> None:
     tools = listed(pane)
     assert list(tools) == ALL_TOOLS
     for name, tool in tools.items():
@@ -69,7 +55,7 @@ def test_every_tool_is_listed_with_bounded_inputs_and_annotations(pane: Pane) ->
     assert tools["start_repl"].annotations.destructive_hint is False
 
 
-def test_readonly_serves_only_the_tools_that_change_nothing(pane: Pane) -> None:
+def test_readonly_serves_only_the_tools_that_change_nothing(pane: TestPane) -> None:
     assert set(listed(pane, readonly=True)) == READ_ONLY
     result = call(pane, "run", {"command": "touch should-not-exist"}, readonly=True)
     assert result.is_error and "run" in text(result)
@@ -79,7 +65,7 @@ def test_readonly_serves_only_the_tools_that_change_nothing(pane: Pane) -> None:
 # --- run -----------------------------------------------------------------------------------
 
 
-def test_run_gives_the_document_tmux_send_json_prints(pane: Pane) -> None:
+def test_run_gives_the_document_tmux_send_json_prints(pane: TestPane) -> None:
     command = "echo out; echo err >&2; (exit 3)"
     expected = bash(command)
     result = call(pane, "run", {"command": command})
@@ -95,7 +81,9 @@ def test_run_gives_the_document_tmux_send_json_prints(pane: Pane) -> None:
     assert {k: got[k] for k in same} == {k: cli[k] for k in same}
 
 
-def test_run_keeps_the_shells_state_and_logs_the_clients_name(pane: Pane, tmp_path: Path) -> None:
+def test_run_keeps_the_shells_state_and_logs_the_clients_name(
+    pane: TestPane, tmp_path: Path
+) -> None:
     async def use(client: Client) -> list[dict[str, Any]]:
         first = await client.call_tool("run", {"command": f"cd {tmp_path} && export MARK=m1"})
         second = await client.call_tool("run", {"command": 'echo "$PWD $MARK"'})
@@ -111,7 +99,7 @@ def test_run_keeps_the_shells_state_and_logs_the_clients_name(pane: Pane, tmp_pa
     ]
 
 
-def test_the_clients_name_comes_from_the_initialize_handshake_too(pane: Pane) -> None:
+def test_the_clients_name_comes_from_the_initialize_handshake_too(pane: TestPane) -> None:
     async def use(client: Client) -> dict[str, Any]:
         return document(await client.call_tool("run", {"command": "true"}))
 
@@ -119,7 +107,7 @@ def test_the_clients_name_comes_from_the_initialize_handshake_too(pane: Pane) ->
     assert [e["client"] for e in read(str(pane.runtime), None)] == ["test-client"]
 
 
-def test_a_timeout_interrupts_and_says_so(pane: Pane) -> None:
+def test_a_timeout_interrupts_and_says_so(pane: TestPane) -> None:
     got = document(call(pane, "run", {"command": "echo before; sleep 30", "max_time": 1.5}))
     assert (got["exit_status"], got["timed_out"], got["stdout"]) == (124, "overall", "before\n")
     assert got["signals_sent"][0] == "SIGINT"
@@ -129,7 +117,7 @@ def test_a_timeout_interrupts_and_says_so(pane: Pane) -> None:
 # --- caps ----------------------------------------------------------------------------------
 
 
-def test_output_over_the_cap_keeps_head_and_tail_and_saves_the_whole(pane: Pane) -> None:
+def test_output_over_the_cap_keeps_head_and_tail_and_saves_the_whole(pane: TestPane) -> None:
     command = "seq 1 30000; seq 1 5000 >&2; (exit 7)"
     expected = bash(command)
     got = document(call(pane, "run", {"command": command, "max_output": 4096}))
@@ -147,7 +135,7 @@ def test_output_over_the_cap_keeps_head_and_tail_and_saves_the_whole(pane: Pane)
         assert Path(path).parent == pane.runtime / "mcp-output"
 
 
-def test_the_default_cap_is_64_kib_and_output_under_it_is_whole(pane: Pane) -> None:
+def test_the_default_cap_is_64_kib_and_output_under_it_is_whole(pane: TestPane) -> None:
     small, large = bash("seq 1 10000").stdout, bash("seq 1 20000").stdout
     assert len(small) < 64 * 1024 < len(large)
     got = document(call(pane, "run", {"command": "seq 1 10000"}))
@@ -156,7 +144,7 @@ def test_the_default_cap_is_64_kib_and_output_under_it_is_whole(pane: Pane) -> N
     assert got["stdout_bytes"] == len(large) and len(got["stdout"].encode()) < 64 * 1024 + 300
 
 
-def test_bounds_refuse_a_call_before_anything_is_typed(pane: Pane) -> None:
+def test_bounds_refuse_a_call_before_anything_is_typed(pane: TestPane) -> None:
     for arguments in (
         {"command": "echo no", "timeout": 0},
         {"command": "echo no", "max_time": 3601},
@@ -171,7 +159,7 @@ def test_bounds_refuse_a_call_before_anything_is_typed(pane: Pane) -> None:
 # --- REPLs ---------------------------------------------------------------------------------
 
 
-def test_a_repl_is_started_evaluated_in_and_closed(pane: Pane) -> None:
+def test_a_repl_is_started_evaluated_in_and_closed(pane: TestPane) -> None:
     async def use(client: Client) -> list[dict[str, Any]]:
         results = [
             await client.call_tool("start_repl", {"name": "python", "command": "python3 -q"}),
@@ -193,7 +181,7 @@ def test_a_repl_is_started_evaluated_in_and_closed(pane: Pane) -> None:
 # --- keys, text and the screen -------------------------------------------------------------
 
 
-def test_type_text_send_keys_and_read_screen(pane: Pane) -> None:
+def test_type_text_send_keys_and_read_screen(pane: TestPane) -> None:
     got = document(call(pane, "type_text", {"text": "cat", "enter": True}))
     assert got["mode"] == "type" and "$ cat" in got["screen"]
     pane.wait_for(lambda: pane.foreground() == "cat", "cat to run")
@@ -211,7 +199,7 @@ def test_type_text_send_keys_and_read_screen(pane: Pane) -> None:
 # --- status, panes, info -------------------------------------------------------------------
 
 
-def test_status_list_panes_and_pane_info(pane: Pane) -> None:
+def test_status_list_panes_and_pane_info(pane: TestPane) -> None:
     pane_id = pane.pane("#{pane_id}")
     status = document(call(pane, "status", {}))
     assert (status["running"], status["pane"], status["foreground"]) == (True, pane_id, None)
@@ -233,7 +221,7 @@ def test_status_says_when_no_bridge_runs(make_bridge: MakeBridge) -> None:
 # --- files ---------------------------------------------------------------------------------
 
 
-def test_write_read_and_edit_a_file(pane: Pane, tmp_path: Path) -> None:
+def test_write_read_and_edit_a_file(pane: TestPane, tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("old line\n")
     wrote = document(call(pane, "write_file", {"path": str(path), "content": "héllo\nworld\n"}))
@@ -259,7 +247,7 @@ class ErrorCase(NamedTuple):
     advice: str  # a phrase of what to do or ask the person
 
 
-def _busy(pane: Pane) -> None:
+def _busy(pane: TestPane) -> None:
     pane.tmux("send-keys", "-t", pane.target, "read answer", "Enter")
     pane.wait_for(lambda: "read answer" in pane.screen(), "read to start")
     pane.wait_for(lambda: pane.send_text("--", "true")[0] == 125, "the shell to look busy")
@@ -277,7 +265,7 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("case", ERRORS, ids=[c.test_id for c in ERRORS])
-def test_errors_are_tool_errors_with_the_error_code(pane: Pane, case: ErrorCase) -> None:
+def test_errors_are_tool_errors_with_the_error_code(pane: TestPane, case: ErrorCase) -> None:
     result = call(pane, case.tool, case.arguments)
     assert result.is_error
     assert document(result)["error_code"] == case.code
@@ -296,7 +284,7 @@ def test_no_bridge_tells_the_model_to_ask_the_person(make_bridge: MakeBridge) ->
     )
 
 
-def test_a_busy_pane_is_refused_with_what_to_do(pane: Pane) -> None:
+def test_a_busy_pane_is_refused_with_what_to_do(pane: TestPane) -> None:
     _busy(pane)
     result = call(pane, "run", {"command": "echo no"})
     assert result.is_error and document(result)["error_code"] == "pane_busy"
@@ -305,7 +293,7 @@ def test_a_busy_pane_is_refused_with_what_to_do(pane: Pane) -> None:
     pane.wait_for_prompt()
 
 
-def test_a_half_typed_line_is_refused_and_left_alone(pane: Pane) -> None:
+def test_a_half_typed_line_is_refused_and_left_alone(pane: TestPane) -> None:
     for _ in range(2):  # two calls let tmux-send learn what the bare prompt looks like
         assert document(call(pane, "run", {"command": "true"}))["exit_status"] == 0
         pane.wait_for_prompt()

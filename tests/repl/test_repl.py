@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..conftest import Bridge
+from ..support.pane import TestPane
 
 
 class ReplCase(NamedTuple):
@@ -241,8 +241,8 @@ def _needs(name: str) -> None:
 
 @pytest.fixture(params=list(CASES))
 def repl(
-    request: pytest.FixtureRequest, make_bridge: Callable[[str], Bridge], tmp_path: Path
-) -> Iterator[tuple[Bridge, ReplCase]]:
+    request: pytest.FixtureRequest, make_bridge: Callable[[str], TestPane], tmp_path: Path
+) -> Iterator[tuple[TestPane, ReplCase]]:
     case = CASES[request.param]
     _needs(case.name)
     db = request.getfixturevalue("postgres") if case.name == "psql" else str(tmp_path / "t.db")
@@ -256,22 +256,22 @@ def repl(
     yield b, case
 
 
-def _eval(b: Bridge, case: ReplCase, code: str, *options: str) -> tuple[int, str, str]:
+def _eval(b: TestPane, case: ReplCase, code: str, *options: str) -> tuple[int, str, str]:
     return b.send_text(*options, "--repl", case.name, "--", code)
 
 
-def test_value(repl: tuple[Bridge, ReplCase]) -> None:
+def test_value(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     assert _eval(b, case, case.value) == (0, case.expected, "")
 
 
-def test_multi_line_block(repl: tuple[Bridge, ReplCase]) -> None:
+def test_multi_line_block(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, out, err = _eval(b, case, case.block)
     assert (code, out) == (0, case.block_expected), err
 
 
-def test_error_gives_status_1(repl: tuple[Bridge, ReplCase]) -> None:
+def test_error_gives_status_1(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, out, err = _eval(b, case, case.error)
     assert (code, err) == (1, "")
@@ -279,19 +279,19 @@ def test_error_gives_status_1(repl: tuple[Bridge, ReplCase]) -> None:
     assert _eval(b, case, case.value)[:2] == (0, case.expected)
 
 
-def test_slow_evaluation_waits_for_the_result(repl: tuple[Bridge, ReplCase]) -> None:
+def test_slow_evaluation_waits_for_the_result(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, out, err = _eval(b, case, case.slow, "--timeout", "20")
     assert (code, out) == (0, case.slow_expected), err
 
 
-def test_special_characters_arrive_intact(repl: tuple[Bridge, ReplCase]) -> None:
+def test_special_characters_arrive_intact(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, out, err = _eval(b, case, case.special)
     assert (code, out) == (0, case.special_expected), err
 
 
-def test_timeout_interrupts_and_the_repl_stays_open(repl: tuple[Bridge, ReplCase]) -> None:
+def test_timeout_interrupts_and_the_repl_stays_open(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     if case.name == "nix":
         pytest.skip("nix repl 2.8 (Debian 12) does not stop an evaluation on Ctrl-C")
@@ -301,7 +301,7 @@ def test_timeout_interrupts_and_the_repl_stays_open(repl: tuple[Bridge, ReplCase
     assert _eval(b, case, case.after)[:2] == (0, case.after_expected)
 
 
-def test_close_returns_to_the_shell(repl: tuple[Bridge, ReplCase]) -> None:
+def test_close_returns_to_the_shell(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, out, err = b.send_text("--close")
     assert (code, out) == (0, ""), err
@@ -309,14 +309,14 @@ def test_close_returns_to_the_shell(repl: tuple[Bridge, ReplCase]) -> None:
     assert b.send_text("--", "echo shell") == (0, "shell\n", "")
 
 
-def test_plain_command_is_refused_while_a_repl_is_open(repl: tuple[Bridge, ReplCase]) -> None:
+def test_plain_command_is_refused_while_a_repl_is_open(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, _, err = b.send_text("--", "echo no")
     assert code == 125
     assert f"--repl {case.name}" in err and "--close" in err
 
 
-def test_wrong_repl_name_names_the_open_one(repl: tuple[Bridge, ReplCase]) -> None:
+def test_wrong_repl_name_names_the_open_one(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     other = "node" if case.name != "node" else "python"
     code, _, err = b.send_text("--repl", other, "--", "1")
@@ -328,7 +328,7 @@ def test_wrong_repl_name_names_the_open_one(repl: tuple[Bridge, ReplCase]) -> No
 
 
 @pytest.fixture
-def python(make_bridge: Callable[[str], Bridge]) -> Iterator[Bridge]:
+def python(make_bridge: Callable[[str], TestPane]) -> Iterator[TestPane]:
     b = make_bridge("bash")
     b.start()
     assert b.send_text("--repl", "python", "--", "python3 -q")[0] == 0
@@ -336,7 +336,9 @@ def python(make_bridge: Callable[[str], Bridge]) -> Iterator[Bridge]:
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_start_and_close_from_each_shell(make_bridge: Callable[[str], Bridge], shell: str) -> None:
+def test_start_and_close_from_each_shell(
+    make_bridge: Callable[[str], TestPane], shell: str
+) -> None:
     b = make_bridge(shell)
     b.start()
     code, out, err = b.send_text("--repl", "python", "--", "python3 -q")
@@ -347,18 +349,18 @@ def test_start_and_close_from_each_shell(make_bridge: Callable[[str], Bridge], s
     assert b.send_text("--", "echo back") == (0, "back\n", "")
 
 
-def test_state_persists_between_evaluations(python: Bridge) -> None:
+def test_state_persists_between_evaluations(python: TestPane) -> None:
     assert python.send_text("--repl", "python", "--", "data = [1, 2, 3]")[:2] == (0, "")
     assert python.send_text("--repl", "python", "--", "sum(data)") == (0, "6\n", "")
 
 
-def test_a_hundred_kilobytes_of_code(python: Bridge) -> None:
+def test_a_hundred_kilobytes_of_code(python: TestPane) -> None:
     code = "\n".join(f"v{i} = {i}" for i in range(10000)) + "\nprint(v9999 + 1)"
     assert len(code) > 100_000
     assert python.send_text("--repl", "python", "--", code) == (0, "10000\n", "")
 
 
-def test_the_person_answers_input(python: Bridge) -> None:
+def test_the_person_answers_input(python: TestPane) -> None:
     proc = python.start_send("--repl", "python", "--", "name = input('who? ')\nprint('hi', name)")
     python.wait_for(lambda: "who?" in python.screen(), "the input() prompt")
     python.tmux("send-keys", "-t", python.target, "-l", "Ada")
@@ -368,7 +370,7 @@ def test_the_person_answers_input(python: Bridge) -> None:
     assert out.decode().endswith("hi Ada\n")
 
 
-def test_repl_killed_mid_evaluation(python: Bridge, tmp_path: Path) -> None:
+def test_repl_killed_mid_evaluation(python: TestPane, tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     proc = python.start_send(
         "--repl", "python", "--",
@@ -384,7 +386,7 @@ def test_repl_killed_mid_evaluation(python: Bridge, tmp_path: Path) -> None:
     assert python.send_text("--", "echo shell-again") == (0, "shell-again\n", "")
 
 
-def test_the_person_quitting_the_repl_is_noticed(python: Bridge) -> None:
+def test_the_person_quitting_the_repl_is_noticed(python: TestPane) -> None:
     python.tmux("send-keys", "-t", python.target, "exit()", "Enter")
     python.wait_for_prompt()
     code, _, err = python.send_text("--repl", "python", "--", "1")
@@ -393,7 +395,7 @@ def test_the_person_quitting_the_repl_is_noticed(python: Bridge) -> None:
     assert python.send_text("--", "echo fine") == (0, "fine\n", "")
 
 
-def test_close_with_no_repl_open_changes_nothing(make_bridge: Callable[[str], Bridge]) -> None:
+def test_close_with_no_repl_open_changes_nothing(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     before = b.history()
@@ -404,7 +406,7 @@ def test_close_with_no_repl_open_changes_nothing(make_bridge: Callable[[str], Br
     assert b.pane("#{pane_dead}") == "0"
 
 
-def test_a_start_that_fails_reports_the_error(make_bridge: Callable[[str], Bridge]) -> None:
+def test_a_start_that_fails_reports_the_error(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     code, out, _ = b.send_text("--repl", "python", "--", "tb-no-such-python")
@@ -413,7 +415,7 @@ def test_a_start_that_fails_reports_the_error(make_bridge: Callable[[str], Bridg
     assert b.send_text("--", "echo shell") == (0, "shell\n", "")
 
 
-def test_unknown_preset_lists_the_presets(make_bridge: Callable[[str], Bridge]) -> None:
+def test_unknown_preset_lists_the_presets(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     code, _, err = b.send_text("--repl", "cobol", "--", "x")
@@ -421,7 +423,7 @@ def test_unknown_preset_lists_the_presets(make_bridge: Callable[[str], Bridge]) 
     assert "python" in err and "--prompt" in err
 
 
-def test_custom_repl_with_a_prompt_regex(make_bridge: Callable[[str], Bridge]) -> None:
+def test_custom_repl_with_a_prompt_regex(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     start = "python3 -q -i -c \"import sys; sys.ps1 = 'calc> '\""
@@ -432,7 +434,7 @@ def test_custom_repl_with_a_prompt_regex(make_bridge: Callable[[str], Bridge]) -
     assert b.send_text("--", "echo shell") == (0, "shell\n", "")
 
 
-def test_custom_repl_with_an_eval_template(make_bridge: Callable[[str], Bridge]) -> None:
+def test_custom_repl_with_an_eval_template(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     prompt = ("--prompt", r"^calc> ?$")
@@ -443,7 +445,7 @@ def test_custom_repl_with_an_eval_template(make_bridge: Callable[[str], Bridge])
 
 
 def test_refuses_a_pane_with_its_own_pipe(
-    make_bridge: Callable[[str], Bridge], tmp_path: Path
+    make_bridge: Callable[[str], TestPane], tmp_path: Path
 ) -> None:
     b = make_bridge("bash")
     b.start()
@@ -463,7 +465,7 @@ def test_refuses_a_pane_with_its_own_pipe(
     ],
     ids=["close-with-command", "prompt-without-repl", "template-without-repl"],
 )
-def test_repl_usage_errors(make_bridge: Callable[[str], Bridge], args: list[str]) -> None:
+def test_repl_usage_errors(make_bridge: Callable[[str], TestPane], args: list[str]) -> None:
     b = make_bridge("bash")
     assert b.send(*args).returncode == 2
 
@@ -480,14 +482,14 @@ def _big_code(name: str, size: int) -> tuple[str, str]:
     return f'builtins.stringLength "{payload}"', f"{size}\n"
 
 
-def test_a_hundred_kilobytes_of_code_in_each_repl(repl: tuple[Bridge, ReplCase]) -> None:
+def test_a_hundred_kilobytes_of_code_in_each_repl(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     code, expected = _big_code(case.name, 100 * 1024)
     result = b.send("--timeout", "30", "--repl", case.name, "-", input=code.encode())
     assert (result.returncode, result.stdout.decode()) == (0, expected), result.stderr
 
 
-def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None:
+def test_psql_reads_input_from_the_person(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     if case.name != "psql":
         pytest.skip("psql's \\prompt; python's input() is tested on its own below")
@@ -503,7 +505,7 @@ def test_psql_reads_input_from_the_person(repl: tuple[Bridge, ReplCase]) -> None
     assert out == b"Who? Ada\nAda\n"  # the question and the person's echo, then the result
 
 
-def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: Bridge) -> None:
+def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: TestPane) -> None:
     proc = python.start_send(
         "--timeout", "1.5", "--repl", "python", "--", "print('hi', input('Name? '))"
     )
@@ -523,7 +525,7 @@ def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: Bridge) -> N
 # --- defects of 0.1, each shown by a test that failed there --------------------------------
 
 
-def test_a_trailing_semicolon_reaches_a_prompt_repl(make_bridge: Callable[[str], Bridge]) -> None:
+def test_a_trailing_semicolon_reaches_a_prompt_repl(make_bridge: Callable[[str], TestPane]) -> None:
     """tmux took a last argument ending in ';' for its own command separator."""
     b = make_bridge("bash")
     b.start()
@@ -533,7 +535,7 @@ def test_a_trailing_semicolon_reaches_a_prompt_repl(make_bridge: Callable[[str],
     assert b.send_text("--repl", "sq", *prompt, "--", "select 6 * 7;") == (0, "42\n", "")
 
 
-def test_starting_a_repl_keeps_a_half_typed_line(make_bridge: Callable[[str], Bridge]) -> None:
+def test_starting_a_repl_keeps_a_half_typed_line(make_bridge: Callable[[str], TestPane]) -> None:
     b = make_bridge("bash")
     b.start()
     for _ in range(2):  # two calls let tmux-send learn the bare prompt
@@ -548,7 +550,7 @@ def test_starting_a_repl_keeps_a_half_typed_line(make_bridge: Callable[[str], Br
 
 
 @pytest.mark.parametrize("name", ["\xff", "two\nlines", "a" * 33, "", "sp ace", "semi;"], ids=repr)
-def test_repl_names_are_validated(make_bridge: Callable[[str], Bridge], name: str) -> None:
+def test_repl_names_are_validated(make_bridge: Callable[[str], TestPane], name: str) -> None:
     b = make_bridge("bash")
     b.start()
     code, _, err = b.send_text("--repl", name, "--", "python3")
@@ -559,7 +561,7 @@ def test_repl_names_are_validated(make_bridge: Callable[[str], Bridge], name: st
 
 
 def test_a_repl_at_its_own_prompt_is_not_waiting_for_input(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     """sqlite's .bail on ends a loaded file at the first error, before the end marker:
     the REPL sits at its prompt, which must let the idle timeout fire (not --max-time),

@@ -29,7 +29,7 @@ from tmux_bridge.calls import far
 from tmux_bridge.pane import layout as panes
 from tmux_bridge.text.seams import is_name, message_prompt, pasted_text
 
-from ..conftest import WAIT, Bridge, _bridge
+from ..support.pane import WAIT, TestPane, private_pane
 
 SOURCE = Path(tmux_bridge.__file__).parent
 PICTURE_ESC = unicodedata.lookup("SYMBOL FOR ESCAPE")
@@ -203,7 +203,7 @@ with open(sys.argv[1], "ab", buffering=0) as log:
 
 
 class Reader(NamedTuple):
-    b: Bridge
+    b: TestPane
     log: Path
 
     def paste(self, text: str) -> bytes:
@@ -226,7 +226,7 @@ class Reader(NamedTuple):
 
 @pytest.fixture(scope="module")
 def reader() -> Iterator[Reader]:
-    with _bridge("bash") as b:
+    with private_pane("bash") as b:
         script, log = b.root / "reader.py", b.root / "reader.log"
         script.write_text(READER)
         log.write_bytes(b"")

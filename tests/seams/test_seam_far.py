@@ -35,7 +35,7 @@ from tmux_bridge.text.seams import (
 )
 from tmux_bridge.text.shells import ShellKind
 
-from ..conftest import shell_path
+from ..support.pane import shell_path
 
 EVERY_BYTE = [bytes([b]) for b in range(256)]
 HOSTILE = [

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.text import seams
 
-from ..conftest import BIN, WAIT, Bridge, MakeBridge
+from ..support.pane import BIN, WAIT, MakeBridge, TestPane
 from ..support.seam_fmt_scan import ALLOWED, PACKAGE, TMUX_COMMANDS, scan, scan_source
 from ..support.serve import running
 
@@ -306,23 +306,23 @@ def test_a_pipe_pane_command_round_trips(server: Server, word: str, name: str) -
 HOSTILE_DIR = "x #(cd; touch pwned)#{pane_id} #[fg=red]%z;"
 
 
-def hostile_dir(b: Bridge) -> Path:
+def hostile_dir(b: TestPane) -> Path:
     path = b.home / HOSTILE_DIR
     path.mkdir()
     return path
 
 
-def no_job_ran(b: Bridge) -> bool:
+def no_job_ran(b: TestPane) -> bool:
     """Whether ``#(cd; touch pwned)`` never ran in the bridge's tmux server."""
     b.tmux(*control_job())
     return not (b.home / "pwned").exists()
 
 
-def pane_path(b: Bridge, pane: str) -> str:
+def pane_path(b: TestPane, pane: str) -> str:
     return b.tmux("display-message", "-p", "-t", pane, "#{pane_current_path}")[:-1]
 
 
-def cd_into(b: Bridge, path: Path) -> None:
+def cd_into(b: TestPane, path: Path) -> None:
     assert b.send_text("--", f"cd {shlex.quote(str(path))}")[0] == 0
     b.wait_for(lambda: pane_path(b, b.target) == str(path), "the cd")
 
@@ -447,7 +447,7 @@ class Terminal:
 
 
 @contextlib.contextmanager
-def person_terminal(b: Bridge) -> Iterator[Terminal]:
+def person_terminal(b: TestPane) -> Iterator[Terminal]:
     term = Terminal(b.env, ["tmux", "-L", "default"], b.session, b.root)
     try:
         b.wait_for(lambda: b.tmux("list-clients").strip() != "", "the person's client")
@@ -489,7 +489,7 @@ def test_a_notice_is_drawn_as_its_text_in_the_message_and_the_status_line(
     assert not (b.home / "pwned").exists()
 
 
-def _shows_notice(b: Bridge, term: Terminal, text: str) -> None:
+def _shows_notice(b: TestPane, term: Terminal, text: str) -> None:
     """Notify ``text``: the message on the client's status line is ``text``, then (the
     message taken away) the status line's ``#{@tmux-bridge-notice}`` ends with it; no
     red in either (the payloads' style)."""
@@ -509,7 +509,7 @@ def _shows_notice(b: Bridge, term: Terminal, text: str) -> None:
 
 
 @pytest.fixture
-def nested_bash(make_bridge: MakeBridge) -> Bridge:
+def nested_bash(make_bridge: MakeBridge) -> TestPane:
     """A bash pane in which the person started another bash: calls go the far way."""
     b = make_bridge("bash")
     b.start()
@@ -525,7 +525,7 @@ def _descendants(pid: int) -> list[str]:
 
 
 def test_a_far_call_with_a_tmpdir_and_runtime_dir_named_like_formats(
-    nested_bash: Bridge,
+    nested_bash: TestPane,
 ) -> None:
     b = nested_bash
     tmpdir = b.root / "t m#(cd; touch pwned)%z"

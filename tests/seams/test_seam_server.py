@@ -42,9 +42,8 @@ import tmux_bridge
 from tmux_bridge.errors import InvalidRequest
 from tmux_bridge.text.patterns import check_pattern, compile_pattern, compile_timed, pattern_weight
 
-from ..conftest import WAIT, MakeBridge, _bridge
-from ..conftest import Bridge as Pane
 from ..support.mcp_client import CLIENT
+from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running
 
 # The bounds as README and the module's docstring state them, written out.
@@ -345,13 +344,13 @@ def test_no_client_pattern_is_compiled_around_patterns_py() -> None:
 
 
 @pytest.fixture
-def mcp_pane(make_bridge: MakeBridge) -> Iterator[Pane]:
+def mcp_pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
     bridge = make_bridge("bash")
     bridge.start()
     yield bridge
 
 
-def test_an_mcp_prompt_that_backtracks_cannot_freeze_the_server(mcp_pane: Pane) -> None:
+def test_an_mcp_prompt_that_backtracks_cannot_freeze_the_server(mcp_pane: TestPane) -> None:
     """start_repl through /mcp with a prompt pattern that backtracks without end against
     the line the command prints: a tool error (invalid_request) within seconds; /health
     answers and SIGTERM stops the server (``re`` held the interpreter for ever)."""
@@ -392,14 +391,7 @@ def test_an_mcp_prompt_that_backtracks_cannot_freeze_the_server(mcp_pane: Pane) 
 
 
 @pytest.fixture(scope="module")
-def pane() -> Iterator[Pane]:
-    with _bridge("bash") as bridge:
-        bridge.start()
-        yield bridge
-
-
-@pytest.fixture(scope="module")
-def server(pane: Pane) -> Iterator[Server]:
+def server(pane: TestPane) -> Iterator[Server]:
     path = pane.root / "read-only-token"
     path.write_text(READ_ONLY + "\n")
     path.chmod(0o600)
@@ -471,7 +463,7 @@ def post(server: Server, token: str | None, body: dict[str, Any]) -> tuple[int, 
 
 
 @pytest.mark.tmux
-def test_the_bomb_gets_a_clear_error_fast_and_the_server_stays(pane: Pane) -> None:
+def test_the_bomb_gets_a_clear_error_fast_and_the_server_stays(pane: TestPane) -> None:
     """With the read-only token (refused for its role before wait_for is looked at), on
     an action it may call (refused for its size, never compiled) and with the full
     token: each answer within a second, /health answers, and SIGTERM stops the server.
@@ -511,7 +503,7 @@ def test_the_bomb_gets_a_clear_error_fast_and_the_server_stays(pane: Pane) -> No
 
 
 @pytest.mark.tmux
-def test_the_bomb_in_stub_mode_without_a_token(pane: Pane) -> None:
+def test_the_bomb_in_stub_mode_without_a_token(pane: TestPane) -> None:
     """Stub mode asks no token: any local user may send it. Refused at once."""
     env = {**pane.env, "TMUX_BRIDGE_MODE": "stub"}
     wrap = ["prlimit", f"--as={ADDRESS_SPACE}", "--"]
@@ -570,7 +562,7 @@ SURROGATE_IDS = [
 @pytest.mark.tmux
 @pytest.mark.parametrize("fields", SURROGATE_FIELDS, ids=SURROGATE_IDS)
 def test_a_lone_surrogate_in_any_field_is_a_clear_400(
-    pane: Pane, server: Server, fields: dict[str, Any]
+    pane: TestPane, server: Server, fields: dict[str, Any]
 ) -> None:
     body = json.loads(json.dumps(fields).replace("{s}", pane.session))
     before = pane.history()
@@ -581,7 +573,9 @@ def test_a_lone_surrogate_in_any_field_is_a_clear_400(
 
 
 @pytest.mark.tmux
-def test_names_that_are_no_utf8_come_back_escaped_not_as_500(pane: Pane, server: Server) -> None:
+def test_names_that_are_no_utf8_come_back_escaped_not_as_500(
+    pane: TestPane, server: Server
+) -> None:
     """A directory called with byte 0xff: tmux's text for it holds a surrogate escape;
     the reply is still JSON (the byte as ``\\udcff``), not a 500."""
     odd = pane.root / "odd-\udcff"
@@ -596,7 +590,7 @@ def test_names_that_are_no_utf8_come_back_escaped_not_as_500(pane: Pane, server:
         pane.send_text("--", "cd")
 
 
-def test_an_mcp_call_with_a_lone_surrogate_is_a_json_rpc_error(mcp_pane: Pane) -> None:
+def test_an_mcp_call_with_a_lone_surrogate_is_a_json_rpc_error(mcp_pane: TestPane) -> None:
     """The SDK's JSON reader refuses ``\\ud800`` itself: a 4xx JSON-RPC error, nothing
     run, and the server answers the next request."""
     marker = mcp_pane.root / "ran"

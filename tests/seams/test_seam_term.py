@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tmux_bridge.text.seams import excerpt, json_text, shorten, visible, visible_lines
 
-from ..conftest import BIN, Bridge
+from ..support.pane import BIN, TestPane
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tmux_bridge"
 
@@ -364,7 +364,7 @@ class Terminal(NamedTuple):
     buffers: str
 
 
-def in_a_terminal(b: Bridge, argv: list[str], env: dict[str, str] | None = None) -> Terminal:
+def in_a_terminal(b: TestPane, argv: list[str], env: dict[str, str] | None = None) -> Terminal:
     """Run ``argv`` in a new window of the test's tmux server, as the person would in
     their terminal, and look at that terminal once it has exited."""
     b.tmux("set-option", "-s", "set-clipboard", "on")
@@ -397,7 +397,7 @@ HOSTILE = [
 ]
 
 
-def _plant_log(b: Bridge) -> None:
+def _plant_log(b: TestPane) -> None:
     entries = [
         {"time": f"2024-05-01T10:00:0{i}+0000", "mode": "command", "pane": "%0",
          "target": f"tb:0.0{TITLE}", "command": command, "exit_status": 1,
@@ -409,7 +409,7 @@ def _plant_log(b: Bridge) -> None:
     (b.runtime / "log.jsonl").write_bytes(text.encode("utf-8", "surrogateescape"))
 
 
-def test_the_terminal_acts_on_these_sequences(make_bridge: Callable[[str], Bridge]) -> None:
+def test_the_terminal_acts_on_these_sequences(make_bridge: Callable[[str], TestPane]) -> None:
     """The premise of the tests below: printed as they are, OSC 0 sets this terminal's
     title and OSC 52 makes a paste buffer."""
     b = make_bridge("bash")
@@ -420,7 +420,7 @@ def test_the_terminal_acts_on_these_sequences(make_bridge: Callable[[str], Bridg
 
 
 def test_the_audit_log_cannot_drive_the_persons_terminal(
-    make_bridge: Callable[[str], Bridge],
+    make_bridge: Callable[[str], TestPane],
 ) -> None:
     b = make_bridge("bash")
     b.start()
@@ -451,7 +451,7 @@ def test_the_audit_log_cannot_drive_the_persons_terminal(
 
 
 def test_status_and_panes_show_a_hostile_directory_name(
-    make_bridge: Callable[[str], Bridge], tmp_path: Path
+    make_bridge: Callable[[str], TestPane], tmp_path: Path
 ) -> None:
     b = make_bridge("bash")
     b.start()
@@ -467,7 +467,7 @@ def test_status_and_panes_show_a_hostile_directory_name(
 
 
 def test_tmux_sends_own_messages_cannot_drive_the_terminal(
-    make_bridge: Callable[[str], Bridge], tmp_path: Path
+    make_bridge: Callable[[str], TestPane], tmp_path: Path
 ) -> None:
     """An error quotes the runtime directory's path, which the environment names."""
     b = make_bridge("bash")

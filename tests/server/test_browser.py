@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from ..conftest import WAIT, MakeBridge, _bridge
-from ..conftest import Bridge as Pane
 from ..support.agent_world import World
+from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running
 
 pytestmark = pytest.mark.tmux
@@ -26,25 +24,12 @@ CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "browser-view.png"
 
 
-@pytest.fixture(scope="module")
-def pane() -> Iterator[Pane]:
-    with _bridge("bash") as bridge:
-        bridge.start()
-        yield bridge
-
-
-@pytest.fixture(scope="module")
-def server(pane: Pane) -> Iterator[Server]:
-    with running(pane.env) as started:
-        yield started
-
-
 def _terminal_text(page: Page) -> str:
     """What xterm.js shows: its accessibility-free DOM renderer's rows."""
     return str(page.locator("#terminal .xterm-rows").inner_text())
 
 
-def test_the_page_types_a_command_and_shows_its_output(pane: Pane, server: Server) -> None:
+def test_the_page_types_a_command_and_shows_its_output(pane: TestPane, server: Server) -> None:
     # typed by tmux, the screen cleared: the same screenshot on every run (no temp paths)
     pane.tmux("send-keys", "-t", "tb-test", "clear; echo typed-before-the-page", "Enter")
     pane.wait_for(lambda: pane.screen().startswith("typed-before-the-page\n$"), "a clear screen")

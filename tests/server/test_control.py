@@ -24,10 +24,10 @@ from websockets.exceptions import ConnectionClosed
 from tmux_bridge.infra.control import ControlClient
 from tmux_bridge.infra.tmux import Tmux
 
-from ..conftest import WAIT, MakeBridge
-from ..server.test_live_agents import event, request
 from ..support.agent_world import World
+from ..support.pane import WAIT, MakeBridge
 from ..support.serve import TOKEN, running, wait_until
+from ..support.ws_client import event, request
 
 pytestmark = pytest.mark.tmux
 

@@ -22,9 +22,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from ..conftest import WAIT, _bridge
-from ..conftest import Bridge as Pane
-from ..far.test_nested import enter_nested
+from ..support.pane import WAIT, TestPane, enter_nested
 from ..support.serve import TOKEN, Server, running
 
 pytestmark = pytest.mark.tmux
@@ -32,14 +30,7 @@ READ_ONLY = "read-only-token-0123456789-abcdef"
 
 
 @pytest.fixture(scope="module")
-def pane() -> Iterator[Pane]:
-    with _bridge("bash") as bridge:
-        bridge.start()
-        yield bridge
-
-
-@pytest.fixture(scope="module")
-def server(pane: Pane) -> Iterator[Server]:
+def server(pane: TestPane) -> Iterator[Server]:
     path = pane.root / "read-only-token"
     path.write_text(READ_ONLY + "\n")
     path.chmod(0o600)
@@ -87,7 +78,7 @@ async def collect(ws: ClientConnection, until: bytes, events: list[dict[str, Any
     return bytes(out)
 
 
-def test_subscribe_acks_then_snapshot_then_typed_output(pane: Pane, server: Server) -> None:
+def test_subscribe_acks_then_snapshot_then_typed_output(pane: TestPane, server: Server) -> None:
     pane.send("--", "echo before-subscribe")
 
     async def scenario() -> tuple[dict[str, Any], bytes, bytes]:
@@ -112,7 +103,7 @@ def test_subscribe_acks_then_snapshot_then_typed_output(pane: Pane, server: Serv
     assert b"live-abc\r\n" in live
 
 
-def test_stream_false_is_history_only(pane: Pane, server: Server) -> None:
+def test_stream_false_is_history_only(pane: TestPane, server: Server) -> None:
     pane.send("--", "echo history-only")
     expected = pane.tmux("capture-pane", "-p", "-t", "tb-test")
 
@@ -136,7 +127,7 @@ def test_stream_false_is_history_only(pane: Pane, server: Server) -> None:
             assert line.rstrip() in re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
 
 
-def test_unsubscribe_stops_the_stream(pane: Pane, server: Server) -> None:
+def test_unsubscribe_stops_the_stream(pane: TestPane, server: Server) -> None:
     async def scenario() -> tuple[dict[str, Any], list[Any]]:
         async with await open_ws(server) as ws, await open_ws(server) as witness:
             for client in (ws, witness):
@@ -168,7 +159,7 @@ def _numbers(data: bytes) -> list[int]:
     return [int(line) for line in data.split(b"\n") if line.isdigit()]
 
 
-def test_a_reading_client_gets_every_line_in_order(pane: Pane, server: Server) -> None:
+def test_a_reading_client_gets_every_line_in_order(pane: TestPane, server: Server) -> None:
     count = 300000
 
     async def scenario() -> tuple[bytes, list[dict[str, Any]]]:
@@ -206,7 +197,7 @@ def _check_runs(runs: list[bytes], count: int) -> None:
 
 
 def test_a_slow_client_gets_a_lagging_event_and_a_snapshot_never_a_gap(
-    pane: Pane, server: Server
+    pane: TestPane, server: Server
 ) -> None:
     count = 1000000
 
@@ -254,7 +245,7 @@ def test_a_slow_client_gets_a_lagging_event_and_a_snapshot_never_a_gap(
 
 
 def test_a_repl_call_takes_the_watched_pipe_and_the_watch_comes_back(
-    pane: Pane, server: Server
+    pane: TestPane, server: Server
 ) -> None:
     async def scenario() -> tuple[list[Any], list[dict[str, Any]], bytes]:
         async with await open_ws(server) as ws:
@@ -291,7 +282,7 @@ def test_a_repl_call_takes_the_watched_pipe_and_the_watch_comes_back(
 
 
 def test_a_far_call_takes_the_watched_pipe_and_the_watch_comes_back(
-    pane: Pane, server: Server
+    pane: TestPane, server: Server
 ) -> None:
     """A far shell is read through the pane's pipe too (shells inside shells): on a
     watched pane the call takes the watch's pipe, and the watch re-arms after it."""
@@ -319,7 +310,7 @@ def test_a_far_call_takes_the_watched_pipe_and_the_watch_comes_back(
     assert b"watch-6\r\n" in live
 
 
-def _watch_cat(pane: Pane) -> int:
+def _watch_cat(pane: TestPane) -> int:
     """The pid of the watch's ``cat`` (its stdout is the watch's FIFO)."""
     fifo = pane.pane("#{@tmux-bridge-watch}")
     for entry in os.listdir("/proc"):
@@ -332,7 +323,7 @@ def _watch_cat(pane: Pane) -> int:
     raise AssertionError("no watch cat found")
 
 
-def test_a_stalled_pipe_is_re_armed_with_a_fresh_snapshot(pane: Pane, server: Server) -> None:
+def test_a_stalled_pipe_is_re_armed_with_a_fresh_snapshot(pane: TestPane, server: Server) -> None:
     async def scenario() -> tuple[list[dict[str, Any]], bytes]:
         async with await open_ws(server) as ws:
             await ws.send(json.dumps({"id": "1", "type": "subscribe-output", "agent": "tb-test"}))
@@ -354,7 +345,7 @@ def test_a_stalled_pipe_is_re_armed_with_a_fresh_snapshot(pane: Pane, server: Se
     assert "stalled" in events[0]["reason"]
 
 
-def test_uploads_paste_text_and_save_files_within_limits(pane: Pane, server: Server) -> None:
+def test_uploads_paste_text_and_save_files_within_limits(pane: TestPane, server: Server) -> None:
     image = bytes(range(256)) * 4
 
     async def scenario() -> list[dict[str, Any]]:
@@ -390,7 +381,7 @@ def test_uploads_paste_text_and_save_files_within_limits(pane: Pane, server: Ser
     assert huge == {"closed": 1009}
 
 
-def test_a_dropped_text_file_never_runs_in_the_shell(pane: Pane, server: Server) -> None:
+def test_a_dropped_text_file_never_runs_in_the_shell(pane: TestPane, server: Server) -> None:
     """Even with the shell's bracketed paste off (each pasted line break is Enter): a text
     of several lines is pasted as its saved file's path, one line without its final
     newline, and control characters in it are visible text."""
@@ -433,7 +424,7 @@ def test_a_dropped_text_file_never_runs_in_the_shell(pane: Pane, server: Server)
     assert not list(pane.root.glob("ran*"))
 
 
-def test_resize_never_shrinks_the_person_and_does_not_pin(pane: Pane, server: Server) -> None:
+def test_resize_never_shrinks_the_person_and_does_not_pin(pane: TestPane, server: Server) -> None:
     async def ask(cols: int, rows: int) -> dict[str, Any]:
         async with await open_ws(server) as ws:
             await ws.send(frame(3, "tb-test", f"{cols}:{rows}".encode()))
@@ -548,7 +539,7 @@ def test_token_ways_and_origins_accepted(server: Server) -> None:
     assert refused is False and code == 4401
 
 
-def test_the_read_only_token_watches_but_never_types(pane: Pane, server: Server) -> None:
+def test_the_read_only_token_watches_but_never_types(pane: TestPane, server: Server) -> None:
     pane.send("--", "echo read-only-visible")
 
     async def scenario() -> tuple[bytes, list[dict[str, Any]]]:

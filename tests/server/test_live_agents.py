@@ -7,18 +7,18 @@ a prompt whose delivery the stand-in's own log confirms."""
 from __future__ import annotations
 
 import asyncio
-import json
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pexpect
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
-from ..conftest import WAIT, MakeBridge
 from ..support.agent_world import World
+from ..support.pane import MakeBridge
 from ..support.serve import TOKEN, running
+from ..support.ws_client import event, request
 
 pytestmark = pytest.mark.tmux
 
@@ -26,23 +26,6 @@ pytestmark = pytest.mark.tmux
 @pytest.fixture
 def world(make_bridge: MakeBridge) -> Iterator[World]:
     yield World(make_bridge("bash"))
-
-
-async def request(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
-    await ws.send(json.dumps(message))
-    while True:
-        reply = json.loads(await asyncio.wait_for(ws.recv(), WAIT))
-        if reply.get("id") == message["id"]:
-            return dict(reply)
-
-
-async def event(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The first event ``wanted`` accepts; others before it are skipped."""
-    async with asyncio.timeout(WAIT):
-        while True:
-            message = json.loads(await ws.recv())
-            if wanted(message):
-                return dict(message)
 
 
 def _about(event: dict[str, Any], name: str, *types: str) -> bool:

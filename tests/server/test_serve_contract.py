@@ -15,8 +15,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from ..conftest import Bridge as Pane
-from ..conftest import _bridge
+from ..support.pane import TestPane
 from ..support.serve import Server, running
 
 pytestmark = pytest.mark.tmux
@@ -24,15 +23,8 @@ pytestmark = pytest.mark.tmux
 CONTRACT_KEYS = {"ok", "action", "session", "sessions", "output", "error", "metadata"}
 
 
-@pytest.fixture(scope="module")
-def pane() -> Iterator[Pane]:
-    with _bridge("bash") as bridge:
-        bridge.start()
-        yield bridge
-
-
 @pytest.fixture(scope="module", params=["stub", "tmux"])
-def server(request: pytest.FixtureRequest, pane: Pane) -> Iterator[Server]:
+def server(request: pytest.FixtureRequest, pane: TestPane) -> Iterator[Server]:
     """The server in either mode; stub mode chosen as the contract does, through
     TMUX_BRIDGE_MODE."""
     if request.param == "stub":

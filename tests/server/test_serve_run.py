@@ -16,30 +16,15 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import httpx
 import pytest
 
-from ..conftest import Bridge as Pane
-from ..conftest import MakeBridge, _bridge
+from ..support.pane import MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, processes_running, running, wait_until
 
 pytestmark = pytest.mark.tmux
-
-
-@pytest.fixture(scope="module")
-def pane() -> Iterator[Pane]:
-    with _bridge("bash") as bridge:
-        bridge.start()
-        yield bridge
-
-
-@pytest.fixture(scope="module")
-def server(pane: Pane) -> Iterator[Server]:
-    with running(pane.env) as started:
-        yield started
 
 
 class RunCase(NamedTuple):
@@ -71,7 +56,7 @@ def decoded(document: dict[str, Any], name: str) -> bytes:
 
 
 @pytest.mark.parametrize("case", FIDELITY, ids=[c.test_id for c in FIDELITY])
-def test_run_is_exact(server: Server, pane: Pane, case: RunCase) -> None:
+def test_run_is_exact(server: Server, pane: TestPane, case: RunCase) -> None:
     local = expected(case.command)
     response = server.post(action="run", command=case.command)
     assert response.status_code == 200, response.text
@@ -95,7 +80,7 @@ def test_run_raw_keeps_control_sequences(server: Server) -> None:
     assert cleaned["output"] == "plain red\n"  # what a terminal shows, as tmux-send gives it
 
 
-def test_answer_a_waiting_command_from_a_second_request(server: Server, pane: Pane) -> None:
+def test_answer_a_waiting_command_from_a_second_request(server: Server, pane: TestPane) -> None:
     """A command waits for input; another request types the answer into the pane (keys
     take no lock); the first gets the command's exact result."""
     call = Reply(
@@ -118,7 +103,7 @@ def test_run_idle_timeout(server: Server) -> None:
     assert result["signals_sent"], result
 
 
-def test_run_in_a_session_made_through_the_api(server: Server, pane: Pane) -> None:
+def test_run_in_a_session_made_through_the_api(server: Server, pane: TestPane) -> None:
     with server.client() as client:
         made = client.post("/v1/tmux", json={"action": "create_session", "session": "made"})
         assert made.status_code == 200, made.text
@@ -171,7 +156,7 @@ def _raw_request(server: Server, document: dict[str, Any]) -> socket.socket:
     return sock
 
 
-def _logged(pane: Pane, command: str) -> list[dict[str, Any]]:
+def _logged(pane: TestPane, command: str) -> list[dict[str, Any]]:
     """The audit log's entries for ``command``: each call's end (its start is logged too)."""
     path = pane.runtime / "log.jsonl"
     lines = path.read_text().splitlines() if path.exists() else []
@@ -179,7 +164,7 @@ def _logged(pane: Pane, command: str) -> list[dict[str, Any]]:
     return [e for e in entries if e["command"] == command and e.get("event") != "start"]
 
 
-def test_client_disconnect_interrupts_the_command(server: Server, pane: Pane) -> None:
+def test_client_disconnect_interrupts_the_command(server: Server, pane: TestPane) -> None:
     """The client goes away mid-run: the command is interrupted as by Ctrl-C (its
     process is gone, the shell is back at its prompt, the log says 130)."""
     command = "sleep 31.7"  # no output: only an idle timeout longer than the test's wait
@@ -276,7 +261,7 @@ def test_stopping_the_server_interrupts_the_command(make_bridge: MakeBridge, sig
     assert pane.runtime_files() == pane.between_calls()
 
 
-def test_quick_actions_answer_while_many_commands_wait(server: Server, pane: Pane) -> None:
+def test_quick_actions_answer_while_many_commands_wait(server: Server, pane: TestPane) -> None:
     """40 runs for one pane (one runs, the rest wait for its lock, each holding a
     thread): captures and status are still answered; the clients going away cancels them
     all, the waiting ones before anything is typed."""
@@ -306,7 +291,7 @@ def test_quick_actions_answer_while_many_commands_wait(server: Server, pane: Pan
     assert len(processes_running(argv)) == 0
 
 
-def test_another_tmux_server_with_socket(pane: Pane) -> None:
+def test_another_tmux_server_with_socket(pane: TestPane) -> None:
     """--socket NAME: the API works on that tmux server, not the bridge's."""
     other = ["tmux", "-L", "other"]
     subprocess.run([*other, "new-session", "-d", "-s", "elsewhere"], env=pane.env, check=True)

@@ -18,27 +18,13 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 
-from ..conftest import BIN, _bridge
-from ..conftest import Bridge as Pane
+from ..support.pane import BIN, TestPane
 from ..support.serve import TOKEN, Server, running
 
 pytestmark = pytest.mark.tmux
 
 MAX_BODY = 256 * 1024  # the issue's bounds, written out
 MAX_COMMAND = 128 * 1024
-
-
-@pytest.fixture(scope="module")
-def pane() -> Iterator[Pane]:
-    with _bridge("bash") as bridge:
-        bridge.start()
-        yield bridge
-
-
-@pytest.fixture(scope="module")
-def server(pane: Pane) -> Iterator[Server]:
-    with running(pane.env) as started:
-        yield started
 
 
 def touch_request(marker: Path) -> dict[str, Any]:
@@ -77,7 +63,7 @@ HOSTS = [
 
 
 @pytest.mark.parametrize("case", HOSTS, ids=[c.test_id for c in HOSTS])
-def test_host_allow_list(server: Server, pane: Pane, case: HostCase) -> None:
+def test_host_allow_list(server: Server, pane: TestPane, case: HostCase) -> None:
     marker = pane.root / f"host-{case.test_id}"
     with server.client(headers={"Host": case.host}) as client:
         response = client.post("/v1/tmux", json=touch_request(marker))
@@ -90,7 +76,7 @@ def test_host_allow_list(server: Server, pane: Pane, case: HostCase) -> None:
 
 
 @pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://127.0.0.1:3337"])
-def test_origin_not_allowed(server: Server, pane: Pane, origin: str) -> None:
+def test_origin_not_allowed(server: Server, pane: TestPane, origin: str) -> None:
     """Even with the right token and Host: a browser page of another origin gets 403."""
     marker = pane.root / "origin"
     with server.client(headers={"Origin": origin}) as client:
@@ -118,7 +104,7 @@ BAD_TOKENS = [
 
 
 @pytest.mark.parametrize("case", BAD_TOKENS, ids=[c.test_id for c in BAD_TOKENS])
-def test_bad_token(server: Server, pane: Pane, case: TokenCase) -> None:
+def test_bad_token(server: Server, pane: TestPane, case: TokenCase) -> None:
     marker = pane.root / f"token-{case.test_id}"
     headers = {"Authorization": case.header} if case.header is not None else {}
     with server.client(token=None, headers=headers) as client:
@@ -144,7 +130,7 @@ def test_health_tells_nothing_without_the_token(server: Server) -> None:
     assert (full["ok"], full["mode"]) == (True, "tmux")
 
 
-def test_allowed_origin_gets_cors_and_preflight(pane: Pane) -> None:
+def test_allowed_origin_gets_cors_and_preflight(pane: TestPane) -> None:
     """A browser add-in's origin, allowed through ALLOWED_ORIGINS: its preflight is
     answered without a token, its requests get CORS headers; others still get 403."""
     origin = "https://addin.example:3000"
@@ -172,7 +158,7 @@ def test_allowed_origin_gets_cors_and_preflight(pane: Pane) -> None:
         assert listed.headers["access-control-allow-origin"] == origin
 
 
-def test_token_file_is_made_private_and_kept(pane: Pane) -> None:
+def test_token_file_is_made_private_and_kept(pane: TestPane) -> None:
     """Without TMUX_BRIDGE_TOKEN, tmux mode makes `token` in the runtime directory
     (mode 0600) on first start, says where it is, and uses the same one next time."""
     path = pane.runtime / "token"
@@ -189,7 +175,7 @@ def test_token_file_is_made_private_and_kept(pane: Pane) -> None:
         assert second.post(token=token, action="list_sessions").status_code == 200
 
 
-def test_token_file_open_to_others_is_refused(pane: Pane) -> None:
+def test_token_file_open_to_others_is_refused(pane: TestPane) -> None:
     path = pane.root / "open-token"
     path.write_text("a-token-that-others-can-read-000\n")
     path.chmod(0o644)
@@ -214,14 +200,14 @@ UNSAFE_STARTS = [
 
 
 @pytest.mark.parametrize("case", UNSAFE_STARTS, ids=[c.test_id for c in UNSAFE_STARTS])
-def test_unsafe_starts_are_refused(pane: Pane, case: StartCase) -> None:
+def test_unsafe_starts_are_refused(pane: TestPane, case: StartCase) -> None:
     result = _serve(pane, "--port", "0", *case.args)
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert case.says in result.stderr
     assert "listening" not in result.stdout
 
 
-def _serve(pane: Pane, *args: str) -> subprocess.CompletedProcess[str]:
+def _serve(pane: TestPane, *args: str) -> subprocess.CompletedProcess[str]:
     """``tmux-bridge serve ARGS`` that is expected to exit at once."""
     env = {k: v for k, v in pane.env.items() if k != "TMUX_BRIDGE_TOKEN"}
     return subprocess.run(
@@ -234,7 +220,7 @@ def _serve(pane: Pane, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_unix_socket_without_token(pane: Pane) -> None:
+def test_unix_socket_without_token(pane: TestPane) -> None:
     """--no-token on a Unix socket: made 0600, answers without a token (httpx and curl),
     and is removed when the server stops on Ctrl-C."""
     path = pane.root / "http.sock"
@@ -256,7 +242,7 @@ def test_unix_socket_without_token(pane: Pane) -> None:
     assert not path.exists()
 
 
-def test_body_too_large(server: Server, pane: Pane) -> None:
+def test_body_too_large(server: Server, pane: TestPane) -> None:
     marker = pane.root / "big"
     padding = "x" * (MAX_BODY - len(json.dumps(touch_request(marker))) - 20)
     fits = json.dumps({**touch_request(marker), "code": padding})
@@ -316,7 +302,7 @@ def test_other_content_types_methods_and_paths(server: Server) -> None:
     refused(server.post(token=None, action="list_sessions"), 401, "unauthorized")
 
 
-def test_https_with_a_certificate(pane: Pane) -> None:
+def test_https_with_a_certificate(pane: TestPane) -> None:
     """--tls-cert/--tls-key: HTTPS for a browser add-in, checked with httpx and curl
     against a certificate made here for localhost."""
     cert, key = pane.root / "cert.pem", pane.root / "key.pem"

@@ -16,7 +16,7 @@ from tmux_bridge.api import Bridge as Facade
 from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.target import Target
 
-from ..conftest import Bridge
+from .pane import TestPane
 
 STANDIN = Path(__file__).with_name("standin_agent.py")
 # The interpreter itself, not a `python3` found on PATH: a version manager's shim (pyenv's
@@ -26,10 +26,10 @@ PYTHON3 = str(Path(sys.base_prefix, "bin", "python3"))
 
 
 class World:
-    """The test's tmux server (a :class:`tests.conftest.Bridge`, not started: no bridge
+    """The test's tmux server (a :class:`tests.support.pane.TestPane`, not started: no bridge
     session is needed) and the agents started on it."""
 
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: TestPane) -> None:
         self.b = bridge
         self.bin = bridge.root / "bin"
         self.bin.mkdir()

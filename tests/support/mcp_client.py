@@ -1,34 +1,63 @@
 """Driving the MCP server from tests: the SDK's in-memory client against a real private
-tmux server (the conftest fixtures), and the stdio subprocess."""
+tmux server (the fixtures of tests/support/plugin.py), and the stdio subprocess."""
 
 from __future__ import annotations
 
 import asyncio
-import os
+import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio
 from mcp import Client
 from mcp_types import CallToolResult, Implementation
 
-from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.mcp.server import build_server
-from tmux_bridge.target import Target
 
-from ..conftest import Bridge as Pane
+from . import tmuxserver
+from .pane import TestPane, target_of
 
 CLIENT = Implementation(name="test-client", version="1.0")
 T = TypeVar("T")
+ALL_TOOLS = [
+    "run", "start_repl", "evaluate", "close_repl", "send_keys", "type_text", "read_screen",
+    "status", "list_panes", "pane_info", "read_file", "write_file", "edit_file",
+    "list_agents", "send_prompt", "send_message",
+]  # fmt: skip
+READ_ONLY = {"read_screen", "status", "list_panes", "pane_info", "read_file", "list_agents"}
+SLEEPER = "sh -c 'echo started; exec sleep 30'"
 
 
-def target_of(bridge: Pane, pane: str | None = None) -> Target:
-    """The test bridge's terminal, named explicitly (nothing from the environment)."""
-    socket = bridge.tmpdir / f"tmux-{os.getuid()}" / "default"
-    return Target(Tmux(socket_path=str(socket)), bridge.session, pane, str(bridge.runtime))
+def bash(command: str) -> subprocess.CompletedProcess[str]:
+    """What bash itself gives for ``command`` (the expected values)."""
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30)
+
+
+class Progress:
+    """The progress notifications of one call: when each came, its count and text."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, float, str]] = []
+        self.started = anyio.Event()
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.seen.append((time.monotonic(), progress, message or ""))
+        if "started" in (message or ""):
+            self.started.set()
+
+    @property
+    def text(self) -> str:
+        return "".join(message for _, _, message in self.seen)
+
+
+def at_prompt(pane: TestPane) -> bool:
+    """Whether the pane shows its bare prompt ``$`` on its last non-empty line."""
+    return tmuxserver.at_prompt(pane.screen())
 
 
 def with_client(
-    bridge: Pane,
+    bridge: TestPane,
     use: Callable[[Client], Awaitable[T]],
     readonly: bool = False,
     mode: str = "auto",
@@ -44,7 +73,7 @@ def with_client(
 
 
 def call(
-    bridge: Pane, tool: str, arguments: dict[str, Any] | None = None, readonly: bool = False
+    bridge: TestPane, tool: str, arguments: dict[str, Any] | None = None, readonly: bool = False
 ) -> CallToolResult:
     """One tool call through a fresh in-memory client."""
 

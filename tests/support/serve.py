@@ -2,7 +2,7 @@
 
 The server is started as a subprocess (so SIGTERM and Ctrl-C are real) on a free port
 of 127.0.0.1 (``--port 0``; the port is read from its banner) or on a Unix socket, with
-the environment of a private tmux server from conftest's :class:`Bridge`.
+the environment of a private tmux server from :class:`~tests.support.pane.TestPane`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..conftest import BIN, WAIT, read_line
+from .pane import BIN, WAIT, read_line
 
 TOKEN = "test-token-0123456789-abcdefghij"  # what TMUX_BRIDGE_TOKEN is set to
 START_TIMEOUT = 30.0  # seconds for the banner to appear on a loaded machine

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import pytest
 
 if TYPE_CHECKING:
-    from ..conftest import Bridge
+    from .pane import TestPane
 
 SSHD = "/usr/sbin/sshd"
 USERS = {"bash": "tbfar-bash", "zsh": "tbfar-zsh", "fish": "tbfar-fish", "dash": "tbfar-dash"}
@@ -178,7 +178,7 @@ def slow_link(port: int, delay: float) -> Iterator[int]:
             sock.close()
 
 
-def ssh_pane(b: Bridge, sshd: Sshd, shell: str) -> None:
+def ssh_pane(b: TestPane, sshd: Sshd, shell: str) -> None:
     """The person, in the bridge's local bash, logs in over ssh as the ``shell`` user."""
     b.start()
     b.tmux("send-keys", "-t", b.target, sshd.command(shell), "Enter")

@@ -19,7 +19,7 @@ from tmux_bridge.text.farshell import (
 )
 from tmux_bridge.text.seams import printf_text
 
-from ..conftest import shell_path
+from ..support.pane import shell_path
 
 SAMPLES = [
     b"echo 'it''s' \"$HOME\" 100% \\n done",

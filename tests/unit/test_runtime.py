@@ -31,7 +31,7 @@ from tmux_bridge.infra.runtime import (
     write_private_file,
 )
 
-from ..conftest import WAIT, read_line
+from ..support.pane import WAIT, read_line
 
 
 def mode_of(path: Path) -> int:
