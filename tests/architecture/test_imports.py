@@ -125,7 +125,7 @@ def test_the_check_sees_the_sdk_when_the_mcp_server_is_imported() -> None:
 
 
 def test_the_mcp_texts_and_cap_do_not_import_the_sdk() -> None:
-    """`tmux-bridge mcp --list-tools` and the README's tool list need no SDK."""
+    """`tmux-bridge mcp --list-tools` and the tool list of docs/mcp.md need no SDK."""
     for module in ("tmux_bridge.mcp.texts", "tmux_bridge.mcp.cap"):
         assert _loaded_after_import(module, SERVER_DEPENDENCIES) == [], module
 

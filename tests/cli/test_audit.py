@@ -27,7 +27,9 @@ from tmux_bridge.errors import InvalidRequest
 from ..support.pane import BIN, TestPane
 
 ATTACKER = "tbattacker"  # another local user, made with useradd
-VICTIM = "tbvictim"  # the name in $USER of the person whose runtime directory is taken
+# the name in $USER of the person whose runtime directory is taken; one per test process,
+# so two runs of the suite on one machine never share /tmp/tmux-bridge-$USER
+VICTIM = f"tbvictim{os.getpid()}"
 SECRET = "curl -H 'Authorization: Bearer s3cr3t-t0ken' https://api.example.com"
 
 
@@ -43,7 +45,7 @@ def _other_user(name: str) -> int:
 
 @pytest.fixture
 def taken_runtime_dir() -> Iterator[Path]:
-    """``/tmp/tmux-bridge-tbvictim`` made first by another user, with a ``log.jsonl``
+    """``/tmp/tmux-bridge-$USER`` (the victim's) made first by another user, with a ``log.jsonl``
     (and a ``context.json``) anyone may write: what an attacker plants for a person."""
     uid = _other_user(ATTACKER)
     path = Path(f"/tmp/tmux-bridge-{VICTIM}")

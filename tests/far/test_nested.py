@@ -281,7 +281,7 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
         assert "went away" in doc["error"]
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
         assert b.send_text("--", "echo local") == (0, "local\n", "")
-        # the far side was killed before it could remove its stderr file (README: limits)
+        # the far side was killed before it could remove its stderr file (docs/far-shells.md)
         for left in far_err_files(USERS["dash"]) - before:
             left.unlink()
 
@@ -541,7 +541,7 @@ def _strict_calls(b: TestPane, case: Strict) -> None:
     if case.unset == "lost":
         assert code == 125 and "went away" in err, (code, err)
         for left in far_err_files(user) - before:
-            left.unlink()  # the far shell died before it could (README: limits)
+            left.unlink()  # the far shell died before it could (docs/far-shells.md: limits)
     else:
         assert code not in (0, 125) and "tb_not_set" in err, (code, err)
         assert ("ended the far shell" in err) == (case.unset == "ends")

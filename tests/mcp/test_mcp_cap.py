@@ -1,5 +1,5 @@
 """The output cap alone (pure, no tmux): characters are never split, base64 goes when
-the text is cut, old saved streams are swept; and the README's tool list is the code's."""
+the text is cut, old saved streams are swept; and the tool list of docs/mcp.md is the code's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tmux_bridge.mcp.texts import tool_table
 
 from ..support.mcp_client import ALL_TOOLS, READ_ONLY
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+MCP_PAGE = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
 
 
 def test_a_cut_never_splits_a_character(tmp_path: Path) -> None:
@@ -51,9 +51,8 @@ def test_saved_streams_older_than_a_day_are_swept(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(new).st_mode) == 0o600
 
 
-def test_the_readme_lists_the_tools_the_code_serves() -> None:
-    text = README.read_text()
-    section = text.split("## Use from an MCP client", 1)[1].split("\n## ", 1)[0]
+def test_the_mcp_page_lists_the_tools_the_code_serves() -> None:
+    section = MCP_PAGE.read_text()
     rows = re.findall(r"^\| `(\w+)` \| (yes|) \|", section, re.M)
     assert [name for name, _ in rows] == ALL_TOOLS
     assert {name for name, mark in rows if mark} == READ_ONLY

@@ -43,7 +43,7 @@ C0_NAMES = (
     "END OF TRANSMISSION BLOCK", "CANCEL", "END OF MEDIUM", "SUBSTITUTE", "ESCAPE",
     "FILE SEPARATOR", "GROUP SEPARATOR", "RECORD SEPARATOR", "UNIT SEPARATOR",
 )  # fmt: skip
-# The label rule as README and `tmux-bridge label --help` state it.
+# The label rule as docs/panes.md and `tmux-bridge label --help` state it.
 LABEL_RULE = re.compile(r"[A-Za-z0-9_.-]{1,40}\Z")
 
 

@@ -617,6 +617,6 @@ def test_the_scan_finds_a_bypass(case: Bypass) -> None:
 
 
 def test_the_scan_reads_the_package_and_knows_every_tmux_command(server: Server) -> None:
-    assert (PACKAGE / "seams.py").exists() and len(list(PACKAGE.rglob("*.py"))) > 40
+    assert (PACKAGE / "text" / "seams.py").exists() and len(list(PACKAGE.rglob("*.py"))) > 40
     listed = server.tmux.run("list-commands", "-F", "#{command_list_name}").stdout.split()
     assert set(listed) == TMUX_COMMANDS

@@ -46,7 +46,7 @@ from ..support.mcp_client import CLIENT
 from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running
 
-# The bounds as README and the module's docstring state them, written out.
+# The bounds as docs/http-api.md and the module's docstring state them, written out.
 MAX_PATTERN = 256
 MAX_REPEAT = 1000
 MAX_WEIGHT = 10_000

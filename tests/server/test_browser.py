@@ -3,8 +3,8 @@ by Playwright's Python package; Playwright's own browsers are never downloaded) 
 a real ``tmux-bridge serve`` and a real tmux server: the page loads with no network
 (every request it makes goes to the server, none elsewhere), a pane is chosen, a
 command is typed into the xterm.js terminal and its output shows in the page; a prompt
-sent from the page to a stand-in agent shows its receipt. The screenshot in the README
-(``docs/browser-view.png``) is taken here."""
+sent from the page to a stand-in agent shows its receipt. The screenshot on the browser page
+(``docs/browser-view.png``, shown in docs/browser-view.md) is taken here."""
 
 from __future__ import annotations
 

@@ -323,8 +323,17 @@ def _watch_cat(pane: TestPane) -> int:
     raise AssertionError("no watch cat found")
 
 
+def _ended(pid: int) -> bool:
+    """Whether a process is gone or dead (a zombie its parent has not reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 def test_a_stalled_pipe_is_re_armed_with_a_fresh_snapshot(pane: TestPane, server: Server) -> None:
-    async def scenario() -> tuple[list[dict[str, Any]], bytes]:
+    async def scenario() -> tuple[list[dict[str, Any]], int]:
         async with await open_ws(server) as ws:
             await ws.send(json.dumps({"id": "1", "type": "subscribe-output", "agent": "tb-test"}))
             await reply(ws, "1")
@@ -336,11 +345,12 @@ def test_a_stalled_pipe_is_re_armed_with_a_fresh_snapshot(pane: TestPane, server
             data = await collect(ws, b"after-stall\r\n", events)
             pane.tmux("send-keys", "-t", "tb-test", "echo still-live", "Enter")
             data += await collect(ws, b"still-live\r\n", events)
-            assert not os.path.exists(f"/proc/{stalled}"), "the stalled reader was ended"
             assert _watch_cat(pane) != stalled
-            return events, data
+            return events, stalled
 
-    events, _data = run(scenario())
+    events, stalled = run(scenario())
+    # the stalled reader was ended (killed; tmux reaps it when its turn comes)
+    pane.wait_for(lambda: _ended(stalled), f"the stalled cat {stalled} to be ended")
     assert [e["type"] for e in events] == ["lagging"]
     assert "stalled" in events[0]["reason"]
 

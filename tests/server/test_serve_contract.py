@@ -3,7 +3,7 @@
 
 Each case gets its own session (``{s}`` in a request), made through the API first
 unless the case says not to. Expected statuses, codes and texts are the contract's
-(and this server's README), never read from the code under test.
+(and docs/http-api.md), never read from the code under test.
 """
 
 from __future__ import annotations

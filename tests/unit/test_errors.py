@@ -108,7 +108,7 @@ def test_exit_status(case: ExitCase) -> None:
 
 
 def test_the_timeout_kinds_are_the_documented_ones_and_all_tested() -> None:
-    # README: `timed_out` is `null`, `"idle"` or `"overall"`
+    # docs/agents-guide.md: `timed_out` is `null`, `"idle"` or `"overall"`
     assert set(get_args(TimeoutKind)) == {"idle", "overall"}
     assert {case.timed_out for case in EXIT_CASES} == {None, *get_args(TimeoutKind)}
 

@@ -1,4 +1,4 @@
-"""``/ws``: the WebSocket adapter protocol (../shared/specs/websocket-adapter.md).
+"""``/ws``: the WebSocket adapter protocol (docs/websocket.md).
 
 JSON text frames with ``id`` for requests; binary frames ``type + name + 0x00 +
 payload``: 0x01 output (server to client), 0x02 keyboard VT bytes, 0x03 ``cols:rows``,
