@@ -224,7 +224,7 @@ def test_no_cycles_between_layers() -> None:
         ("from ..calls.command import run\n", ["tmux_bridge.calls.command"]),
         ("def f():\n    from ..calls import repl\n", ["tmux_bridge.calls.repl"]),
         (
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..api import TestPane\n",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..api import Bridge\n",
             ["tmux_bridge.api"],
         ),
         ("import tmux_bridge.infra.tmux\n", ["tmux_bridge.infra.tmux"]),
