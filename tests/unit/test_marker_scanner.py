@@ -83,16 +83,20 @@ def test_byte_by_byte_up_to_the_end_marker_gives_the_same(case: Case) -> None:
     assert (out, s.ended, s.status) == (case.output, True, case.status)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MarkerScanner holds back only the lead and the end prefix: an end marker split "
-    "after its prefix (before its status and ___) is passed on as output and never seen",
-)
 def test_an_end_marker_split_after_its_prefix() -> None:
     s = scanner()
     out = s.feed(b"__START_t1__\r\nx\r\n\r\n__END_t1 ")
     out += s.feed(b"0___")
     assert (out, s.ended, s.status) == (b"x\r\n", True, 0)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.test_id)
+def test_the_stream_cut_in_two_anywhere_gives_the_same(case: Case) -> None:
+    # a pipe may hand the stream over at any byte, the end marker's included
+    for cut in range(len(case.stream) + 1):
+        s = scanner(case.lead)
+        out = s.feed(case.stream[:cut]) + s.feed(case.stream[cut:])
+        assert (out, s.ended, s.status) == (case.output, True, case.status), cut
 
 
 def test_without_the_lead_before_the_marker_its_own_line_end_goes() -> None:
