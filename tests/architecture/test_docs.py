@@ -39,6 +39,22 @@ def test_every_relative_link_names_a_file(page: Path) -> None:
     assert missing == []
 
 
+# A path of the repository written as code: `tests/x/test_y.py`, `tmux_bridge/pane/info.py`,
+# `tests/seams/test_seam_*.py` (a glob); DIR in a path is a placeholder.
+REPO_PATH = re.compile(r"`((?:tests|tmux_bridge|bench|docs|scripts)/[\w./*-]+)`")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_path_written_as_code_exists(page: Path) -> None:
+    """Files named in the text (not only links) follow the tree when it moves."""
+    missing = [
+        path
+        for path in REPO_PATH.findall(page.read_text())
+        if "DIR" not in path and not any(ROOT.glob(path.rstrip("/")))
+    ]
+    assert missing == []
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_every_anchor_names_a_heading(page: Path) -> None:
     """``page.md#some-heading`` (or ``#some-heading``) names a heading of that page, as
