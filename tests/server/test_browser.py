@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page, WebSocketRoute, sync_playwright
 
 from ..support.agent_world import World
 from ..support.pane import WAIT, MakeBridge, TestPane
@@ -97,3 +97,53 @@ def test_a_prompt_sent_from_the_page_shows_its_receipt(make_bridge: MakeBridge) 
     assert errors == []
     assert receipt.startswith("delivered to alpha (confirmed by ")
     assert world.prompts("alpha") == ["review the page"]  # the stand-in's own log
+
+
+def test_a_late_subscription_reply_does_not_take_the_persons_typing(
+    pane: TestPane, server: Server
+) -> None:
+    """The person clicks a pane, then types in the prompt box before the page's
+    subscription is answered: when the answer comes, their keys stay in the box and never
+    reach the pane. (Playwright holds the server's messages back to make it so.)"""
+    route: dict[str, WebSocketRoute] = {}
+    held: list[str | bytes] = []
+    holding = [False]
+
+    def handle(ws: WebSocketRoute) -> None:
+        route["ws"] = ws
+        to_server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if isinstance(message, str) and '"subscribe-output"' in message:
+                holding[0] = True
+            to_server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            (held.append if holding[0] else ws.send)(message)
+
+        ws.on_message(from_page)
+        to_server.on_message(from_server)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.set_default_timeout(WAIT * 1000)
+            page.route_web_socket("**/ws", handle)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page.locator("#status").filter(has_text="connected (full)").wait_for()
+            page.locator("#panes button", has_text="tb-test").first.click()
+            page.wait_for_function("true")  # the click's handler ran
+            assert holding[0], "the page asked for the pane's output"
+            page.locator("#prompt-text").click()
+            page.keyboard.type("keep ")
+            holding[0] = False
+            for message in held:  # the answer arrives now
+                route["ws"].send(message)
+            page.locator("#terminal .xterm-rows", has_text="$").wait_for()
+            page.keyboard.type("quokka")
+            typed = page.locator("#prompt-text").input_value()
+        finally:
+            browser.close()
+    assert typed == "keep quokka"
+    assert "quokka" not in pane.screen()
