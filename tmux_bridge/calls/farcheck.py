@@ -173,8 +173,7 @@ def _far_ready(
     """The checks a far call makes before typing, under the pane's lock; typing nothing."""
     with pane_call(target, options, cancel, notice) as frame:
         check_no_repl(frame.records, frame.view.pane, target.tmux)
-        memory = frame.records.file("far-prompt")
-        check_far_ready(target.tmux, frame.view.pane, gateway, memory, frame.view.screen)
+        check_far_ready(target.tmux, frame.view.pane, gateway, frame.records, frame.view.screen)
 
 
 def _far_call(

@@ -365,7 +365,7 @@ def start_far(call: _ReplCall, gateway: Gateway, preset: Preset, command: bytes)
             record,
             frame.deadline,
             (call.stdout, _to_notes(record), call.notice, call.cancel),
-            frame.records.file("far-prompt"),
+            frame.records,
             frame.view.screen,
             make_call=make,
         )
