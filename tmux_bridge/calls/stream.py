@@ -25,6 +25,7 @@ from ..infra.tmux import Tmux
 from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line
 from ..results import CallRecord
 from ..text import seams
+from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
 from ..text.patterns import Pattern
 from .clock import CallClock, announce_waiting
@@ -295,7 +296,7 @@ class PaneStream:
 # How long to read on after the REPL exited, for the end marker its shell prints.
 EXIT_READ_LIMIT = 1.0
 # The end marker of a command-mode call (the one that started the REPL), with its status.
-_RUNNER_END = re.compile(rb"___TMUXSEND_END_[0-9a-f]{10} (\d+)___")
+_RUNNER_END = RUNNER_END
 
 
 def read_until_end_marker(relay: Relay, limit: float, data: bytes = b"") -> bytes:
