@@ -24,7 +24,7 @@ PACKAGE = Path(tmux_bridge.__file__).resolve().parent
 # printed to a terminal, a client's regular expression).
 PUBLIC = {
     "tmux_bridge", "api", "errors", "results", "report", "target", "cancel",
-    "infra.tmux", "text.seams", "text.patterns",
+    "infra.tmux", "text.seams", "infra.patterns",
 }  # fmt: skip
 VOCABULARY = {"errors", "cancel", "target", "results", "report"}
 
@@ -75,7 +75,6 @@ PENDING: set[tuple[str, str]] = {
     ("server.ws", "agents.detect"),
     ("server.ws", "infra.control"),
     ("server.ws", "pane.termio"),
-    ("text.patterns", "errors"),
     ("web.security", "infra.runtime"),
     ("web.security", "server.contract"),
 }

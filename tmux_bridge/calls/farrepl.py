@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import EXIT_FAILURE, FarReplUnsupported, HalfTypedLine, PaneBusy
+from ..infra.patterns import Pattern, compile_pattern
 from ..infra.tmux import Tmux
 from ..pane.info import PaneInfo, screen_tail
 from ..pane.records import ReplRecord
@@ -33,7 +34,6 @@ from ..results import CallRecord
 from ..text.farshell import FarFacts
 from ..text.markers import DEF, MARK, MARK_PRINTF, defined_pattern, end_prefix
 from ..text.output import render_line
-from ..text.patterns import Pattern, compile_pattern
 from ..text.presets import Preset
 from ..text.seams import printf_text
 from ..text.shells import ShellKind

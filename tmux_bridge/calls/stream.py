@@ -20,6 +20,7 @@ from typing import Literal
 
 from ..cancel import Cancel
 from ..infra import procfs
+from ..infra.patterns import Pattern
 from ..infra.relay import Relay, close_fd, open_pidfd
 from ..infra.tmux import Tmux
 from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line
@@ -27,7 +28,6 @@ from ..results import CallRecord
 from ..text import seams
 from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
-from ..text.patterns import Pattern
 from .clock import CallClock, announce_waiting
 from .frame import Notice, check_not_cancelled
 
