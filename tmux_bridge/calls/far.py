@@ -30,7 +30,7 @@ from ..cancel import Cancel
 from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
 from ..infra.relay import close_fd, open_pidfd
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line, cursor_place, screen_tail
 from ..pane.readiness import NOT_READY as _NOT_READY
 from ..pane.readiness import check_not_typing_far, split_at_column
@@ -330,10 +330,10 @@ class FarCall:
                 ["send-keys", "-t", pane_id, "Enter"],
             )
             return
-        buffer = f"tmux-send-{self.record.call_id}"
-        self.tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode())
+        load, paste = paste_commands(f"tmux-send-{self.record.call_id}", pane_id, bracketed=False)
+        self.tmux.run(*load, stdin=text.encode())
         self.tmux.run_all(
-            ["paste-buffer", "-d", "-b", buffer, "-t", pane_id],
+            paste,
             ["send-keys", "-t", pane_id, "Enter"],
         )
 

@@ -28,7 +28,7 @@ from ..infra import procfs
 from ..infra.patterns import compile_pattern
 from ..infra.relay import close_fd, open_pidfd
 from ..infra.runtime import remove_quietly, write_private_file
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, paste_commands
 from ..pane import readiness
 from ..pane.info import PaneInfo, screen_tail
 from ..pane.records import PaneDir, ReplRecord
@@ -498,7 +498,7 @@ def _eval_keys(pane_id: str, call_id: str, typed: str, paste: bool) -> list[list
     """What types an evaluation: one line as literal keys, several through a paste
     buffer (loaded beforehand), so that no line ends before the last one is in."""
     if paste:
-        return [["paste-buffer", "-d", "-b", f"tmux-send-{call_id}", "-t", pane_id]]
+        return [paste_commands(f"tmux-send-{call_id}", pane_id, bracketed=False)[1]]
     return [["send-keys", "-t", pane_id, "-l", "--", typed]]
 
 

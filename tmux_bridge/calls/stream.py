@@ -22,7 +22,7 @@ from ..cancel import Cancel
 from ..infra import procfs
 from ..infra.patterns import Pattern
 from ..infra.relay import Relay, close_fd, open_pidfd
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line
 from ..results import CallRecord
 from ..text import seams
@@ -87,7 +87,8 @@ class PaneStream:
         buffer = f"tmux-send-{self.record.call_id}"
         try:
             if paste is not None:
-                self.tmux.run("load-buffer", "-b", buffer, "-", stdin=paste)
+                load = paste_commands(buffer, pane_id, bracketed=False)[0]
+                self.tmux.run(*load, stdin=paste)
             check_not_cancelled(self.cancel)
             self.tmux.run_all(
                 ["copy-mode", "-q", "-t", pane_id],
