@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from .agents.detect import Agent
     from .agents.inbox import Message
     from .agents.messaging import Attempt, Sent
-    from .calls.check import CheckResult
     from .errors import InboxCorrupt
     from .pane.watch import Listener, Snapshot
+    from .results import CheckResult
 
 Sink = Callable[[bytes], None]
 BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states

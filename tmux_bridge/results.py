@@ -8,7 +8,7 @@ into the one JSON document that ``--json``, the HTTP API and the MCP server all 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .errors import InvalidRequest, exit_status
 
@@ -112,6 +112,33 @@ class CallResult(NamedTuple):
     far: dict[str, str | int] | None = None
     stderr_merged: bool = False  # stderr could not be told from stdout
     input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
+
+
+class CheckResult(NamedTuple):
+    """What a dry run found (``tmux-send --check``). ``resolves_as`` is one of
+    :data:`~tmux_bridge.text.syntax.RESOLUTIONS`, or ``None`` when the command has no
+    command word (empty, comments, assignments only);
+    ``parses`` is ``None`` when no syntax check could be made (no shell tmux-send can
+    drive). ``would_exit`` is the status the real call would exit with (0: it would
+    run); ``typed_lookup`` whether a lookup was typed into the pane. ``parsed_by`` is
+    the binary of this machine that checked the syntax; ``far`` (a far shell in front:
+    ``via``, ``gateway_pid``, ``shell``, and ``kind_from``: ``last_call`` or ``probe``)
+    says whose syntax that was."""
+
+    command: str
+    pane: str
+    shell: str | None
+    parses: bool | None
+    parse_error: str | None
+    first_word: str | None
+    resolves_as: str | None
+    ready: bool
+    reason: str | None
+    error_code: str | None
+    would_exit: int
+    typed_lookup: bool
+    parsed_by: str | None = None
+    far: dict[str, Any] | None = None
 
 
 def new_call_id() -> str:

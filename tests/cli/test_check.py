@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from tmux_bridge.calls.check import FirstWord, first_word, read_lookup
 from tmux_bridge.text.shells import ShellKind
+from tmux_bridge.text.syntax import FirstWord, first_word, read_lookup
 
 from ..support.pane import BIN, TestPane, dash_bridge
 

@@ -288,17 +288,34 @@ def _calls(node: ast.AST, name: str) -> bool:
     )
 
 
+def _bracketed_paste(node: ast.AST) -> bool:
+    """Whether ``node`` holds a call of ``paste_commands(..., bracketed=<not False>)``."""
+    return any(
+        isinstance(n, ast.Call)
+        and getattr(n.func, "id", getattr(n.func, "attr", None)) == "paste_commands"
+        and any(
+            k.arg == "bracketed"
+            and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+            for k in n.keywords
+        )
+        for n in ast.walk(node)
+    )
+
+
 def test_every_bracketed_paste_goes_through_the_seam() -> None:
-    """A ``paste-buffer -p`` (text for a program's input box) only in a function that
-    passes its text through ``pasted_text``."""
+    """A bracketed paste (``paste-buffer -p``: text for a program's input box) only in a
+    function that passes its text through ``pasted_text``; and only one function,
+    ``tmux.paste_commands``, spells ``paste-buffer``, so no paste gets around this."""
     found = []
+    spelled = []
     for path in sorted(SOURCE.rglob("*.py")):
         for function in _functions(path):
-            lists = [n for n in ast.walk(function) if isinstance(n, (ast.List, ast.Tuple))]
-            for node in lists:
-                if {"paste-buffer", "-p"} <= _strings(node):
-                    found.append(f"{path.name}:{function.name}")
-                    assert _calls(function, "pasted_text"), f"{path.name}:{function.name}"
+            if "paste-buffer" in _strings(function):
+                spelled.append(f"{path.name}:{function.name}")
+            if _bracketed_paste(function):
+                found.append(f"{path.name}:{function.name}")
+                assert _calls(function, "pasted_text"), f"{path.name}:{function.name}"
+    assert spelled == ["tmux.py:paste_commands"]
     assert sorted(found) == ["delivery.py:paste", "termio.py:_paste"]
 
 

@@ -1,5 +1,5 @@
 """The servers' seams: a client's regular expression on its way to the regex engine
-(``tmux_bridge/text/patterns.py``), the order in which ``serve`` reads a request (gates,
+(``tmux_bridge/infra/patterns.py``), the order in which ``serve`` reads a request (gates,
 role, action, then fields), text that is no text (lone surrogates), and clients that
 never finish their request (slowloris).
 
@@ -40,7 +40,7 @@ from websockets.exceptions import InvalidStatus
 
 import tmux_bridge
 from tmux_bridge.errors import InvalidRequest
-from tmux_bridge.text.patterns import check_pattern, compile_pattern, compile_timed, pattern_weight
+from tmux_bridge.infra.patterns import check_pattern, compile_pattern, compile_timed, pattern_weight
 
 from ..support.mcp_client import CLIENT
 from ..support.pane import WAIT, MakeBridge, TestPane
@@ -311,7 +311,7 @@ def test_only_patterns_py_imports_the_regex_package() -> None:
                 names = [node.module or ""]
             if any(name.split(".")[0] == "regex" for name in names):
                 importers.append(path.relative_to(SOURCE).as_posix())
-    assert importers == ["text/patterns.py"]
+    assert importers == ["infra/patterns.py"]
 
 
 def test_no_client_pattern_is_compiled_around_patterns_py() -> None:

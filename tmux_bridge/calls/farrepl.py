@@ -26,13 +26,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import EXIT_FAILURE, FarReplUnsupported, HalfTypedLine, PaneBusy
+from ..infra.patterns import Pattern, compile_pattern
 from ..infra.tmux import Tmux
 from ..pane.info import PaneInfo, screen_tail
 from ..pane.records import ReplRecord
 from ..results import CallRecord
 from ..text.farshell import FarFacts
+from ..text.markers import DEF, MARK, MARK_PRINTF, defined_pattern, end_prefix
 from ..text.output import render_line
-from ..text.patterns import Pattern, compile_pattern
 from ..text.presets import Preset
 from ..text.seams import printf_text
 from ..text.shells import ShellKind
@@ -49,7 +50,7 @@ PIECE = 3000  # characters of the code's literal per typed line (canonical mode:
 _PYTHON_HELPER = """\
 def __tmux_send_far(i, c):
     import ast, sys, traceback
-    m = "___TMUXSEND_"
+    m = "MARK"
     print(m + "START_" + i + "___", flush=True)
     s = 0
     try:
@@ -72,7 +73,7 @@ def __tmux_send_far(i, c):
 # persist), its value shown as the REPL would, errors reported as "Uncaught ...".
 _NODE_HELPER = """\
 globalThis.__tmux_send_far = (i, c) => {
-  const vm = require("vm"), util = require("util"), m = "___TMUXSEND_";
+  const vm = require("vm"), util = require("util"), m = "MARK";
   console.log(m + "START_" + i + "___");
   let s = 0;
   try {
@@ -103,14 +104,14 @@ class FarRepl(NamedTuple):
 FAR_REPLS = {
     "python": FarRepl(
         r"^(>>>|\.\.\.) \S",
-        _PYTHON_HELPER,
+        _PYTHON_HELPER.replace('"MARK"', f'"{MARK}"'),
         "exec({lit}); print({mark})",
         "__tmux_send_c {op} {lit}",
         "\\U{:08x}",
     ),
     "node": FarRepl(
         r"^> \S",
-        _NODE_HELPER,
+        _NODE_HELPER.replace('"MARK"', f'"{MARK}"'),
         "eval({lit}); console.log({mark})",
         "void (globalThis.__tmux_send_c {op} {lit})",
         "\\u{{{:x}}}",
@@ -175,12 +176,12 @@ def _escape(char: str, astral: str) -> str:
 def define_line(spec: FarRepl, call_id: str) -> str:
     """The one line that defines the helper and answers ``___TMUXSEND_DEF_<id>___``."""
     (literal,) = literal_pieces(spec.define, spec.astral, size=1 << 30)
-    mark = f"'___TMUX' + 'SEND_DEF_{call_id}___'"
+    mark = f"'{MARK[:7]}' + '{MARK[7:]}{DEF}_{call_id}___'"  # no marker in its echo
     return spec.wrap.format(lit=f"'{literal}'", mark=mark)
 
 
 def def_pattern(call_id: str) -> re.Pattern[bytes]:
-    return re.compile(rb"___TMUXSEND_DEF_" + call_id.encode() + rb"___\r?\n")
+    return defined_pattern(call_id)
 
 
 def eval_lines(spec: FarRepl, call_id: str, code: str) -> list[str]:
@@ -202,7 +203,7 @@ def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
     exits. Its stderr stays on the terminal (the REPL's prompts and reports), so no
     stderr file is made (one would outlive a dropped connection)."""
     text = printf_text(command)
-    begin = f"printf '\\137__TMUXSEND_START_%s___\\n' {call_id}"
+    begin = f"printf '{MARK_PRINTF}START_%s___\\n' {call_id}"
     if kind == "fish":
         return (
             f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null; {begin};"
@@ -216,7 +217,7 @@ def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
 
 def exit_mark(start_id: str) -> bytes:
     """What the stream shows once the far REPL started by call ``start_id`` exited."""
-    return f"___TMUXSEND_END_{start_id} ".encode()
+    return end_prefix(start_id) + b" "
 
 
 # --- the calls --------------------------------------------------------------------------------
@@ -365,7 +366,7 @@ def start_far(call: _ReplCall, gateway: Gateway, preset: Preset, command: bytes)
             record,
             frame.deadline,
             (call.stdout, _to_notes(record), call.notice, call.cancel),
-            frame.records.file("far-prompt"),
+            frame.records,
             frame.view.screen,
             make_call=make,
         )

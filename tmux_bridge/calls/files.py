@@ -276,22 +276,13 @@ def _od_line(line: bytes) -> bool:
 FAR_DATA_LIMIT = 120_000  # characters; one argument may hold 128 KiB (MAX_ARG_STRLEN)
 
 
-class _Header(NamedTuple):
-    abs_path: str
-    size: int
-    sha256: str
-    mode: int | None
-    mtime: int | None
-    backup: str | None
-
-
 class _Run(NamedTuple):
     """One run of the script: the command call's record, what the script said on stderr,
     and, when it succeeded, its header and the bytes that followed it."""
 
     record: CallRecord
     messages: str
-    header: _Header | None
+    header: FileFacts | None
     data: bytes
 
 
@@ -482,8 +473,8 @@ def _discard(_chunk: bytes) -> None:
     pass  # the script's stdout is the transport's; nothing reaches the relay
 
 
-def _parse(stream: BinaryIO, path: str) -> tuple[_Header, bytes]:
-    """The script's header and the bytes after it."""
+def _parse(stream: BinaryIO, path: str) -> tuple[FileFacts, bytes]:
+    """The script's header (the facts of the file at ``path``) and the bytes after it."""
     head = stream.read(_HEADER_MAX)
     fields = head.split(b"\0", _HEADER_FIELDS)
     if len(fields) <= _HEADER_FIELDS or fields[0] != _MAGIC:
@@ -493,7 +484,8 @@ def _parse(stream: BinaryIO, path: str) -> tuple[_Header, bytes]:
     stream.seek(sum(len(field) + 1 for field in fields[:_HEADER_FIELDS]))
     text = [field.decode("utf-8", "surrogateescape") for field in fields[1:_HEADER_FIELDS]]
     abs_path, size, digest, mode, mtime, backup = text
-    header = _Header(
+    header = FileFacts(
+        path,
         abs_path,
         int(size),
         digest,
@@ -504,7 +496,7 @@ def _parse(stream: BinaryIO, path: str) -> tuple[_Header, bytes]:
     return header, stream.read()
 
 
-def _check_digest(path: str, header: _Header, data: bytes, what: str) -> None:
+def _check_digest(path: str, header: FileFacts, data: bytes, what: str) -> None:
     digest = hashlib.sha256(data).hexdigest()
     if (len(data), digest) != (header.size, header.sha256):
         raise ChecksumMismatch(
@@ -567,10 +559,7 @@ def _finish(call: _Call, op: Op, run: _Run, stdout: bytes) -> CallRecord:
                 "completely written; no temporary file is left."
             )
         return record
-    record.file = FileFacts(
-        call.path, header.abs_path, header.size, header.sha256, header.mode, header.mtime,
-        header.backup,
-    )  # fmt: skip
+    record.file = header
     record.stdout = stdout
     record.stderr = b""
     record.stdout_bytes = len(stdout)

@@ -189,7 +189,7 @@ def _check(
     bridge: Bridge, request: SendRequest, words: object, output: Output, cancel: Cancel
 ) -> int:
     """The dry run, printed as text or one JSON document; exits as the call would."""
-    from ..calls.check import check_document, describe_check
+    from ..report import check_document, describe_check
 
     assert isinstance(words, (str, bytes, tuple))
     result = bridge.check(words, request.options, notice=output.notice, cancel=cancel)

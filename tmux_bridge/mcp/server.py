@@ -19,8 +19,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from .. import __version__
+from ..infra.patterns import use_time_limit
 from ..target import Target
-from ..text.patterns import use_time_limit
 from .progress import Calls
 from .texts import INSTRUCTIONS, TOOLS
 from .tools import AgentTools
@@ -60,7 +60,7 @@ def build_server(base: Target, readonly: bool = False, calls: Calls | None = Non
 async def serve_stdio(base: Target, readonly: bool = False) -> None:
     """Serve on stdin and stdout until the client closes them or a signal stops us. A
     client's patterns (a REPL's prompt) are searched under a time limit
-    (:func:`~tmux_bridge.text.patterns.use_time_limit`): the server's threads share one
+    (:func:`~tmux_bridge.infra.patterns.use_time_limit`): the server's threads share one
     interpreter, which a backtracking ``re`` search would hold for ever."""
     use_time_limit(PATTERN_TIME)
     calls = Calls()

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ..errors import InvalidRequest
 from ..infra.runtime import ensure_private_dir, write_private_file
-from ..infra.tmux import Tmux, sequence
+from ..infra.tmux import Tmux, paste_commands, sequence
 from ..text.seams import pasted_text
 from .info import LIST_CLIENTS, people_attached
 
@@ -143,13 +143,9 @@ def _as_line(mime: str, data: bytes) -> str | None:
 def _paste(tmux: Tmux, pane_id: str, text: str) -> None:
     """Paste ``text`` (through the seam) into the pane, out of copy mode first."""
     buffer = f"tmux-bridge-upload-{time.monotonic_ns()}"
-    tmux.run("load-buffer", "-b", buffer, "-", stdin=pasted_text(text).encode())
-    tmux.run(
-        *sequence(
-            ["copy-mode", "-q", "-t", pane_id],
-            ["paste-buffer", "-d", "-p", "-b", buffer, "-t", pane_id],
-        )
-    )
+    load, paste = paste_commands(buffer, pane_id, bracketed=True)
+    tmux.run(*load, stdin=pasted_text(text).encode())
+    tmux.run(*sequence(["copy-mode", "-q", "-t", pane_id], paste))
 
 
 def split_frame(frame: bytes) -> tuple[int, str, bytes]:

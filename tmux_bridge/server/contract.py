@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..errors import InvalidRequest
+from ..infra.patterns import MAX_PATTERN, check_pattern, compile_timed
 from ..pane.keys import MAX_KEYS, check_keys, check_text
 from ..pane.sessions import check_directory, check_session_name
-from ..text.patterns import MAX_PATTERN, check_pattern, compile_timed
 
 CONTRACT_ACTIONS = (
     "list_sessions",
@@ -327,7 +327,7 @@ def _check_required(request: Request, given: dict[str, Any]) -> None:
 
 def screen_matcher(pattern: str) -> Callable[[str], bool]:
     """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) within the
-    bounds of :func:`~tmux_bridge.text.patterns.check_pattern`, compiled by the ``regex``
+    bounds of :func:`~tmux_bridge.infra.patterns.check_pattern`, compiled by the ``regex``
     package (milliseconds), each search giving up after REGEX_TIME seconds so that no
     pattern can hold a thread: a search that runs out of time raises
     :class:`InvalidRequest`. Raises it too for a pattern refused or not compiling."""

@@ -33,9 +33,9 @@ from starlette.routing import BaseRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
+from ..infra.patterns import use_time_limit
 from ..infra.runtime import runtime_dir, session_name
 from ..target import Target
-from ..text.patterns import use_time_limit
 from ..web.security import DEFAULT_HOSTS, Gates, load_token, token_file
 from .app import Backend, Calls, McpMount, create_app
 from .contract import REGEX_TIME, error_reply
