@@ -12,9 +12,11 @@ from typing import NamedTuple
 
 import pytest
 
-from tmux_bridge.text.echo import prompt_after_echo, without_echo
+from tmux_bridge.text.echo import echo_prompt, prompt_after_echo, without_echo
 
-NIX = "nix-repl> "
+# the prompt as the REPL mode compiles it for each function: a match at a line's start
+# (without_echo), a search in the last line (prompt_after_echo)
+NIX = re.compile(echo_prompt("nix-repl> ")).match
 
 
 class EchoCase(NamedTuple):
@@ -74,10 +76,11 @@ def test_without_echo(case: EchoCase) -> None:
 def test_without_echo_reads_the_prompt_as_a_pattern_without_its_end_anchor() -> None:
     # a prompt given as a pattern ending in `$` (or ` ?`) still matches at a line's start
     raw = b"calc[7]> 6*7\r\n42\r\ncalc[8]> "
-    assert without_echo(raw, ("6*7",), r"calc\[\d+\]> ?$") == b"42\n"
+    prompt = re.compile(echo_prompt(r"calc\[\d+\]> ?$")).match
+    assert without_echo(raw, ("6*7",), prompt) == b"42\n"
 
 
-PY_PROMPT = re.compile(r">>> $")
+PY_PROMPT = re.compile(r">>> $").search
 
 
 class DoneCase(NamedTuple):
