@@ -79,6 +79,8 @@ def test_refuses_while_a_full_screen_program_is_open(bridge: TestPane, tmp_path:
     text.write_text("\n".join(f"line {i}" for i in range(200)))
     bridge.tmux("send-keys", "-t", bridge.target, f"less {text}", "Enter")
     bridge.wait_for(lambda: bridge.pane("#{alternate_on}") == "1", "less to open")
+    # its prompt (the file's name) is the last thing less draws
+    bridge.wait_for(lambda: bridge.screen().rstrip().endswith("page.txt"), "less to draw its page")
     _refused(bridge, "`less`")
     bridge.tmux("send-keys", "-t", bridge.target, "q")
     bridge.wait_for_prompt()
