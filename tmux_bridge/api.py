@@ -406,6 +406,42 @@ class Bridge:
             raise
         self._log_event("session_kill", name)
 
+    def ensure_session(self) -> str | None:
+        """Create the target's session in the current directory unless it runs (and the
+        runtime directory, mode 0700, refusing an unsafe one). Returns a note for the
+        person when the shell had to start elsewhere (the home directory)."""
+        from .pane.sessions import ensure_session
+
+        return ensure_session(self.target)
+
+    def attach(self) -> None:
+        """Show the target's session to the person: inside a client of the same tmux
+        server, switch it there; otherwise this process becomes ``tmux attach-session``
+        (and does not return)."""
+        from .pane.sessions import attach
+
+        attach(self.target.tmux, self.target.session)
+
+    # --- the audit log -----------------------------------------------------------------
+
+    def log(self, count: int | None = None) -> list[dict[str, Any]]:
+        """The latest ``count`` calls of the audit log (all when ``None``), oldest first,
+        each once: its end entry, or its start (``running`` true or false) for a call
+        that has not ended. Refuses an unsafe runtime directory."""
+        from .audit.log import read
+        from .infra.runtime import check_private_dir
+
+        check_private_dir(self.target.runtime_dir)
+        return read(self.target.runtime_dir, count, unfinished=True)
+
+    def stats(self, count: int | None = None) -> dict[str, Any]:
+        """The friction summary of the latest ``count`` calls (all when ``None``): per
+        pane and overall, calls, failures by exit status, timeouts, refusals by reason,
+        the slowest commands and those that failed most often."""
+        from .audit.stats import summarize
+
+        return summarize(self.log(count))
+
     # --- several panes -----------------------------------------------------------------
 
     def panes(self, every_session: bool = False, refresh: bool = False) -> list[dict[str, Any]]:
