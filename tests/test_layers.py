@@ -56,8 +56,7 @@ ALLOWED: dict[str, set[str]] = {
 # still be needed, so the list only shrinks.
 PENDING: set[tuple[str, str]] = {
     ("agents.detect", "calls.far"),
-    ("cli.send", "calls.check"),
-    ("cli.send", "calls.files"),
+    ("cli.request", "calls.check"),
     ("mcp.cap", "infra.runtime"),
     ("mcp.http", "server.app"),
     ("pane.layout", "calls.frame"),
@@ -79,7 +78,6 @@ PENDING: set[tuple[str, str]] = {
 PENDING_CYCLES = [
     ["calls.check", "calls.farcheck"],
     ["calls.command", "calls.farrepl", "calls.repl"],
-    ["cli.send", "cli.send_options"],
 ]
 
 

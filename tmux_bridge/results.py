@@ -24,6 +24,13 @@ TimeoutKind = Literal["idle", "overall"]
 
 MAX_SECONDS = 7 * 24 * 3600  # the longest time limit: a week
 
+# The most tmux-send moves through a pane in one call, either way. tmux-send holds the
+# bytes in memory (peak RSS 1.1 x the size; 5 x for a binary file read with --json, its
+# base64 and JSON text) and the local transport keeps a copy in the runtime directory
+# during the call. Measured here, 256 MiB took 3.5-4.5 s either way: well inside the
+# default overall timeout, which is the only one that applies (the work is silent).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
 
 class RunOptions(NamedTuple):
     """How to run one command or evaluation. Times are in seconds, above 0 and at most
