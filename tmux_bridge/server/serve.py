@@ -36,9 +36,11 @@ from ..errors import InvalidRequest, RuntimeDirError
 from ..infra.runtime import runtime_dir, session_name
 from ..target import Target
 from ..text.patterns import use_time_limit
+from ..web.mount import McpMount
+from ..web.replies import error_reply
 from ..web.security import DEFAULT_HOSTS, Gates, load_token, token_file
-from .app import Backend, Calls, McpMount, create_app
-from .contract import REGEX_TIME, error_reply
+from .app import Backend, Calls, create_app
+from .contract import REGEX_TIME
 from .ws import MAX_FRAME
 
 SEND_BUFFER = 256 * 1024  # bytes of socket send buffer per connection (SO_SNDBUF)

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from ..errors import RuntimeDirError
 from ..infra.runtime import ensure_private_dir, write_private_file
-from ..server.contract import error_reply
+from .replies import error_reply
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
