@@ -20,10 +20,11 @@ import tmux_bridge
 PACKAGE = Path(tmux_bridge.__file__).resolve().parent
 
 # The public API: the modules a face may import from the core. Besides the facade and
-# its vocabulary: Tmux (a Target names its server), and the seams a face stands on (text
+# its vocabulary: the core's checks of what a call is given (rules: a face refuses early
+# as the call would), Tmux (a Target names its server), and the seams a face stands on (text
 # printed to a terminal, a client's regular expression).
 PUBLIC = {
-    "tmux_bridge", "api", "errors", "results", "report", "target", "cancel",
+    "tmux_bridge", "api", "errors", "results", "report", "target", "cancel", "rules",
     "infra.tmux", "text.seams", "text.patterns",
 }  # fmt: skip
 VOCABULARY = {"errors", "cancel", "target", "results", "report"}
@@ -39,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "pane": {"infra", "text", "errors", "cancel", "target"},
     "results": {"errors", "pane"},
     "report": {"errors", "results"},
+    "rules": {"pane", "calls", "errors"},  # the checks themselves, re-exported
     "calls": {"pane", "infra", "text", "errors", "cancel", "target", "results"},
     "agents": {"pane", "infra", "text", "errors", "cancel", "target", "results"},
     "audit": {"infra", "text", "errors", "results"},
@@ -62,10 +64,7 @@ PENDING: set[tuple[str, str]] = {
     ("pane.layout", "calls.repl"),
     ("pane.readiness", "calls.frame"),
     ("pane.status", "calls.repl"),
-    ("server.contract", "pane.keys"),
-    ("server.contract", "pane.sessions"),
     ("server.serve", "infra.runtime"),
-    ("server.stub", "calls.repl"),
     ("server.ws", "agents.detect"),
     ("server.ws", "infra.control"),
     ("server.ws", "pane.termio"),

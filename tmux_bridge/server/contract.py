@@ -16,8 +16,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..errors import InvalidRequest
-from ..pane.keys import MAX_KEYS, check_keys, check_text
-from ..pane.sessions import check_directory, check_session_name
+from ..rules import MAX_KEYS, check_directory, check_keys, check_session_name, check_text
 from ..text.patterns import MAX_PATTERN, check_pattern, compile_timed
 
 CONTRACT_ACTIONS = (
