@@ -33,7 +33,6 @@ from starlette.routing import BaseRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
-from ..infra.runtime import runtime_dir, session_name
 from ..target import Target
 from ..text.patterns import use_time_limit
 from ..web.mount import McpMount
@@ -118,8 +117,9 @@ def resolve_token(options: ServeOptions) -> _Token:
     if options.token_file is not None:
         path = options.token_file
         return _Token(load_token(path, create=True), f"in {path}")
-    path = token_file(runtime_dir())
-    return _Token(load_token(path, create=True, private_dir=runtime_dir()), f"in {path}")
+    directory = Target.from_env().runtime_dir
+    path = token_file(directory)
+    return _Token(load_token(path, create=True, private_dir=directory), f"in {path}")
 
 
 @contextlib.contextmanager
@@ -277,7 +277,7 @@ def make_backend(options: ServeOptions) -> Backend:
     if options.mode == "stub":
         from .stub import StubBackend
 
-        return StubBackend(session_name())
+        return StubBackend(Target.from_env().session)
     from .actions import TmuxBackend
 
     return TmuxBackend(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))

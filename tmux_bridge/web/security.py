@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import RuntimeDirError
-from ..infra.runtime import ensure_private_dir, write_private_file
+from ..target import ensure_private_dir, write_private_file
 from .replies import error_reply
 
 Scope = MutableMapping[str, Any]
