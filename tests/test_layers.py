@@ -63,9 +63,6 @@ PENDING: set[tuple[str, str]] = {
     ("pane.layout", "calls.repl"),
     ("pane.readiness", "calls.frame"),
     ("pane.status", "calls.repl"),
-    ("server.ws", "agents.detect"),
-    ("server.ws", "infra.control"),
-    ("server.ws", "pane.termio"),
     ("text.patterns", "errors"),
 }
 # Import cycles still to be broken (issue 21), likewise.

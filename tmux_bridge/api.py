@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
@@ -31,7 +31,7 @@ from .target import Target
 
 if TYPE_CHECKING:
     from .agents.delivery import PromptReceipt
-    from .agents.detect import Agent
+    from .agents.detect import Agent as Agent
     from .agents.inbox import Message
     from .agents.messaging import Attempt, Sent
     from .calls.check import CheckResult
@@ -44,6 +44,15 @@ DEFAULT_OPTIONS = RunOptions()
 Notice = Callable[[str], None]
 # the calls kept as a pane's last command in the context
 _REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit")
+
+
+class ServerWatch(Protocol):
+    """A watch on a tmux server (:meth:`Bridge.server_changes`), from ``start`` to
+    ``stop`` (``wait``: until its thread ended)."""
+
+    def start(self) -> None: ...
+
+    def stop(self, wait: bool = True) -> None: ...
 
 
 def _ignore(_message: str) -> None:
@@ -597,6 +606,24 @@ class Bridge:
         from .agents.detect import list_agents
 
         return list_agents(self.target.tmux)
+
+    def server_changes(self, on_change: Callable[[str], None]) -> ServerWatch:
+        """A watch on the target's tmux server, not started yet: from ``start`` to
+        ``stop``, a tmux control-mode client of its own calls ``on_change(name)`` on its
+        thread when sessions, windows, panes or their programs changed (``"%attached"``
+        each time it (re)attached, ``"%no-session"`` when there is no session)."""
+        from .infra.control import ControlClient
+
+        return ControlClient(self.target.tmux, on_change)
+
+    @staticmethod
+    def agent_changes(before: dict[str, Agent], now: list[Agent]) -> list[dict[str, Any]]:
+        """The lifecycle events from ``before`` (name -> agent) to ``now``:
+        ``agent-removed``, ``agent-added``, ``agent-updated`` (the working/idle state
+        alone is no event)."""
+        from .agents.changes import agent_events
+
+        return agent_events(before, now)
 
     def send_prompt(
         self,
