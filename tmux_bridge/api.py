@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
@@ -44,6 +44,24 @@ DEFAULT_OPTIONS = RunOptions()
 Notice = Callable[[str], None]
 # the calls kept as a pane's last command in the context
 _REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit")
+
+
+class Origin(NamedTuple):
+    """Where a message comes from when it names no sender: the pane the sending
+    program runs in, and the agent name it declares. The core reads no environment
+    for it; a face whose environment is the sender's passes :meth:`from_env` (the
+    CLI, the stdio MCP server an agent client started), a server passes none."""
+
+    pane: str | None = None  # the sender's pane id, ``$TMUX_PANE``
+    name: str | None = None  # the sender's declared name, ``$TMUX_BRIDGE_AGENT``
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Origin:
+        """The origin ``env`` tells: ``$TMUX_PANE`` and ``$TMUX_BRIDGE_AGENT``."""
+        return cls(env.get("TMUX_PANE"), env.get("TMUX_BRIDGE_AGENT"))
+
+
+NO_ORIGIN = Origin()  # a server's: the sender is named, or "unnamed"
 
 
 class ServerWatch(Protocol):
@@ -665,13 +683,15 @@ class Bridge:
         text: str,
         *,
         sender: str | None = None,
+        origin: Origin = NO_ORIGIN,
         wait_reply: bool = False,
         timeout: float = 300.0,
         ttl: float | None = None,
         cancel: Cancel | None = None,
     ) -> Sent:
-        """Store a message from agent ``sender`` (default: the agent whose pane this
-        process runs in, ``$TMUX_PANE``; a name of 1 to 40 of A-Z a-z 0-9 _ . -) to agent
+        """Store a message from agent ``sender`` (default: the agent in the pane of
+        ``origin``, else the name it declares, else ``unnamed``; a name of 1 to 40 of
+        A-Z a-z 0-9 _ . -) to agent
         ``to`` in the inbox, and deliver it as a prompt marked as from that agent if
         ``to`` is idle now; else it stays pending and the next tmux-bridge process (or
         ``serve``) delivers it, only to the program it was sent to and only for ``ttl``
@@ -688,7 +708,7 @@ class Bridge:
         from .errors import InboxCorrupt
 
         started = time.monotonic()
-        agent, name = self._message_ends(to, sender)
+        agent, name = self._message_ends(to, sender, origin)
         if not text.strip():
             from .errors import InvalidRequest
 
@@ -714,10 +734,8 @@ class Bridge:
         final = inbox.get(run_dir, message.id) or attempt.message
         return Sent(final, attempt.receipt, reply)
 
-    def _message_ends(self, to: str, sender: str | None) -> tuple[Agent, str]:
+    def _message_ends(self, to: str, sender: str | None, origin: Origin) -> tuple[Agent, str]:
         """The recipient, and the sender's name; no self-sends."""
-        import os
-
         from .agents.detect import list_agents
         from .errors import NoSuchAgent, SelfSend
         from .text.seams import is_name
@@ -729,9 +747,9 @@ class Bridge:
                 f"no agent called {to!r} runs on this tmux server; "
                 "list them with `tmux-bridge agents`."
             )
-        here = os.environ.get("TMUX_PANE")
+        here = origin.pane
         mine = next((a for a in agents if a.pane == here), None)
-        name = sender or (mine.name if mine else os.environ.get("TMUX_BRIDGE_AGENT") or "unnamed")
+        name = sender or (mine.name if mine else origin.name or "unnamed")
         if name == recipient.name or (here and here == recipient.pane):
             raise SelfSend(f"{recipient.name} cannot send a message to itself.")
         if not is_name(name):

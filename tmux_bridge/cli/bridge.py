@@ -650,12 +650,15 @@ def message(
     expired (why on stderr); 124 --wait-reply timed out; 125 could not try (no such
     agent); 2 a message to yourself, or a sender's name that is no label.
     """
-    from ..api import Bridge
+    import os
+
+    from ..api import Bridge, Origin
 
     body = _prompt_text(text, path)
     sent = Bridge(client="tmux-bridge").send_message(
-        agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout, ttl=ttl
-    )
+        agent, body, sender=sender, origin=Origin.from_env(os.environ), wait_reply=wait_reply,
+        timeout=timeout, ttl=ttl,
+    )  # fmt: skip
     if as_json:
         _say_json(sent.document())
     elif sent.reply is not None:

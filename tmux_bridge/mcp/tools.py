@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..api import Bridge
+from ..api import NO_ORIGIN, Bridge, Origin
 from ..cancel import Cancel
 from ..errors import BridgeError, InvalidRequest
 from ..report import error_document, to_document
@@ -134,9 +134,10 @@ def failure(error: BridgeError, tool: str, shown: str, notes: list[str]) -> Call
 class Tools:
     """The tools, on the tmux server, session and runtime directory of ``base``."""
 
-    def __init__(self, base: Target, calls: Calls) -> None:
+    def __init__(self, base: Target, calls: Calls, origin: Origin = NO_ORIGIN) -> None:
         self.base = base
         self.calls = calls
+        self.origin = origin  # who sends a message that names no sender
 
     def _bridge(self, ctx: Ctx, pane: str | None) -> Bridge:
         return Bridge(self.base.with_pane(pane), client_name(ctx))
@@ -440,8 +441,9 @@ class AgentTools(Tools):
     ) -> Annotated[CallToolResult, MessageDocument]:
         def make(bridge: Bridge, cancel: Cancel) -> dict[str, Any]:
             sent = bridge.send_message(
-                to, text, sender=sender, wait_reply=wait_reply, timeout=timeout, cancel=cancel
-            )
+                to, text, sender=sender, origin=self.origin, wait_reply=wait_reply,
+                timeout=timeout, cancel=cancel,
+            )  # fmt: skip
             return sent.document()
 
         return await self._agent_call(ctx, "send_message", text, make)
