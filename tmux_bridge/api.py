@@ -77,6 +77,19 @@ def _ignore(_message: str) -> None:
     pass
 
 
+class _ReplCall(NamedTuple):
+    """What :meth:`Bridge.start_repl`, ``evaluate`` and ``repl`` were given."""
+
+    name: str
+    text: bytes | str
+    options: RunOptions
+    prompt: str | None
+    template: str | None
+    out: Sink
+    notice: Notice
+    cancel: Cancel | None
+
+
 class _Collect:
     """A sink that keeps what it gets, for a caller that gave none."""
 
@@ -179,16 +192,10 @@ class Bridge:
     ) -> CallResult:
         """Start REPL ``name`` (a preset, or any name with ``prompt``, a regex for its
         prompt line) with shell command ``command``; done when its prompt shows."""
-        from .calls.repl import ReplRequest, start_repl
-
         out = stdout or _Collect()
-        request = ReplRequest(name, prompt, template)
+        call = _ReplCall(name, command, options, prompt, template, out, notice, cancel)
         return self._logged(
-            "repl_start",
-            _text(command),
-            options,
-            lambda: start_repl(self.target, request, _bytes(command), options, out, notice, cancel),
-            out,
+            "repl_start", _text(command), options, lambda: self._repl("start", call), out
         )
 
     def evaluate(
@@ -205,16 +212,10 @@ class Bridge:
     ) -> CallResult:
         """Evaluate ``code`` in the open REPL ``name``; stdout is what it printed in
         response. Status 0, or 1 when the REPL reported an error."""
-        from .calls.repl import ReplRequest, evaluate
-
         out = stdout or _Collect()
-        request = ReplRequest(name, prompt, template)
+        call = _ReplCall(name, code, options, prompt, template, out, notice, cancel)
         return self._logged(
-            "repl_eval",
-            _text(code),
-            options,
-            lambda: evaluate(self.target, request, _bytes(code), options, out, notice, cancel),
-            out,
+            "repl_eval", _text(code), options, lambda: self._repl("evaluate", call), out
         )
 
     def repl(
@@ -231,17 +232,18 @@ class Bridge:
     ) -> CallResult:
         """Start REPL ``name`` with shell command ``text`` when none is open, else
         evaluate ``text`` in it: what ``tmux-send --repl NAME`` does."""
-        from .calls.repl import ReplRequest, run_repl
-
         out = stdout or _Collect()
-        request = ReplRequest(name, prompt, template)
-        return self._logged(
-            "repl_eval",
-            _text(text),
-            options,
-            lambda: run_repl(self.target, request, _bytes(text), options, out, notice, cancel),
-            out,
-        )
+        call = _ReplCall(name, text, options, prompt, template, out, notice, cancel)
+        return self._logged("repl_eval", _text(text), options, lambda: self._repl("run", call), out)
+
+    def _repl(self, engine: str, call: _ReplCall) -> CallRecord:
+        """One REPL call: ``engine`` start, evaluate, or run (either, as needed)."""
+        from .calls.repl import ReplRequest, evaluate, run_repl, start_repl
+
+        run = {"start": start_repl, "evaluate": evaluate, "run": run_repl}[engine]
+        request = ReplRequest(call.name, call.prompt, call.template)
+        text = _bytes(call.text)
+        return run(self.target, request, text, call.options, call.out, call.notice, call.cancel)
 
     def close_repl(
         self,

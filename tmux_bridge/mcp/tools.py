@@ -217,20 +217,8 @@ class Tools:
         max_time: MaxTime = MAX_TIME,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
-
-        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
-            return bridge.start_repl(
-                name,
-                command,
-                options,
-                prompt=prompt,
-                stdout=live.out,
-                notice=notes.append,
-                cancel=cancel,
-            )
-
-        return await self._call(ctx, "start_repl", command, pane, make, max_output, live)
+        limits = RunOptions(timeout, max_time)
+        return await self._repl(ctx, "start_repl", name, command, prompt, pane, limits, max_output)
 
     async def evaluate(
         self,
@@ -243,20 +231,31 @@ class Tools:
         max_time: MaxTime = MAX_TIME,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
+        limits = RunOptions(timeout, max_time)
+        return await self._repl(ctx, "evaluate", name, code, prompt, pane, limits, max_output)
+
+    async def _repl(
+        self,
+        ctx: Ctx,
+        tool: str,
+        name: str,
+        text: str,
+        prompt: str | None,
+        pane: str | None,
+        options: RunOptions,
+        max_output: int,
+    ) -> Result:
+        """``start_repl`` or ``evaluate``: the same call but for the facade's method."""
+        live = Live(_reporter(ctx))
 
         def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
-            return bridge.evaluate(
-                name,
-                code,
-                options,
-                prompt=prompt,
-                stdout=live.out,
-                notice=notes.append,
+            method = bridge.start_repl if tool == "start_repl" else bridge.evaluate
+            return method(
+                name, text, options, prompt=prompt, stdout=live.out, notice=notes.append,
                 cancel=cancel,
-            )
+            )  # fmt: skip
 
-        return await self._call(ctx, "evaluate", code, pane, make, max_output, live)
+        return await self._call(ctx, tool, text, pane, make, max_output, live)
 
     async def close_repl(self, ctx: Ctx, pane: Pane = None, max_time: MaxTime = MAX_TIME) -> Result:
         options = RunOptions(max_time=max_time)
