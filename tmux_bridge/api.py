@@ -854,27 +854,24 @@ class Bridge:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """A prompt or message in the audit log: to whom, the text, the outcome."""
-        from .audit.log import record
+        from .audit.log import AuditEntry, record
 
         got = receipt if receipt is not None else getattr(error, "receipt", None)
-        record(
-            self.target.runtime_dir,
-            {
-                "id": None,
-                "mode": mode,
-                "pane": got.pane if got else error.pane if error else None,
-                "target": got.target if got else None,
-                "agent": agent,
-                "client": self.client,
-                "command": text,
-                "exit_status": error.exit_code if error else 0,
-                "duration_s": round(time.monotonic() - started, 3),
-                "enters": got.enters if got else 0,
-                "error": str(error) if error else None,
-                "error_code": error.code if error else None,
-                **(extra or {}),
-            },
+        entry = AuditEntry(
+            id=None,
+            mode=mode,
+            pane=got.pane if got else error.pane if error else None,
+            target=got.target if got else None,
+            agent=agent,
+            client=self.client,
+            command=text,
+            exit_status=error.exit_code if error else 0,
+            duration_s=round(time.monotonic() - started, 3),
+            enters=got.enters if got else 0,
+            error=str(error) if error else None,
+            error_code=error.code if error else None,
         )
+        record(self.target.runtime_dir, entry._replace(**(extra or {})))
 
     # --- the audit log -----------------------------------------------------------------
 
@@ -918,7 +915,7 @@ class Bridge:
 
         entry = start_entry(mode, self.target.pane, self.client, command)
         record(self.target.runtime_dir, entry)
-        return str(entry["call"])
+        return str(entry.call)
 
     def _screen_call(
         self, mode: Mode, command: str, call: Callable[[], tuple[Any, str]], log: bool = True
@@ -942,31 +939,29 @@ class Bridge:
         return result
 
     def _log(self, result: CallResult, started: str | None = None) -> None:
-        from .audit.log import record
+        from .audit.log import ABSENT, AuditEntry, record
         from .report import file_document
 
         self._remember(result)
-        record(
-            self.target.runtime_dir,
-            {
-                **({"call": started} if started else {}),
-                "id": result.call_id,
-                "mode": result.mode,
-                "pane": result.pane,
-                "target": result.target,
-                "label": result.label or None,
-                "client": self.client,
-                "command": result.command,
-                "exit_status": result.exit_status,
-                "timed_out": result.timed_out,
-                "duration_s": round(result.duration, 3),
-                "stdout_bytes": result.stdout_bytes,
-                "stderr_bytes": result.stderr_bytes,
-                "error": None,
-                "error_code": None,
-                **({"file": file_document(result.file)} if result.file else {}),
-            },
+        entry = AuditEntry(
+            call=started or ABSENT,
+            id=result.call_id,
+            mode=result.mode,
+            pane=result.pane,
+            target=result.target,
+            label=result.label or None,
+            client=self.client,
+            command=result.command,
+            exit_status=result.exit_status,
+            timed_out=result.timed_out,
+            duration_s=round(result.duration, 3),
+            stdout_bytes=result.stdout_bytes,
+            stderr_bytes=result.stderr_bytes,
+            error=None,
+            error_code=None,
+            file=file_document(result.file) if result.file else ABSENT,
         )
+        record(self.target.runtime_dir, entry)
 
     def _remember(self, result: CallResult) -> None:
         """Keep the pane's last command (with its status and time) in the context."""
@@ -990,23 +985,21 @@ class Bridge:
     def _log_event(self, mode: str, name: str, error: BridgeError | None = None) -> None:
         """A line in the audit log for what is no call in a pane (a session made or
         ended through the API)."""
-        from .audit.log import record
+        from .audit.log import AuditEntry, record
 
-        record(
-            self.target.runtime_dir,
-            {
-                "id": None,
-                "mode": mode,
-                "pane": None,
-                "target": name,
-                "label": None,
-                "client": self.client,
-                "command": name,
-                "exit_status": error.exit_code if error else 0,
-                "error": str(error) if error else None,
-                "error_code": error.code if error else None,
-            },
+        entry = AuditEntry(
+            id=None,
+            mode=mode,
+            pane=None,
+            target=name,
+            label=None,
+            client=self.client,
+            command=name,
+            exit_status=error.exit_code if error else 0,
+            error=str(error) if error else None,
+            error_code=error.code if error else None,
         )
+        record(self.target.runtime_dir, entry)
 
     def _log_error(
         self, mode: Mode, command: str, error: Exception, started: str | None = None
@@ -1015,33 +1008,31 @@ class Bridge:
         midway); an error not of ours is logged as ``internal_error``."""
         if isinstance(error, NoBridgeSession) and started is None:
             return  # nothing to review: no terminal was there
-        from .audit.log import record
+        from .audit.log import ABSENT, AuditEntry, record
 
         if isinstance(error, BridgeError):
             pane, status, text, code = error.pane, error.exit_code, str(error), error.code
         else:
             pane, status, code = None, EXIT_FAILURE, "internal_error"
             text = f"{type(error).__name__}: {error}"
-        record(
-            self.target.runtime_dir,
-            {
-                **({"call": started} if started else {}),
-                "id": None,
-                "mode": mode,
-                "pane": pane or self.target.pane,
-                "target": None,
-                "label": None,
-                "client": self.client,
-                "command": command,
-                "exit_status": status,
-                "timed_out": None,
-                "duration_s": 0.0,
-                "stdout_bytes": 0,
-                "stderr_bytes": 0,
-                "error": text,
-                "error_code": code,
-            },
+        entry = AuditEntry(
+            call=started or ABSENT,
+            id=None,
+            mode=mode,
+            pane=pane or self.target.pane,
+            target=None,
+            label=None,
+            client=self.client,
+            command=command,
+            exit_status=status,
+            timed_out=None,
+            duration_s=0.0,
+            stdout_bytes=0,
+            stderr_bytes=0,
+            error=text,
+            error_code=code,
         )
+        record(self.target.runtime_dir, entry)
 
     def _log_check(
         self,
@@ -1054,29 +1045,27 @@ class Bridge:
         the pane from being ready, and whether a lookup was typed into the pane."""
         if isinstance(error, NoBridgeSession):
             return
-        from .audit.log import record
+        from .audit.log import AuditEntry, record
 
         pane = result.pane if result is not None else error.pane if error else None
         reason = result.reason if result is not None else str(error)
         code = result.error_code if result is not None else error.code if error else None
-        record(
-            self.target.runtime_dir,
-            {
-                "id": None,
-                "mode": "check",
-                "pane": pane or self.target.pane,
-                "client": self.client,
-                "command": command,
-                "exit_status": result.would_exit if result else error.exit_code if error else None,
-                "timed_out": None,
-                "duration_s": round(time.monotonic() - started, 3),
-                "stdout_bytes": 0,
-                "stderr_bytes": 0,
-                "error": reason,
-                "error_code": code,
-                "typed_lookup": bool(result and result.typed_lookup),
-            },
+        entry = AuditEntry(
+            id=None,
+            mode="check",
+            pane=pane or self.target.pane,
+            client=self.client,
+            command=command,
+            exit_status=result.would_exit if result else error.exit_code if error else None,
+            timed_out=None,
+            duration_s=round(time.monotonic() - started, 3),
+            stdout_bytes=0,
+            stderr_bytes=0,
+            error=reason,
+            error_code=code,
+            typed_lookup=bool(result and result.typed_lookup),
         )
+        record(self.target.runtime_dir, entry)
 
 
 def _text(value: bytes | str) -> str:
