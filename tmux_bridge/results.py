@@ -24,6 +24,13 @@ TimeoutKind = Literal["idle", "overall"]
 
 MAX_SECONDS = 7 * 24 * 3600  # the longest time limit: a week
 
+# The most tmux-send moves through a pane in one call, either way. tmux-send holds the
+# bytes in memory (peak RSS 1.1 x the size; 5 x for a binary file read with --json, its
+# base64 and JSON text) and the local transport keeps a copy in the runtime directory
+# during the call. Measured here, 256 MiB took 3.5-4.5 s either way: well inside the
+# default overall timeout, which is the only one that applies (the work is silent).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
 
 class RunOptions(NamedTuple):
     """How to run one command or evaluation. Times are in seconds, above 0 and at most
@@ -146,6 +153,9 @@ def new_call_id() -> str:
     return os.urandom(5).hex()
 
 
+_KEPT = frozenset(CallResult._fields) - {"exit_status"}  # what a CallRecord holds as it is
+
+
 class CallRecord:
     """A call's result while it is being made; :meth:`freeze` gives the typed result."""
 
@@ -183,35 +193,10 @@ class CallRecord:
         self.input_detected_by: str | None = None
 
     def freeze(self) -> CallResult:
-        return CallResult(
-            mode=self.mode,
-            call_id=self.call_id,
-            command=self.command,
-            pane=self.pane,
-            shell=self.shell,
-            repl=self.repl,
-            status=self.status,
-            exit_status=exit_status(self.status, self.timed_out, self.cancelled),
-            timed_out=self.timed_out,
-            cancelled=self.cancelled,
-            signals_sent=tuple(self.signals_sent),
-            prompt_back=self.prompt_back,
-            shell_exited=self.shell_exited,
-            shell_restarted=self.shell_restarted,
-            waited_for_input=self.waited_for_input,
-            stdout=self.stdout,
-            stderr=self.stderr,
-            stdout_bytes=self.stdout_bytes,
-            stderr_bytes=self.stderr_bytes,
-            duration=self.duration,
-            options=self.options,
-            pane_tail=tuple(self.pane_tail),
-            notes=tuple(self.notes),
-            screen=self.screen,
-            target=self.target,
-            label=self.label,
-            file=self.file,
-            far=self.far,
-            stderr_merged=self.stderr_merged,
-            input_detected_by=self.input_detected_by,
-        )
+        """The call as it ended: each field of :class:`CallResult` is the attribute of
+        the same name (lists made tuples); ``exit_status`` is made from the status."""
+        fields = {name: getattr(self, name) for name in CallResult._fields if name in _KEPT}
+        for name in ("signals_sent", "pane_tail", "notes"):
+            fields[name] = tuple(fields[name])
+        status = exit_status(self.status, self.timed_out, self.cancelled)
+        return CallResult(exit_status=status, **fields)

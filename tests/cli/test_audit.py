@@ -268,7 +268,8 @@ def _start_ticks(pid: int) -> int:
 
 def test_the_log_is_read_as_one_entry_per_call(tmp_path: Path) -> None:
     from tmux_bridge.audit import log as audit
-    from tmux_bridge.audit.stats import render_lines, summarize
+    from tmux_bridge.audit.stats import summarize
+    from tmux_bridge.cli.stats_text import render_lines
 
     gone = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout
     me = {"pid": os.getpid(), "pid_start": _start_ticks(os.getpid())}

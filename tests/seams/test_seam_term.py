@@ -239,7 +239,9 @@ def test_shorten_keeps_the_start_and_the_end(text: str, width: int) -> None:
 # The printing helpers: each prints only what a seam function made of its argument.
 PRINTERS = {
     "cli/bridge.py": {"_say", "_say_text", "_say_json"},
-    "cli/send.py": {"Output.notice", "Output.print_text", "Output.print_json", "Output.product"},
+    "cli/request.py": {"Output.notice", "Output.print_text", "Output.print_json", "Output.product"},
+    "cli/send.py": set(),
+    "cli/stats_text.py": set(),
     "cli/common.py": {"run_cli"},
     "cli/send_options.py": set(),
     "cli/send_quick.py": set(),
@@ -249,7 +251,7 @@ SEAM_FUNCTIONS = {"visible", "visible_lines", "json_text"}
 # Our own texts, printed as they are.
 CONSTANTS = {"GUIDE", "tool_table"}
 # Output.product prints the product of a call (the screen, a file's bytes, a diff) exactly.
-EXACT = {"cli/send.py": {"Output.product"}}
+EXACT = {"cli/request.py": {"Output.product"}}
 PRINT_CALLS = {"echo", "secho", "print", "write", "out", "err", "show"}
 
 

@@ -16,8 +16,8 @@ import pytest
 import tmux_bridge
 from tmux_bridge.errors import BridgeError, RuntimeDirError
 from tmux_bridge.server.app import Calls, create_app
-from tmux_bridge.server.contract import HTTP_STATUS
 from tmux_bridge.server.stub import StubBackend
+from tmux_bridge.web.replies import HTTP_STATUS
 from tmux_bridge.web.security import Gates, load_token
 
 TOKEN = "test-token-0123456789-abcdefghij"

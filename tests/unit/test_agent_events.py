@@ -1,4 +1,4 @@
-"""Pure tests of ``agent_events`` (tmux_bridge/server/ws.py): the ``subscribe-agents``
+"""Pure tests of ``agent_events`` (tmux_bridge/agents/changes.py): the ``subscribe-agents``
 events between two looks at the agents, as its docstring and the WebSocket spec say:
 gone -> ``agent-removed``; new -> ``agent-added``; restarted (another pid) or moved to
 another pane -> removed then added; a field changed -> ``agent-updated``; the
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from tmux_bridge.agents.changes import agent_events
 from tmux_bridge.agents.detect import Agent
-from tmux_bridge.server.ws import agent_events
 
 A = Agent(
     name="alice", role="coder", runtime="claude", rig=None, work_dir="/w", attached=False,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import click
 import pytest
 
-from tmux_bridge.cli.send import SendRequest
+from tmux_bridge.cli.request import SendRequest
 from tmux_bridge.cli.send_options import build_request, cli
 from tmux_bridge.cli.send_quick import quick_request
 

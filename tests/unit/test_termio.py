@@ -1,5 +1,6 @@
-"""Pure tests of tmux_bridge/pane/termio.py: a browser terminal's bytes as ``send-keys``
-commands (``key_commands``), and its binary frames (``split_frame``).
+"""Pure tests of a browser terminal's bytes as ``send-keys`` commands
+(tmux_bridge/pane/termio.py ``key_commands``), and of /ws's binary frames
+(tmux_bridge/server/frames.py ``split_frame``).
 
 The sequences are xterm's (what xterm.js sends): ``ESC [ A`` for Up in normal mode,
 ``ESC O A`` in application cursor mode, ``ESC [ 3 ~`` for Delete, ``ESC O P`` for F1,
@@ -11,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from tmux_bridge.errors import InvalidRequest
-from tmux_bridge.pane.termio import join_frame, key_commands, split_frame
+from tmux_bridge.pane.termio import key_commands
+from tmux_bridge.server.frames import join_frame, split_frame
 
 
 def hex_keys(*hex_bytes: str) -> list[str]:

@@ -40,18 +40,11 @@ from ..errors import (
 from ..infra.runtime import remove_quietly, write_private_file
 from ..pane.info import find_pane
 from ..pane.records import PaneDir
-from ..results import CallRecord, FileFacts, RunOptions, new_call_id
+from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_call_id
 from ..target import Target
 from ..text.seams import printf_text, sh_temp_beside
 from .command import far_gateway, run_in_frame
 from .frame import CallFrame, Notice, pane_call
-
-# The most tmux-send moves through a pane in one call, either way. tmux-send holds the
-# bytes in memory (peak RSS 1.1 x the size; 5 x for a binary file read with --json, its
-# base64 and JSON text) and the local transport keeps a copy in the runtime directory
-# during the call. Measured here, 256 MiB took 3.5-4.5 s either way: well inside the
-# default overall timeout, which is the only one that applies (the work is silent).
-MAX_FILE_BYTES = 256 * 1024 * 1024
 
 Op = Literal["write", "read", "edit"]
 

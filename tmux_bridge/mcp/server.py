@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from .. import __version__
+from ..api import NO_ORIGIN, Origin
 from ..infra.patterns import use_time_limit
 from ..target import Target
 from .progress import Calls
@@ -31,10 +32,13 @@ GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving 
 PATTERN_TIME = 0.1  # seconds one search with a client's pattern (a REPL's prompt) may take
 
 
-def build_server(base: Target, readonly: bool = False, calls: Calls | None = None) -> MCPServer:
+def build_server(
+    base: Target, readonly: bool = False, calls: Calls | None = None, origin: Origin = NO_ORIGIN
+) -> MCPServer:
     """The server with every tool, or with ``readonly`` only those that change nothing,
-    for the tmux server, session and runtime directory of ``base``."""
-    tools = AgentTools(base, calls if calls is not None else Calls())
+    for the tmux server, session and runtime directory of ``base``; ``origin`` sends a
+    message that names no sender (none for a server over HTTP)."""
+    tools = AgentTools(base, calls if calls is not None else Calls(), origin)
     server: MCPServer = MCPServer(
         NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -64,7 +68,7 @@ async def serve_stdio(base: Target, readonly: bool = False) -> None:
     interpreter, which a backtracking ``re`` search would hold for ever."""
     use_time_limit(PATTERN_TIME)
     calls = Calls()
-    server = build_server(base, readonly, calls)
+    server = build_server(base, readonly, calls, Origin.from_env(os.environ))  # the agent's
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, calls)
