@@ -2,9 +2,10 @@
 
 The library API is :class:`Bridge` (the facade every face uses), :class:`Target` (which
 tmux server, session, pane and runtime directory), :class:`RunOptions`,
-:class:`CallResult`, :class:`Cancel`, the :class:`BridgeError` family, and
-:func:`to_document` (the JSON document of a result). Names load on first use, so
-importing the package costs nothing on tmux-send's start-up path.
+:class:`CallResult`, :class:`Cancel`, :class:`Origin` (who sends a message), the
+:class:`BridgeError` family, and :func:`to_document` (the JSON document of a result).
+Names load on first use, so importing the package costs nothing on tmux-send's start-up
+path.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "BridgeError",
     "CallResult",
     "Cancel",
+    "Origin",
     "RunOptions",
     "Target",
     "Tmux",
@@ -30,6 +32,7 @@ _WHERE = {
     "BridgeError": "errors",
     "CallResult": "results",
     "Cancel": "cancel",
+    "Origin": "api",
     "RunOptions": "results",
     "Target": "target",
     "Tmux": "infra.tmux",
@@ -38,7 +41,7 @@ _WHERE = {
 }
 
 if TYPE_CHECKING:
-    from .api import Bridge
+    from .api import Bridge, Origin
     from .cancel import Cancel
     from .errors import BridgeError
     from .infra.tmux import Tmux
