@@ -36,12 +36,13 @@ from ..errors import LockTimeout, PaneNotReady, ReplMismatch
 from ..infra import procfs
 from ..infra.runtime import ensure_private_dir, remove_quietly, write_private_file
 from ..pane import readiness
+from ..pane.front import gateway_in_front
 from ..pane.info import find_pane
 from ..results import RunOptions, new_call_id
 from ..target import Target
 from ..text.shells import ShellKind, quote
-from .command import Command, check_no_repl, command_bytes, far_gateway, run_command
-from .frame import Notice, pane_call
+from .command import Command, command_bytes, run_command
+from .frame import Notice, pane_call, shell_front
 
 # The exit status of a real call whose command the pane's shell cannot parse, as
 # measured (bash 5.2, zsh 5.9, fish 3.6, dash 0.5): bash's `.` of the command file
@@ -117,7 +118,7 @@ def check_command(
     pane = find_pane(target.tmux, target.session, target.pane).pane
     kind = None if pane.dead else procfs.shell_kind(pane.pid)
     text = command_text(kind, command)
-    gateway = None if pane.dead else far_gateway(pane)
+    gateway = None if pane.dead else gateway_in_front(pane)
     if gateway is not None:
         from .farcheck import check_far
 
@@ -197,7 +198,7 @@ def wait_until_ready(
     """The readiness checks of a real command call, under the pane's lock, typing
     nothing; raises what the real call would raise before typing."""
     with pane_call(target, options, cancel, notice) as frame:
-        check_no_repl(frame.records, frame.view.pane, target.tmux)
+        shell_front(frame)
         readiness.ready_shell(target.tmux, frame.view, frame.records, frame.deadline, cancel)
 
 

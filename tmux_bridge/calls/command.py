@@ -20,15 +20,15 @@ import select
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from ..cancel import Cancel
-from ..errors import ReplMismatch
+from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
 from ..infra.relay import PaneMirror, Relay, close_fd, open_pidfd
 from ..infra.runtime import remove_quietly, write_private_file
 from ..infra.tmux import Tmux
 from ..pane import readiness
+from ..pane.front import FarShell, Gateway
 from ..pane.info import PaneInfo, screen_tail
 from ..pane.records import PaneDir
 from ..results import CallRecord, RunOptions
@@ -47,11 +47,8 @@ from ..text.shells import (
 )
 from ..text.shells import typed_line as make_typed_line
 from .clock import CallClock, Step, announce_waiting, interrupt_reason
-from .frame import CallFrame, Notice, check_not_cancelled, pane_call
+from .frame import CallFrame, Notice, pane_call, shell_front
 from .respawn import respawn_after_exit
-
-if TYPE_CHECKING:
-    from .far import Gateway
 
 Sink = Callable[[bytes], None]
 Command = bytes | str | Sequence[str]
@@ -99,11 +96,11 @@ def run_in_frame(
     is what the person sees instead of the command text, and what the record names.
     ``command`` may be a :data:`Chooser` (``shown`` is then needed): called with the
     shell's kind before anything of the command is typed."""
-    pane = frame.view.pane
-    check_no_repl(frame.records, pane, target.tmux)
-    gateway = far_gateway(pane)
-    if gateway is not None:
-        return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
+    front = shell_front(frame)
+    if isinstance(front, FarShell):
+        return _run_far(
+            target, frame, front.gateway, command, options, sinks, notice, cancel, shown
+        )
     kind, pane = readiness.ready_shell(
         target.tmux, frame.view, frame.records, frame.deadline, cancel
     )
@@ -122,17 +119,6 @@ def run_in_frame(
         frame.records.mark_settled(started, record.call_id)
     record.duration = time.monotonic() - frame.started
     return record
-
-
-def far_gateway(pane: PaneInfo) -> Gateway | None:
-    """The program in front of the pane's shell that leads to a far shell, if any (only
-    looked for when something other than the shell is in front: keeps calls short)."""
-    shell = procfs.proc_stat(pane.pid)
-    if shell is None or shell.tpgid in (shell.pgrp, -1):
-        return None
-    from .far import gateway_in_front
-
-    return gateway_in_front(pane)
 
 
 def _run_far(
@@ -185,22 +171,6 @@ def command_bytes(kind: ShellKind, command: Command) -> bytes:
     if isinstance(command, str):
         return command.encode("utf-8", "surrogateescape")
     return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
-
-
-def check_no_repl(records: PaneDir, pane: PaneInfo, tmux: Tmux) -> None:
-    """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
-    state = records.read_repl()
-    if state is None:
-        return
-    from .repl import repl_open  # only when a REPL record exists: keeps start-up short
-
-    if repl_open(tmux, state, pane):
-        raise ReplMismatch(
-            f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
-            "evaluate code in it, or close it first.",
-            repl=state.name,
-        )
-    records.clear_repl()
 
 
 class CommandCall:

@@ -24,13 +24,14 @@ import select
 import termios
 import time
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Literal
 
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
 from ..infra.relay import close_fd, open_pidfd
 from ..infra.tmux import Tmux
+from ..pane.front import Gateway, prompt_part
 from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line, cursor_place, screen_tail
 from ..pane.readiness import split_at_column
 from ..results import CallRecord
@@ -50,20 +51,10 @@ from ..text.farshell import (
 from ..text.output import TerminalText
 from ..text.shells import ShellKind
 from .clock import CallClock
-from .frame import Notice, check_not_cancelled
+from .frame import Notice
 
 Sink = Callable[[bytes], None]
 
-# Programs through which a person reaches another shell (the foreground of the pane).
-# Not mosh-client: it sends screen states, not the byte stream, so output that scrolls
-# by between two states (and the markers in it) never reaches the pane.
-GATEWAYS = frozenset(
-    {
-        "ssh", "su", "sudo", "doas", "runuser", "docker", "podman",
-        "kubectl", "nix", "nix-shell", "poetry", "lxc", "lxc-attach", "machinectl",
-        "systemd-nspawn", "toolbox", "distrobox", "chroot", "nsenter", "script", "vagrant",
-    }
-)  # fmt: skip
 PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
@@ -80,46 +71,6 @@ _GOODBYE = re.compile(
     rb"packet_write_wait: .*|Read from remote host .*|Timeout, server .* not responding\."
 )
 _REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
-
-
-def prompt_part(tmux: Tmux, pane_id: str) -> str:
-    """The cursor line left of the cursor, right-trimmed: the far prompt without a right
-    prompt (zsh's RPROMPT, fish's right prompt), which may change (a clock)."""
-    line, column = cursor_place(tmux, pane_id)
-    return (split_at_column(line, column)[0] if column >= 0 else line).rstrip()
-
-
-class Gateway(NamedTuple):
-    """The pane's foreground program that leads to a far shell."""
-
-    pid: int  # the leader of the pane's foreground process group
-    name: str  # its command name (``ssh``, ``sudo``, ``bash``)
-    local_shell: bool  # a shell of this machine on the pane's own terminal
-
-
-def gateway_in_front(pane: PaneInfo) -> Gateway | None:
-    """The program in front of the pane's shell when it may lead to a far shell: one of
-    :data:`GATEWAYS`, or an interactive shell (not ``sh -c``, not a script)."""
-    shell = procfs.proc_stat(pane.pid)
-    if shell is None or shell.tpgid in (shell.pgrp, -1):
-        return None
-    name = procfs.command_name(shell.tpgid).lstrip("-")
-    if name in GATEWAYS:
-        return Gateway(shell.tpgid, name, False)
-    if procfs.shell_kind(shell.tpgid) is not None and _interactive(shell.tpgid):
-        return Gateway(shell.tpgid, name, True)
-    return None
-
-
-def _interactive(pid: int) -> bool:
-    """Whether a shell's arguments are options only, none of them ``-c``."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")[1:]
-    except OSError:
-        return False
-    options = [a for a in args if a]
-    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
 
 
 def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
@@ -274,7 +225,7 @@ class FarCall:
         )
         pattern = probe_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
-        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        data = self.read_until(lambda d: pattern.search(d) is not None, until)
         match = pattern.search(data)
         if match is None:
             seen = cursor_line(self.tmux, pane_id).strip()
@@ -306,14 +257,14 @@ class FarCall:
     def _settle(self, rest: bytes) -> None:
         """Let the far prompt be drawn before typing on (text typed while the shell runs
         a command is echoed by the terminal, then again by the line editor)."""
-        self._read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
+        self.read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
 
     def _define(self, facts: FarFacts, deadline: float) -> FarFacts:
         """Define our two helper functions in the far shell (once per far shell)."""
         self._type(helpers_line(facts.shell, self.record.call_id))
         pattern = helpers_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
-        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        data = self.read_until(lambda d: pattern.search(d) is not None, until)
         match = pattern.search(data)
         if match is None:
             raise PaneNotAtPrompt(
@@ -323,7 +274,7 @@ class FarCall:
         self._settle(data[match.end() :])
         return with_helper_facts(facts, match.group(1))
 
-    def _read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
+    def read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
         data = b""
         while not done(data):
             remaining = until - time.monotonic()

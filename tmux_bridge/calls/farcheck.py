@@ -19,6 +19,7 @@ from typing import Any
 
 from ..cancel import Cancel
 from ..errors import LockTimeout, PaneNotReady, ReplMismatch
+from ..pane.front import Gateway
 from ..pane.info import PaneInfo
 from ..results import RunOptions
 from ..target import Target
@@ -33,9 +34,9 @@ from .check import (
     predicted_exit,
     read_lookup,
 )
-from .command import Command, check_no_repl, command_bytes, run_in_frame
-from .far import Gateway, check_far_ready
-from .frame import Notice, pane_call
+from .command import Command, command_bytes, run_in_frame
+from .far import check_far_ready
+from .frame import Notice, pane_call, shell_front
 
 # the binary of each kind on this machine that checks the far shell's syntax
 LOCAL_BINARY: dict[ShellKind, str] = {"bash": "bash", "zsh": "zsh", "fish": "fish", "posix": "sh"}
@@ -144,7 +145,7 @@ def _far_ready(
 ) -> None:
     """The checks a far call makes before typing, under the pane's lock; typing nothing."""
     with pane_call(target, options, cancel, notice) as frame:
-        check_no_repl(frame.records, frame.view.pane, target.tmux)
+        shell_front(frame)
         memory = frame.records.file("far-prompt")
         check_far_ready(target.tmux, frame.view.pane, gateway, memory, frame.view.screen)
 

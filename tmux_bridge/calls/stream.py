@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
 from ..infra.relay import Relay, close_fd, open_pidfd
 from ..infra.tmux import Tmux
@@ -28,7 +28,7 @@ from ..text import seams
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
 from ..text.patterns import Pattern
 from .clock import CallClock, announce_waiting
-from .frame import Notice, check_not_cancelled
+from .frame import Notice
 
 Sink = Callable[[bytes], None]
 Scanner = MarkerScanner | PassThrough

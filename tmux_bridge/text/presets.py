@@ -67,6 +67,80 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+# The presets that work in a far shell: the helper each REPL gets, typed once
+# (calls/farrepl.py drives them).
+_PYTHON_HELPER = """\
+def __tmux_send_far(i, c):
+    import ast, sys, traceback
+    m = "___TMUXSEND_"
+    print(m + "START_" + i + "___", flush=True)
+    s = 0
+    try:
+        for n in ast.parse(c, "<tmux-send>", "exec").body:
+            exec(compile(ast.Interactive(body=[n]), "<tmux-send>", "single"), globals())
+    except SystemExit:
+        sys.stdout.write("\\n" + m + "END_" + i + " 0___" + m + "ERR_" + i + "___\\n")
+        sys.stdout.flush()
+        raise
+    except BaseException as e:
+        s = 1
+        t = e.__traceback__
+        traceback.print_exception(type(e), e, t.tb_next if t else None)
+    sys.stderr.flush()
+    sys.stdout.write("\\n" + m + "END_" + i + " %d___" % s + m + "ERR_" + i + "___\\n")
+    sys.stdout.flush()
+"""
+
+# node: the code runs as a script in the REPL's own context (top-level let/const
+# persist), its value shown as the REPL would, errors reported as "Uncaught ...".
+_NODE_HELPER = """\
+globalThis.__tmux_send_far = (i, c) => {
+  const vm = require("vm"), util = require("util"), m = "___TMUXSEND_";
+  console.log(m + "START_" + i + "___");
+  let s = 0;
+  try {
+    const v = vm.runInThisContext(c, { filename: "tmux-send", breakOnSigint: true });
+    if (v !== undefined) console.log(util.inspect(v, { colors: false }));
+  } catch (e) {
+    s = 1;
+    const text = e instanceof Error ? `${e.name}: ${e.message}` : util.inspect(e);
+    const frames = e instanceof Error && e.stack
+      ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
+    console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
+  }
+  process.stdout.write("\\n" + m + "END_" + i + " " + s + "___" + m + "ERR_" + i + "___\\n");
+};
+"""
+
+
+class FarRepl(NamedTuple):
+    """How one preset's REPL is driven in a far shell."""
+
+    typed: str  # a regex: the REPL's prompt with text typed after it
+    define: str  # the helper's source, evaluated by one typed line
+    wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
+    variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
+    astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
+
+
+FAR_REPLS = {
+    "python": FarRepl(
+        r"^(>>>|\.\.\.) \S",
+        _PYTHON_HELPER,
+        "exec({lit}); print({mark})",
+        "__tmux_send_c {op} {lit}",
+        "\\U{:08x}",
+    ),
+    "node": FarRepl(
+        r"^> \S",
+        _NODE_HELPER,
+        "eval({lit}); console.log({mark})",
+        "void (globalThis.__tmux_send_c {op} {lit})",
+        "\\u{{{:x}}}",
+    ),
+}
+
+
 def find_preset(name: str) -> Preset | None:
     """The preset called ``name`` or one of its aliases."""
     for preset in PRESETS.values():
