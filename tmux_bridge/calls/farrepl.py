@@ -44,8 +44,8 @@ PIECE = 3000  # characters of the code's literal per typed line (canonical mode:
 
 def far_repl_for(preset: Preset) -> FarRepl:
     """How ``preset`` runs in a far shell; raises :class:`FarReplUnsupported`."""
-    spec = FAR_REPLS.get(preset.name)
-    if spec is None or not preset.aliases:  # a --prompt REPL may borrow a preset's name
+    spec = preset.far  # none for a --prompt REPL, even one with a preset's name
+    if spec is None:
         supported = ", ".join(FAR_REPLS)
         raise FarReplUnsupported(
             f"the pane's shell has a far shell in front (ssh, su, sudo ...), and a "

@@ -29,67 +29,46 @@ class EvalPlan(NamedTuple):
     lead: bytes = b"\r\n"  # what precedes the end marker in the pane's output stream
 
 
-class Preset(NamedTuple):
-    name: str
-    aliases: tuple[str, ...]
-    ready: str  # regex matched against the last line on screen: the REPL's prompt
-    quit: str  # typed to leave the REPL the way it expects
-    error: str | None  # regex over the output when the end marker carries no status
-
-
-PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset(
-            "python",
-            ("python3", "py"),
-            r"^(>>>|\.\.\.) ?$",
-            "exit()",
-            None,
-        ),
-        Preset("node", ("nodejs", "js"), r"^> ?$", ".exit", None),
-        Preset(
-            "psql",
-            ("postgres", "postgresql"),
-            r"^[^\s]*[=(-][#>] ?$",
-            "\\q",
-            r"^(psql:.*?)?(ERROR|FATAL|PANIC):",
-        ),
-        Preset(
-            "sqlite",
-            ("sqlite3",),
-            r"^sqlite> ?$",
-            ".quit",
-            r"^(Error|Parse error|Runtime error)\b",
-        ),
-        Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:"),
-    )
-}
-
-
-# The presets that work in a far shell: the helper each REPL gets, typed once
-# (calls/farrepl.py drives them).
-_PYTHON_HELPER = """\
-def __tmux_send_far(i, c):
+# Python: evaluate statement by statement in "single" mode, as the REPL does, so that
+# expression values are shown; skip our own frame in tracebacks. One evaluator for the
+# local REPL (the code in a file at ``p``) and the far one (the code typed as ``c``):
+# ``g`` the REPL's globals, ``b`` the start marker, ``e`` the end marker with ``%s`` for
+# the status, ``n`` what goes before it.
+_PYTHON_RUN = """\
+def __tmux_send_run(g, b, e, n, c, p=None):
     import ast, sys, traceback
-    m = "___TMUXSEND_"
-    print(m + "START_" + i + "___", flush=True)
+    print(b, flush=True)
     s = 0
     try:
-        for n in ast.parse(c, "<tmux-send>", "exec").body:
-            exec(compile(ast.Interactive(body=[n]), "<tmux-send>", "single"), globals())
+        if p is not None:
+            with open(p, encoding="utf-8", errors="surrogateescape") as f:
+                c = f.read()
+        for x in ast.parse(c, "<tmux-send>", "exec").body:
+            exec(compile(ast.Interactive(body=[x]), "<tmux-send>", "single"), g)
     except SystemExit:
-        sys.stdout.write("\\n" + m + "END_" + i + " 0___" + m + "ERR_" + i + "___\\n")
+        sys.stdout.write(n + e % "0" + "\\n")
         sys.stdout.flush()
         raise
-    except BaseException as e:
+    except BaseException as exc:
         s = 1
-        t = e.__traceback__
-        traceback.print_exception(type(e), e, t.tb_next if t else None)
+        t = exc.__traceback__
+        traceback.print_exception(type(exc), exc, t.tb_next if t else None)
     sys.stderr.flush()
-    sys.stdout.write("\\n" + m + "END_" + i + " %d___" % s + m + "ERR_" + i + "___\\n")
+    sys.stdout.write(n + e % ("%d" % s) + "\\n")
     sys.stdout.flush()
 """
+
+# The presets that work in a far shell get a helper, typed into the REPL once
+# (calls/farrepl.py drives them): python's calls the same evaluator.
+_PYTHON_HELPER = (
+    _PYTHON_RUN
+    + """\
+def __tmux_send_far(i, c):
+    m = "___TMUXSEND_"
+    e = m + "END_" + i + " %s___" + m + "ERR_" + i + "___"
+    __tmux_send_run(globals(), m + "START_" + i + "___", e, "\\n", c)
+"""
+)
 
 # node: the code runs as a script in the REPL's own context (top-level let/const
 # persist), its value shown as the REPL would, errors reported as "Uncaught ...".
@@ -114,7 +93,7 @@ globalThis.__tmux_send_far = (i, c) => {
 
 
 class FarRepl(NamedTuple):
-    """How one preset's REPL is driven in a far shell."""
+    """How one preset's REPL is driven in a far shell (calls/farrepl.py drives it)."""
 
     typed: str  # a regex: the REPL's prompt with text typed after it
     define: str  # the helper's source, evaluated by one typed line
@@ -123,22 +102,66 @@ class FarRepl(NamedTuple):
     astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
 
 
-FAR_REPLS = {
-    "python": FarRepl(
-        r"^(>>>|\.\.\.) \S",
-        _PYTHON_HELPER,
-        "exec({lit}); print({mark})",
-        "__tmux_send_c {op} {lit}",
-        "\\U{:08x}",
-    ),
-    "node": FarRepl(
-        r"^> \S",
-        _NODE_HELPER,
-        "eval({lit}); console.log({mark})",
-        "void (globalThis.__tmux_send_c {op} {lit})",
-        "\\u{{{:x}}}",
-    ),
+class Preset(NamedTuple):
+    name: str
+    aliases: tuple[str, ...]
+    ready: str  # regex matched against the last line on screen: the REPL's prompt
+    quit: str  # typed to leave the REPL the way it expects
+    error: str | None  # regex over the output when the end marker carries no status
+    far: FarRepl | None = None  # how it runs in a far shell (python, node), if it can
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "python",
+            ("python3", "py"),
+            r"^(>>>|\.\.\.) ?$",
+            "exit()",
+            None,
+            FarRepl(
+                r"^(>>>|\.\.\.) \S",
+                _PYTHON_HELPER,
+                "exec({lit}); print({mark})",
+                "__tmux_send_c {op} {lit}",
+                "\\U{:08x}",
+            ),
+        ),
+        Preset(
+            "node",
+            ("nodejs", "js"),
+            r"^> ?$",
+            ".exit",
+            None,
+            FarRepl(
+                r"^> \S",
+                _NODE_HELPER,
+                "eval({lit}); console.log({mark})",
+                "void (globalThis.__tmux_send_c {op} {lit})",
+                "\\u{{{:x}}}",
+            ),
+        ),
+        Preset(
+            "psql",
+            ("postgres", "postgresql"),
+            r"^[^\s]*[=(-][#>] ?$",
+            "\\q",
+            r"^(psql:.*?)?(ERROR|FATAL|PANIC):",
+        ),
+        Preset(
+            "sqlite",
+            ("sqlite3",),
+            r"^sqlite> ?$",
+            ".quit",
+            r"^(Error|Parse error|Runtime error)\b",
+        ),
+        Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:"),
+    )
 }
+
+# The presets that run in a far shell, by name: a view of PRESETS.
+FAR_REPLS: dict[str, FarRepl] = {p.name: p.far for p in PRESETS.values() if p.far is not None}
 
 
 def find_preset(name: str) -> Preset | None:
@@ -168,38 +191,21 @@ def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> Eval
     return EvalPlan({}, text, tuple(text.split("\n")), markers=False)
 
 
-# Python: evaluate statement by statement in "single" mode, as the REPL does, so that
-# expression values are shown; skip our own frame in tracebacks.
-_PYTHON = """\
-def __tmux_send_eval(g, start, end, path):
-    import ast, sys, traceback
-    print(start, flush=True)
-    status = 0
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            tree = ast.parse(f.read(), "<tmux-send>", "exec")
-        for node in tree.body:
-            exec(compile(ast.Interactive(body=[node]), "<tmux-send>", "single"), g)
-    except SystemExit:
-        sys.stdout.write("\\r\\n" + end % "0" + "\\n")
-        sys.stdout.flush()
-        raise
-    except BaseException as exc:
-        status = 1
-        tb = exc.__traceback__
-        traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
-    sys.stderr.flush()
-    sys.stdout.write("\\r\\n" + end % ("%d" % status) + "\\n")
-    sys.stdout.flush()
+_CRLF = "\r\n"  # before the local end marker
+_PYTHON = (
+    _PYTHON_RUN
+    + """\
 try:
-    __tmux_send_eval(globals(), ARGS)
+    __tmux_send_run(globals(), ARGS)
 finally:
-    del __tmux_send_eval
+    del __tmux_send_run
 """
+)
 
 
 def _python(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
-    args = f"{start!r}, {end_marker(call_id, '%s')!r}, {base + '.code'!r}"
+    end = end_marker(call_id, "%s")
+    args = f"{start!r}, {end!r}, {_CRLF!r}, None, {base + '.code'!r}"
     wrapper = _PYTHON.replace("ARGS", args)
     typed = f"exec(open({base + '.py'!r}).read())"
     # "\r\n" before the end marker reaches the stream as "\r\r\n" (see MarkerScanner)
