@@ -46,7 +46,7 @@ from ..text.shells import (
     scratch_path,
 )
 from ..text.shells import typed_line as make_typed_line
-from .clock import CallClock, Step, announce_waiting, interrupt_reason
+from .clock import CallClock, Step, announce_waiting, cancelled, interrupt_reason
 from .frame import CallFrame, Notice, pane_call, shell_front
 from .respawn import respawn_after_exit
 
@@ -262,7 +262,7 @@ class CommandCall:
         while not all(s.seen for s in self.scanners):
             now = time.monotonic()
             self._look_for_input(clock, now)
-            step = clock.next_step(now, self._cancelled(), self.record)
+            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
             if step is not None and self._take(step, clock, now):
                 break
             events = self._poll(clock)
@@ -278,11 +278,6 @@ class CommandCall:
         if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
             clock.hold_idle(now)
             announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the command")
-
-    def _cancelled(self) -> bool:
-        if self.cancel is not None and self.cancel.signum is not None:
-            self.record.cancelled = self.cancel.signum
-        return self.record.cancelled is not None
 
     def _take(self, step: Step, clock: CallClock, now: float) -> bool:
         """Do what the clock says; True when the call gives up waiting."""
@@ -392,7 +387,7 @@ class CommandCall:
             return
         with contextlib.suppress(OSError):
             os.write(self.relays[0].master, ACK)
-        if not record.prompt_back or record.timed_out or self._cancelled():
+        if not record.prompt_back or record.timed_out or cancelled(self.record, self.cancel):
             record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
 
     def _drain_relay(self, index: int) -> None:
@@ -429,7 +424,9 @@ class CommandCall:
             self.tmux.run(
                 "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
             )
-        self._cancelled()  # a signal that came after the command ended still counts
+        cancelled(
+            self.record, self.cancel
+        )  # a signal that came after the command ended still counts
         self.pidfd = close_fd(self.pidfd)
         if self.mirror is not None:
             self.mirror.close()

@@ -18,7 +18,6 @@ and silence.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import select
 import termios
@@ -29,13 +28,12 @@ from typing import Literal
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
-from ..infra.relay import close_fd, open_pidfd
+from ..infra.relay import FifoRelay, close_fd, open_pidfd
 from ..infra.tmux import Tmux
 from ..pane.front import Gateway, prompt_part
-from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line, cursor_place, screen_tail
+from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail, take_pipe
 from ..pane.readiness import split_at_column
 from ..results import CallRecord
-from ..text import seams
 from ..text.farshell import (
     FarFacts,
     FarScanner,
@@ -50,7 +48,7 @@ from ..text.farshell import (
 )
 from ..text.output import TerminalText
 from ..text.shells import ShellKind
-from .clock import CallClock
+from .clock import CallClock, cancelled
 from .frame import Notice
 
 Sink = Callable[[bytes], None]
@@ -151,33 +149,6 @@ def remember_prompt(path: str, gateway: Gateway, prompt: str) -> None:
         atomic_write(path, f"{gateway.pid}\n{prompt}".encode())
 
 
-class FifoRelay:
-    """Where ``pipe-pane`` sends the pane's stream: a FIFO in a private directory of its
-    own (a pipe's 64 KiB buffer: fewer wake-ups than a pseudo-terminal's). Opened here
-    first, read and write, so that it never reads as ended before ``cat`` opens it."""
-
-    def __init__(self) -> None:
-        import tempfile
-
-        self.folder = tempfile.mkdtemp(prefix="tmux-send-far-")
-        self.path = os.path.join(self.folder, "stream")
-        os.mkfifo(self.path, 0o600)
-        self.master = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-
-    def read(self, size: int = 65536) -> bytes | None:
-        """What the FIFO has now; ``None`` when nothing is waiting."""
-        try:
-            return os.read(self.master, size) or None
-        except OSError:  # EAGAIN
-            return None
-
-    def close(self) -> None:
-        self.master = close_fd(self.master)
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-            os.rmdir(self.folder)
-
-
 class FarCall:
     """One call in a far shell: the stream, the probe, the command line, the outcome."""
 
@@ -244,14 +215,7 @@ class FarCall:
         pane_id = self.pane.pane_id
         check_not_cancelled(self.cancel)
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
-        self.tmux.run_all(
-            *commands,
-            # a live view's watch may hold the pipe: ours replaces it, and the mark goes
-            # so that the watch never closes ours (it re-arms when we are done)
-            ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-            ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], self.relay.path)],
-            *then,
-        )
+        self.tmux.run_all(*commands, *take_pipe(pane_id, self.relay.path), *then)
         self.piped = True
 
     def _settle(self, rest: bytes) -> None:
@@ -304,7 +268,7 @@ class FarCall:
         while not self.scanner.done and not self.ready():
             now = time.monotonic()
             clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
-            step = clock.next_step(now, self._cancelled(), self.record)
+            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
             if step == "give-up":
                 self.record.prompt_back = False
                 break
@@ -450,11 +414,6 @@ class FarCall:
         )
         clock.interrupted(which, now)
 
-    def _cancelled(self) -> bool:
-        if self.cancel is not None and self.cancel.signum is not None:
-            self.record.cancelled = self.cancel.signum
-        return self.record.cancelled is not None
-
     # --- ending ----------------------------------------------------------------------
 
     def _lost(self) -> None:
@@ -502,7 +461,7 @@ class FarCall:
                 f"the command ended the far shell (behind `{self.gateway.name}`) with status "
                 f"{record.status}; the pane is back at the shell that started it."
             )
-        if not record.prompt_back or record.timed_out or self._cancelled():
+        if not record.prompt_back or record.timed_out or cancelled(self.record, self.cancel):
             record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
 
     def _flush_cleaner(self) -> None:
@@ -514,7 +473,7 @@ class FarCall:
     def close(self) -> None:
         if self.piped:
             self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
-        self._cancelled()
+        cancelled(self.record, self.cancel)
         self.pidfd = close_fd(self.pidfd)
         self.relay.close()
 
