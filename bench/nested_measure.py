@@ -3,7 +3,7 @@
 ``seq 1 N`` through that ssh pane (md5 checked) against the same command typed there
 directly and awaited on the pane's own stream.
 
-Needs root (the sshd and the test users come from ``tests/far_support.py``) and Debian's
+Needs root (the sshd and the test users come from ``tests/support/sshd.py``) and Debian's
 ``openssh-server``; skipped otherwise.
 """
 
@@ -22,7 +22,7 @@ from measures import Config, Outcome, ShellState, Skip, Step, seq_md5, short, ti
 from results import Metric, count_ok, ratio
 from tmuxserver import BenchError, Pane
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.far_support
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.support.sshd
 
 
 def nested(state: ShellState, cfg: Config) -> Outcome:
@@ -31,7 +31,7 @@ def nested(state: ShellState, cfg: Config) -> Outcome:
         return Skip("needs root and openssh-server (an sshd on loopback, test users)")
     if pane.shell != "bash":
         return Skip("measured in the bash pane only (ssh to a bash login shell)")
-    from tests.far_support import running_sshd
+    from tests.support.sshd import running_sshd
 
     with running_sshd() as sshd, _ssh_pane(pane, sshd.command("bash")) as far:
         return _far_figures(pane, far, cfg)

@@ -1,5 +1,5 @@
 """Prompt delivery (issue 12): ``tmux-bridge prompt`` to an idle stand-in agent (the
-test suite's ``tests/standin_agent.py``, installed as ``claude``), from the command line
+test suite's ``tests/support/standin_agent.py``, installed as ``claude``), from the command line
 and through the facade in this process, each delivered and confirmed by the target;
 and 100 prompts (20 with --quick) to a stand-in that ignores one Enter in five.
 
@@ -22,7 +22,7 @@ from tmuxserver import TMUX_BRIDGE, BenchError, Pane
 if TYPE_CHECKING:
     from tmux_bridge.api import Bridge
 
-STANDIN = Path(__file__).resolve().parent.parent / "tests" / "standin_agent.py"
+STANDIN = Path(__file__).resolve().parent.parent / "tests" / "support" / "standin_agent.py"
 _done: set[str] = set()
 
 

@@ -17,10 +17,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.support
+from tests.support import tmuxserver as shared  # the private server the tests use too
 
 BIN = Path(sys.executable).parent
 TMUX_SEND = BIN / "tmux-send"
@@ -29,15 +31,6 @@ TMUX_BRIDGE = BIN / "tmux-bridge"
 PROMPT_TIMEOUT = 15.0  # seconds a shell may take to show its prompt
 TMUX_TIMEOUT = 10.0  # seconds any single tmux client call may take
 POLL_INTERVAL = 0.005  # seconds between two looks at the pane
-
-_RC_FILES = {
-    ".bashrc": "PS1='$ '\nunset PROMPT_COMMAND\nulimit -c 0\n",
-    ".bash_profile": ". ~/.bashrc\n",
-    ".zshrc": "PS1='$ '\nulimit -c 0\n",
-    ".config/fish/config.fish": (
-        "function fish_prompt; echo -n '$ '; end\nset -g fish_greeting ''\nulimit -c 0\n"
-    ),
-}
 
 _channels = itertools.count()
 
@@ -58,20 +51,7 @@ class PrivateServer:
         self.root = root
         self.home = root / "home"
         self.tmpdir = root / "tmux"
-        self.home.mkdir()
-        self.tmpdir.mkdir()
-        for name, text in _RC_FILES.items():
-            path = self.home / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-        env.pop("PROMPT_COMMAND", None)
-        env.update(
-            HOME=str(self.home),
-            TMUX_TMPDIR=str(self.tmpdir),
-            LC_ALL="C.UTF-8",
-            TERM="xterm-256color",
-        )
+        env = shared.prepare(root)
         # Nothing is ever written next to the sources: either compiled modules go to a
         # private cache (as after a normal install, they are compiled once, not at every
         # start), or none are written at all.
@@ -118,13 +98,7 @@ class PrivateServer:
     def kill(self) -> None:
         """Kill the server (and every shell and command in it); quiet if none runs."""
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(
-                ["tmux", "-L", "default", "kill-server"],
-                env=self.env,
-                capture_output=True,
-                timeout=TMUX_TIMEOUT,
-                check=False,
-            )
+            shared.run_tmux(self.env, ("kill-server",), TMUX_TIMEOUT)
 
 
 @contextlib.contextmanager
@@ -134,13 +108,12 @@ def private_server(bytecode_cache: bool = True) -> Iterator[PrivateServer]:
     ``bytecode_cache``, Python processes started by the benchmark (tmux-send included)
     cache compiled modules in a private directory even if PYTHONDONTWRITEBYTECODE is set;
     without it, they write none (modules lacking a .pyc are compiled at every start)."""
-    root = Path(tempfile.mkdtemp(prefix="tbb-"))
-    server = PrivateServer(root, bytecode_cache)
-    try:
-        yield server
-    finally:
-        server.kill()
-        shutil.rmtree(root, ignore_errors=True)
+    with shared.private_root("tbb-") as root:
+        server = PrivateServer(root, bytecode_cache)
+        try:
+            yield server
+        finally:
+            server.kill()
 
 
 class Pane:
@@ -158,20 +131,12 @@ class Pane:
     def tmux(self, *args: str, check: bool = True, timeout: float = TMUX_TIMEOUT) -> str:
         """Run ``tmux -L default ARGS`` on the private server; its stdout."""
         try:
-            result = subprocess.run(
-                ["tmux", "-L", "default", *args],
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
+            code, out, err = shared.run_tmux(self.env, args, timeout)
         except subprocess.TimeoutExpired as exc:
             raise BenchError(f"tmux {args[0]} took more than {timeout:g} s") from exc
-        if check and result.returncode != 0:
-            raise BenchError(f"tmux {' '.join(args)} failed: {result.stderr.strip()}")
-        return result.stdout
+        if check and code != 0:
+            raise BenchError(f"tmux {' '.join(args)} failed: {err.strip()}")
+        return out
 
     def screen(self) -> str:
         """The pane's visible screen as text."""
@@ -184,8 +149,7 @@ class Pane:
 
     def at_prompt(self) -> bool:
         """Whether the last non-empty line on screen is the bare ``$`` prompt."""
-        lines = [line for line in self.screen().split("\n") if line.strip()]
-        return bool(lines) and lines[-1].rstrip() == "$"
+        return shared.at_prompt(self.screen())
 
     def wait_for_prompt(self, timeout: float = PROMPT_TIMEOUT) -> None:
         """Poll the screen until the shell shows its prompt; :class:`BenchError` after

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
@@ -31,12 +31,12 @@ from .target import Target
 
 if TYPE_CHECKING:
     from .agents.delivery import PromptReceipt
-    from .agents.detect import Agent
+    from .agents.detect import Agent as Agent
     from .agents.inbox import Message
     from .agents.messaging import Attempt, Sent
-    from .calls.check import CheckResult
     from .errors import InboxCorrupt
     from .pane.watch import Listener, Snapshot
+    from .results import CheckResult
 
 Sink = Callable[[bytes], None]
 BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
@@ -46,8 +46,48 @@ Notice = Callable[[str], None]
 _REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit")
 
 
+class Origin(NamedTuple):
+    """Where a message comes from when it names no sender: the pane the sending
+    program runs in, and the agent name it declares. The core reads no environment
+    for it; a face whose environment is the sender's passes :meth:`from_env` (the
+    CLI, the stdio MCP server an agent client started), a server passes none."""
+
+    pane: str | None = None  # the sender's pane id, ``$TMUX_PANE``
+    name: str | None = None  # the sender's declared name, ``$TMUX_BRIDGE_AGENT``
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Origin:
+        """The origin ``env`` tells: ``$TMUX_PANE`` and ``$TMUX_BRIDGE_AGENT``."""
+        return cls(env.get("TMUX_PANE"), env.get("TMUX_BRIDGE_AGENT"))
+
+
+NO_ORIGIN = Origin()  # a server's: the sender is named, or "unnamed"
+
+
+class ServerWatch(Protocol):
+    """A watch on a tmux server (:meth:`Bridge.server_changes`), from ``start`` to
+    ``stop`` (``wait``: until its thread ended)."""
+
+    def start(self) -> None: ...
+
+    def stop(self, wait: bool = True) -> None: ...
+
+
 def _ignore(_message: str) -> None:
     pass
+
+
+class _ReplCall(NamedTuple):
+    """What :meth:`Bridge.start_repl`, ``evaluate`` and ``repl`` were given."""
+
+    name: str
+    text: bytes | str
+    options: RunOptions
+    prompt: str | None
+    template: str | None
+    out: Sink
+    notice: Notice
+    cancel: Cancel | None
 
 
 class _Collect:
@@ -152,16 +192,10 @@ class Bridge:
     ) -> CallResult:
         """Start REPL ``name`` (a preset, or any name with ``prompt``, a regex for its
         prompt line) with shell command ``command``; done when its prompt shows."""
-        from .calls.repl import ReplRequest, start_repl
-
         out = stdout or _Collect()
-        request = ReplRequest(name, prompt, template)
+        call = _ReplCall(name, command, options, prompt, template, out, notice, cancel)
         return self._logged(
-            "repl_start",
-            _text(command),
-            options,
-            lambda: start_repl(self.target, request, _bytes(command), options, out, notice, cancel),
-            out,
+            "repl_start", _text(command), options, lambda: self._repl("start", call), out
         )
 
     def evaluate(
@@ -178,16 +212,10 @@ class Bridge:
     ) -> CallResult:
         """Evaluate ``code`` in the open REPL ``name``; stdout is what it printed in
         response. Status 0, or 1 when the REPL reported an error."""
-        from .calls.repl import ReplRequest, evaluate
-
         out = stdout or _Collect()
-        request = ReplRequest(name, prompt, template)
+        call = _ReplCall(name, code, options, prompt, template, out, notice, cancel)
         return self._logged(
-            "repl_eval",
-            _text(code),
-            options,
-            lambda: evaluate(self.target, request, _bytes(code), options, out, notice, cancel),
-            out,
+            "repl_eval", _text(code), options, lambda: self._repl("evaluate", call), out
         )
 
     def repl(
@@ -204,17 +232,18 @@ class Bridge:
     ) -> CallResult:
         """Start REPL ``name`` with shell command ``text`` when none is open, else
         evaluate ``text`` in it: what ``tmux-send --repl NAME`` does."""
-        from .calls.repl import ReplRequest, run_repl
-
         out = stdout or _Collect()
-        request = ReplRequest(name, prompt, template)
-        return self._logged(
-            "repl_eval",
-            _text(text),
-            options,
-            lambda: run_repl(self.target, request, _bytes(text), options, out, notice, cancel),
-            out,
-        )
+        call = _ReplCall(name, text, options, prompt, template, out, notice, cancel)
+        return self._logged("repl_eval", _text(text), options, lambda: self._repl("run", call), out)
+
+    def _repl(self, engine: str, call: _ReplCall) -> CallRecord:
+        """One REPL call: ``engine`` start, evaluate, or run (either, as needed)."""
+        from .calls.repl import ReplRequest, evaluate, run_repl, start_repl
+
+        run = {"start": start_repl, "evaluate": evaluate, "run": run_repl}[engine]
+        request = ReplRequest(call.name, call.prompt, call.template)
+        text = _bytes(call.text)
+        return run(self.target, request, text, call.options, call.out, call.notice, call.cancel)
 
     def close_repl(
         self,
@@ -406,6 +435,42 @@ class Bridge:
             raise
         self._log_event("session_kill", name)
 
+    def ensure_session(self) -> str | None:
+        """Create the target's session in the current directory unless it runs (and the
+        runtime directory, mode 0700, refusing an unsafe one). Returns a note for the
+        person when the shell had to start elsewhere (the home directory)."""
+        from .pane.sessions import ensure_session
+
+        return ensure_session(self.target)
+
+    def attach(self) -> None:
+        """Show the target's session to the person: inside a client of the same tmux
+        server, switch it there; otherwise this process becomes ``tmux attach-session``
+        (and does not return)."""
+        from .pane.sessions import attach
+
+        attach(self.target.tmux, self.target.session)
+
+    # --- the audit log -----------------------------------------------------------------
+
+    def log(self, count: int | None = None) -> list[dict[str, Any]]:
+        """The latest ``count`` calls of the audit log (all when ``None``), oldest first,
+        each once: its end entry, or its start (``running`` true or false) for a call
+        that has not ended. Refuses an unsafe runtime directory."""
+        from .audit.log import read
+        from .infra.runtime import check_private_dir
+
+        check_private_dir(self.target.runtime_dir)
+        return read(self.target.runtime_dir, count, unfinished=True)
+
+    def stats(self, count: int | None = None) -> dict[str, Any]:
+        """The friction summary of the latest ``count`` calls (all when ``None``): per
+        pane and overall, calls, failures by exit status, timeouts, refusals by reason,
+        the slowest commands and those that failed most often."""
+        from .audit.stats import summarize
+
+        return summarize(self.log(count))
+
     # --- several panes -----------------------------------------------------------------
 
     def panes(self, every_session: bool = False, refresh: bool = False) -> list[dict[str, Any]]:
@@ -562,6 +627,24 @@ class Bridge:
 
         return list_agents(self.target.tmux)
 
+    def server_changes(self, on_change: Callable[[str], None]) -> ServerWatch:
+        """A watch on the target's tmux server, not started yet: from ``start`` to
+        ``stop``, a tmux control-mode client of its own calls ``on_change(name)`` on its
+        thread when sessions, windows, panes or their programs changed (``"%attached"``
+        each time it (re)attached, ``"%no-session"`` when there is no session)."""
+        from .infra.control import ControlClient
+
+        return ControlClient(self.target.tmux, on_change)
+
+    @staticmethod
+    def agent_changes(before: dict[str, Agent], now: list[Agent]) -> list[dict[str, Any]]:
+        """The lifecycle events from ``before`` (name -> agent) to ``now``:
+        ``agent-removed``, ``agent-added``, ``agent-updated`` (the working/idle state
+        alone is no event)."""
+        from .agents.changes import agent_events
+
+        return agent_events(before, now)
+
     def send_prompt(
         self,
         agent: str,
@@ -602,13 +685,15 @@ class Bridge:
         text: str,
         *,
         sender: str | None = None,
+        origin: Origin = NO_ORIGIN,
         wait_reply: bool = False,
         timeout: float = 300.0,
         ttl: float | None = None,
         cancel: Cancel | None = None,
     ) -> Sent:
-        """Store a message from agent ``sender`` (default: the agent whose pane this
-        process runs in, ``$TMUX_PANE``; a name of 1 to 40 of A-Z a-z 0-9 _ . -) to agent
+        """Store a message from agent ``sender`` (default: the agent in the pane of
+        ``origin``, else the name it declares, else ``unnamed``; a name of 1 to 40 of
+        A-Z a-z 0-9 _ . -) to agent
         ``to`` in the inbox, and deliver it as a prompt marked as from that agent if
         ``to`` is idle now; else it stays pending and the next tmux-bridge process (or
         ``serve``) delivers it, only to the program it was sent to and only for ``ttl``
@@ -625,7 +710,7 @@ class Bridge:
         from .errors import InboxCorrupt
 
         started = time.monotonic()
-        agent, name = self._message_ends(to, sender)
+        agent, name = self._message_ends(to, sender, origin)
         if not text.strip():
             from .errors import InvalidRequest
 
@@ -651,10 +736,8 @@ class Bridge:
         final = inbox.get(run_dir, message.id) or attempt.message
         return Sent(final, attempt.receipt, reply)
 
-    def _message_ends(self, to: str, sender: str | None) -> tuple[Agent, str]:
+    def _message_ends(self, to: str, sender: str | None, origin: Origin) -> tuple[Agent, str]:
         """The recipient, and the sender's name; no self-sends."""
-        import os
-
         from .agents.detect import list_agents
         from .errors import NoSuchAgent, SelfSend
         from .text.seams import is_name
@@ -666,9 +749,9 @@ class Bridge:
                 f"no agent called {to!r} runs on this tmux server; "
                 "list them with `tmux-bridge agents`."
             )
-        here = os.environ.get("TMUX_PANE")
+        here = origin.pane
         mine = next((a for a in agents if a.pane == here), None)
-        name = sender or (mine.name if mine else os.environ.get("TMUX_BRIDGE_AGENT") or "unnamed")
+        name = sender or (mine.name if mine else origin.name or "unnamed")
         if name == recipient.name or (here and here == recipient.pane):
             raise SelfSend(f"{recipient.name} cannot send a message to itself.")
         if not is_name(name):
@@ -771,27 +854,24 @@ class Bridge:
         extra: dict[str, Any] | None = None,
     ) -> None:
         """A prompt or message in the audit log: to whom, the text, the outcome."""
-        from .audit.log import record
+        from .audit.log import AuditEntry, record
 
         got = receipt if receipt is not None else getattr(error, "receipt", None)
-        record(
-            self.target.runtime_dir,
-            {
-                "id": None,
-                "mode": mode,
-                "pane": got.pane if got else error.pane if error else None,
-                "target": got.target if got else None,
-                "agent": agent,
-                "client": self.client,
-                "command": text,
-                "exit_status": error.exit_code if error else 0,
-                "duration_s": round(time.monotonic() - started, 3),
-                "enters": got.enters if got else 0,
-                "error": str(error) if error else None,
-                "error_code": error.code if error else None,
-                **(extra or {}),
-            },
+        entry = AuditEntry(
+            id=None,
+            mode=mode,
+            pane=got.pane if got else error.pane if error else None,
+            target=got.target if got else None,
+            agent=agent,
+            client=self.client,
+            command=text,
+            exit_status=error.exit_code if error else 0,
+            duration_s=round(time.monotonic() - started, 3),
+            enters=got.enters if got else 0,
+            error=str(error) if error else None,
+            error_code=error.code if error else None,
         )
+        record(self.target.runtime_dir, entry._replace(**(extra or {})))
 
     # --- the audit log -----------------------------------------------------------------
 
@@ -835,7 +915,7 @@ class Bridge:
 
         entry = start_entry(mode, self.target.pane, self.client, command)
         record(self.target.runtime_dir, entry)
-        return str(entry["call"])
+        return str(entry.call)
 
     def _screen_call(
         self, mode: Mode, command: str, call: Callable[[], tuple[Any, str]], log: bool = True
@@ -859,31 +939,29 @@ class Bridge:
         return result
 
     def _log(self, result: CallResult, started: str | None = None) -> None:
-        from .audit.log import record
+        from .audit.log import ABSENT, AuditEntry, record
         from .report import file_document
 
         self._remember(result)
-        record(
-            self.target.runtime_dir,
-            {
-                **({"call": started} if started else {}),
-                "id": result.call_id,
-                "mode": result.mode,
-                "pane": result.pane,
-                "target": result.target,
-                "label": result.label or None,
-                "client": self.client,
-                "command": result.command,
-                "exit_status": result.exit_status,
-                "timed_out": result.timed_out,
-                "duration_s": round(result.duration, 3),
-                "stdout_bytes": result.stdout_bytes,
-                "stderr_bytes": result.stderr_bytes,
-                "error": None,
-                "error_code": None,
-                **({"file": file_document(result.file)} if result.file else {}),
-            },
+        entry = AuditEntry(
+            call=started or ABSENT,
+            id=result.call_id,
+            mode=result.mode,
+            pane=result.pane,
+            target=result.target,
+            label=result.label or None,
+            client=self.client,
+            command=result.command,
+            exit_status=result.exit_status,
+            timed_out=result.timed_out,
+            duration_s=round(result.duration, 3),
+            stdout_bytes=result.stdout_bytes,
+            stderr_bytes=result.stderr_bytes,
+            error=None,
+            error_code=None,
+            file=file_document(result.file) if result.file else ABSENT,
         )
+        record(self.target.runtime_dir, entry)
 
     def _remember(self, result: CallResult) -> None:
         """Keep the pane's last command (with its status and time) in the context."""
@@ -907,23 +985,21 @@ class Bridge:
     def _log_event(self, mode: str, name: str, error: BridgeError | None = None) -> None:
         """A line in the audit log for what is no call in a pane (a session made or
         ended through the API)."""
-        from .audit.log import record
+        from .audit.log import AuditEntry, record
 
-        record(
-            self.target.runtime_dir,
-            {
-                "id": None,
-                "mode": mode,
-                "pane": None,
-                "target": name,
-                "label": None,
-                "client": self.client,
-                "command": name,
-                "exit_status": error.exit_code if error else 0,
-                "error": str(error) if error else None,
-                "error_code": error.code if error else None,
-            },
+        entry = AuditEntry(
+            id=None,
+            mode=mode,
+            pane=None,
+            target=name,
+            label=None,
+            client=self.client,
+            command=name,
+            exit_status=error.exit_code if error else 0,
+            error=str(error) if error else None,
+            error_code=error.code if error else None,
         )
+        record(self.target.runtime_dir, entry)
 
     def _log_error(
         self, mode: Mode, command: str, error: Exception, started: str | None = None
@@ -932,33 +1008,31 @@ class Bridge:
         midway); an error not of ours is logged as ``internal_error``."""
         if isinstance(error, NoBridgeSession) and started is None:
             return  # nothing to review: no terminal was there
-        from .audit.log import record
+        from .audit.log import ABSENT, AuditEntry, record
 
         if isinstance(error, BridgeError):
             pane, status, text, code = error.pane, error.exit_code, str(error), error.code
         else:
             pane, status, code = None, EXIT_FAILURE, "internal_error"
             text = f"{type(error).__name__}: {error}"
-        record(
-            self.target.runtime_dir,
-            {
-                **({"call": started} if started else {}),
-                "id": None,
-                "mode": mode,
-                "pane": pane or self.target.pane,
-                "target": None,
-                "label": None,
-                "client": self.client,
-                "command": command,
-                "exit_status": status,
-                "timed_out": None,
-                "duration_s": 0.0,
-                "stdout_bytes": 0,
-                "stderr_bytes": 0,
-                "error": text,
-                "error_code": code,
-            },
+        entry = AuditEntry(
+            call=started or ABSENT,
+            id=None,
+            mode=mode,
+            pane=pane or self.target.pane,
+            target=None,
+            label=None,
+            client=self.client,
+            command=command,
+            exit_status=status,
+            timed_out=None,
+            duration_s=0.0,
+            stdout_bytes=0,
+            stderr_bytes=0,
+            error=text,
+            error_code=code,
         )
+        record(self.target.runtime_dir, entry)
 
     def _log_check(
         self,
@@ -971,29 +1045,27 @@ class Bridge:
         the pane from being ready, and whether a lookup was typed into the pane."""
         if isinstance(error, NoBridgeSession):
             return
-        from .audit.log import record
+        from .audit.log import AuditEntry, record
 
         pane = result.pane if result is not None else error.pane if error else None
         reason = result.reason if result is not None else str(error)
         code = result.error_code if result is not None else error.code if error else None
-        record(
-            self.target.runtime_dir,
-            {
-                "id": None,
-                "mode": "check",
-                "pane": pane or self.target.pane,
-                "client": self.client,
-                "command": command,
-                "exit_status": result.would_exit if result else error.exit_code if error else None,
-                "timed_out": None,
-                "duration_s": round(time.monotonic() - started, 3),
-                "stdout_bytes": 0,
-                "stderr_bytes": 0,
-                "error": reason,
-                "error_code": code,
-                "typed_lookup": bool(result and result.typed_lookup),
-            },
+        entry = AuditEntry(
+            id=None,
+            mode="check",
+            pane=pane or self.target.pane,
+            client=self.client,
+            command=command,
+            exit_status=result.would_exit if result else error.exit_code if error else None,
+            timed_out=None,
+            duration_s=round(time.monotonic() - started, 3),
+            stdout_bytes=0,
+            stderr_bytes=0,
+            error=reason,
+            error_code=code,
+            typed_lookup=bool(result and result.typed_lookup),
         )
+        record(self.target.runtime_dir, entry)
 
 
 def _text(value: bytes | str) -> str:

@@ -7,10 +7,11 @@ Nothing here names a command-line flag; a face adds its own hints.
 from __future__ import annotations
 
 import signal
+from collections.abc import Sequence
 from typing import Any
 
 from .errors import BridgeError
-from .results import CallResult, FileFacts
+from .results import CallResult, CheckResult, FileFacts
 
 
 def describe(result: CallResult) -> str:
@@ -167,3 +168,63 @@ def _add_output(
 
         document[name] = None if mode == "read" else raw.decode("utf-8", "replace")
         document[name + "_b64"] = base64.b64encode(raw).decode("ascii")
+
+
+# --- dry runs -------------------------------------------------------------------------
+
+
+def check_document(result: CheckResult, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The JSON document of a dry run (``tmux-send --check --json``)."""
+    return {"mode": "check", **result._asdict(), "notes": list(notes)}
+
+
+def describe_check(result: CheckResult) -> str:
+    """The dry run for a person or an agent to read, a line per question."""
+    if result.parses is None:
+        parses = "not checked" + (f": {result.parse_error}" if result.parse_error else "")
+    elif result.parses:
+        parses = "yes"
+    else:
+        parses = "no"
+    if result.parses is not None and result.parsed_by:
+        parses += f" ({result.parsed_by} of this machine checked it)"
+    if result.parses is False:
+        parses += "\n" + _indent(result.parse_error or "")
+    if result.first_word is None:
+        first = "none (no command word)"
+    else:
+        how = (result.resolves_as or "unknown").replace("_", " ")
+        first = f"{result.first_word!r}: {how}" + _why_unknown(result)
+    ready = "yes" if result.ready else f"no ({result.error_code})\n" + _indent(result.reason or "")
+    shell = result.shell or "none tmux-send can drive"
+    if result.far is not None:
+        where = {"last_call": "from its last call", "probe": "from the probe"}.get(
+            result.far["kind_from"], "its kind not known yet"
+        )
+        via = result.far["via"]
+        shell = f"{result.shell or 'unknown'}: the far shell behind `{via}` ({where})"
+    lines = [
+        f"pane        {result.pane}",
+        f"shell       {shell}",
+        f"parses      {parses}",
+        f"first word  {first}",
+        f"ready       {ready}",
+        f"would exit  {result.would_exit}" + (" (it would run)" if result.would_exit == 0 else ""),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _why_unknown(result: CheckResult) -> str:
+    if result.resolves_as != "unknown":
+        return ""
+    if result.typed_lookup:
+        return " (the lookup gave no answer in time)"
+    if not result.ready:
+        return " (not looked up: the pane is not ready)"
+    if not result.parses:
+        return " (not looked up: the command does not parse)"
+    return " (it expands only when run)"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("            " + line for line in text.splitlines())

@@ -8,7 +8,7 @@ into the one JSON document that ``--json``, the HTTP API and the MCP server all 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .errors import InvalidRequest, exit_status
 
@@ -23,6 +23,13 @@ TimeoutKind = Literal["idle", "overall"]
 
 
 MAX_SECONDS = 7 * 24 * 3600  # the longest time limit: a week
+
+# The most tmux-send moves through a pane in one call, either way. tmux-send holds the
+# bytes in memory (peak RSS 1.1 x the size; 5 x for a binary file read with --json, its
+# base64 and JSON text) and the local transport keeps a copy in the runtime directory
+# during the call. Measured here, 256 MiB took 3.5-4.5 s either way: well inside the
+# default overall timeout, which is the only one that applies (the work is silent).
+MAX_FILE_BYTES = 256 * 1024 * 1024
 
 
 class RunOptions(NamedTuple):
@@ -114,9 +121,39 @@ class CallResult(NamedTuple):
     input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
 
 
+class CheckResult(NamedTuple):
+    """What a dry run found (``tmux-send --check``). ``resolves_as`` is one of
+    :data:`~tmux_bridge.text.syntax.RESOLUTIONS`, or ``None`` when the command has no
+    command word (empty, comments, assignments only);
+    ``parses`` is ``None`` when no syntax check could be made (no shell tmux-send can
+    drive). ``would_exit`` is the status the real call would exit with (0: it would
+    run); ``typed_lookup`` whether a lookup was typed into the pane. ``parsed_by`` is
+    the binary of this machine that checked the syntax; ``far`` (a far shell in front:
+    ``via``, ``gateway_pid``, ``shell``, and ``kind_from``: ``last_call`` or ``probe``)
+    says whose syntax that was."""
+
+    command: str
+    pane: str
+    shell: str | None
+    parses: bool | None
+    parse_error: str | None
+    first_word: str | None
+    resolves_as: str | None
+    ready: bool
+    reason: str | None
+    error_code: str | None
+    would_exit: int
+    typed_lookup: bool
+    parsed_by: str | None = None
+    far: dict[str, Any] | None = None
+
+
 def new_call_id() -> str:
     """Ten hex digits: unique enough that no marker is ever matched by chance."""
     return os.urandom(5).hex()
+
+
+_KEPT = frozenset(CallResult._fields) - {"exit_status"}  # what a CallRecord holds as it is
 
 
 class CallRecord:
@@ -156,35 +193,10 @@ class CallRecord:
         self.input_detected_by: str | None = None
 
     def freeze(self) -> CallResult:
-        return CallResult(
-            mode=self.mode,
-            call_id=self.call_id,
-            command=self.command,
-            pane=self.pane,
-            shell=self.shell,
-            repl=self.repl,
-            status=self.status,
-            exit_status=exit_status(self.status, self.timed_out, self.cancelled),
-            timed_out=self.timed_out,
-            cancelled=self.cancelled,
-            signals_sent=tuple(self.signals_sent),
-            prompt_back=self.prompt_back,
-            shell_exited=self.shell_exited,
-            shell_restarted=self.shell_restarted,
-            waited_for_input=self.waited_for_input,
-            stdout=self.stdout,
-            stderr=self.stderr,
-            stdout_bytes=self.stdout_bytes,
-            stderr_bytes=self.stderr_bytes,
-            duration=self.duration,
-            options=self.options,
-            pane_tail=tuple(self.pane_tail),
-            notes=tuple(self.notes),
-            screen=self.screen,
-            target=self.target,
-            label=self.label,
-            file=self.file,
-            far=self.far,
-            stderr_merged=self.stderr_merged,
-            input_detected_by=self.input_detected_by,
-        )
+        """The call as it ended: each field of :class:`CallResult` is the attribute of
+        the same name (lists made tuples); ``exit_status`` is made from the status."""
+        fields = {name: getattr(self, name) for name in CallResult._fields if name in _KEPT}
+        for name in ("signals_sent", "pane_tail", "notes"):
+            fields[name] = tuple(fields[name])
+        status = exit_status(self.status, self.timed_out, self.cancelled)
+        return CallResult(exit_status=status, **fields)

@@ -1,12 +1,18 @@
 """Which terminal a call is for: the tmux server, the session, the pane, and the runtime
 directory. Explicit, so that a server or a program can drive several panes (or several
-tmux servers) from one process; the CLIs build it from the environment."""
+tmux servers) from one process; the CLIs build it from the environment.
+
+A face keeps its own private files in the runtime directory too (the server's token,
+the MCP server's capped output): :func:`ensure_private_dir` and
+:func:`write_private_file` are public here for that."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from .infra.runtime import ensure_private_dir as ensure_private_dir
 from .infra.runtime import runtime_dir, session_name
+from .infra.runtime import write_private_file as write_private_file
 from .infra.tmux import Tmux
 
 

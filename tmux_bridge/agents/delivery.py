@@ -40,7 +40,7 @@ from ..errors import (
     PromptNotTaken,
 )
 from ..infra.runtime import atomic_write, remove_quietly
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import PaneInfo, find_pane
 from ..pane.records import PaneDir
 from ..text.seams import pasted_text
@@ -280,8 +280,7 @@ class _Attempt:
         asked for it), deleting the buffer, in one tmux invocation."""
         name = f"tmux-bridge-{uuid.uuid4().hex[:12]}"
         self.tmux.run_all(
-            ["load-buffer", "-b", name, "-"],
-            ["paste-buffer", "-p", "-d", "-b", name, "-t", self.agent.pane],
+            *paste_commands(name, self.agent.pane, bracketed=True),
             stdin=pasted_text(self.text).encode(),
         )
         atomic_write(self.records.file(STRANDED_FILE), squeeze(self.text).encode())

@@ -23,7 +23,8 @@ import contextlib
 import json
 import os
 import time
-from typing import Any
+from enum import Enum
+from typing import Any, NamedTuple
 
 from ..infra.runtime import usable_private_dir
 from ..text.seams import excerpt
@@ -33,7 +34,52 @@ MAX_BYTES = 1024 * 1024
 MAX_COMMAND = 4000  # characters of a command kept in the log
 
 
-def record(directory: str, entry: dict[str, Any]) -> None:
+class Absent(Enum):
+    """The value of a field an entry does not have: not written (``None`` is, as null)."""
+
+    ABSENT = "absent"
+
+
+ABSENT = Absent.ABSENT
+
+
+class AuditEntry(NamedTuple):
+    """One line of the audit log, of every kind: a call's start (``event``), its end or
+    what stopped it, a dry run, a prompt or a message, a session made or ended. A field
+    left :data:`ABSENT` is not written; the fields' order is the order of the keys."""
+
+    event: str | Absent = ABSENT
+    call: str | Absent = ABSENT
+    pid: int | Absent = ABSENT
+    pid_start: int | Absent | None = ABSENT
+    id: str | Absent | None = ABSENT
+    mode: str | Absent = ABSENT
+    pane: str | Absent | None = ABSENT
+    target: str | Absent | None = ABSENT
+    label: str | Absent | None = ABSENT
+    agent: str | Absent = ABSENT
+    client: str | Absent = ABSENT
+    command: str | Absent = ABSENT
+    exit_status: int | Absent | None = ABSENT
+    timed_out: str | Absent | None = ABSENT
+    duration_s: float | Absent = ABSENT
+    enters: int | Absent = ABSENT
+    stdout_bytes: int | Absent = ABSENT
+    stderr_bytes: int | Absent = ABSENT
+    error: str | Absent | None = ABSENT
+    error_code: str | Absent | None = ABSENT
+    typed_lookup: bool | Absent = ABSENT
+    file: dict[str, Any] | Absent = ABSENT
+    message_id: int | Absent = ABSENT
+    sender: str | Absent = ABSENT
+    state: str | Absent = ABSENT
+
+    def document(self) -> dict[str, Any]:
+        """The entry as the log's JSON object holds it (without its time)."""
+        return {key: value for key, value in self._asdict().items() if value is not ABSENT}
+
+
+def record(directory: str, entry: AuditEntry | dict[str, Any]) -> None:
     """Append ``entry`` with the current time. Never fails the call: a log that cannot
     be written is skipped, and so is one whose directory is not our own private one
     (:func:`~tmux_bridge.infra.runtime.usable_private_dir`): it is checked before anything is
@@ -41,6 +87,7 @@ def record(directory: str, entry: dict[str, Any]) -> None:
     if not usable_private_dir(directory):
         return
     path = os.path.join(directory, LOG_FILE)
+    entry = entry.document() if isinstance(entry, AuditEntry) else entry
     command = entry.get("command")
     if isinstance(command, str):
         entry.update(command_facts(command))
@@ -79,7 +126,7 @@ def command_facts(command: str) -> dict[str, Any]:
     }
 
 
-def start_entry(mode: str, pane: str | None, client: str, command: str) -> dict[str, Any]:
+def start_entry(mode: str, pane: str | None, client: str, command: str) -> AuditEntry:
     """The entry that says a call starts: ``call`` is the key its end repeats; ``pid``
     and ``pid_start`` (its start, in clock ticks after boot) name the process making
     the call, so that a reader tells a call that still runs from one whose process is
@@ -88,16 +135,16 @@ def start_entry(mode: str, pane: str | None, client: str, command: str) -> dict[
     from ..results import new_call_id
 
     me = proc_stat(os.getpid())
-    return {
-        "event": "start",
-        "call": new_call_id(),
-        "pid": os.getpid(),
-        "pid_start": me.start if me is not None else None,
-        "mode": mode,
-        "pane": pane,
-        "client": client,
-        "command": command,
-    }
+    return AuditEntry(
+        event="start",
+        call=new_call_id(),
+        pid=os.getpid(),
+        pid_start=me.start if me is not None else None,
+        mode=mode,
+        pane=pane,
+        client=client,
+        command=command,
+    )
 
 
 def read(directory: str, count: int | None, unfinished: bool = False) -> list[dict[str, Any]]:

@@ -155,7 +155,7 @@ def _run_far(
             record,
             frame.deadline,
             (sinks[0], sinks[1], notice, cancel),
-            frame.records.file("far-prompt"),
+            frame.records,
             frame.view.screen,
         )
     finally:

@@ -17,7 +17,6 @@ and silence.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import select
 import termios
@@ -26,13 +25,15 @@ from collections.abc import Callable
 from typing import Literal
 
 from ..cancel import Cancel, check_not_cancelled
-from ..errors import FarShellLost, HalfTypedLine, PaneBusy, PaneNotAtPrompt, PanePiped
+from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
 from ..infra.relay import FifoRelay, close_fd, open_pidfd
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, paste_commands
 from ..pane.front import Gateway, prompt_part
 from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail, take_pipe
-from ..pane.readiness import split_at_column
+from ..pane.readiness import NOT_READY as _NOT_READY
+from ..pane.readiness import check_not_typing_far, split_at_column
+from ..pane.records import PaneDir
 from ..results import CallRecord
 from ..text.farshell import (
     FarFacts,
@@ -59,8 +60,6 @@ PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
 LOST_DRAIN = 0.3  # seconds to read on after the gateway exited
 
-_NOT_READY = "The bridge terminal is not ready: "
-_HANDS_OFF = "tmux-send does not type into a terminal the person is using."
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
 # What ssh itself prints on the pane's terminal as the connection ends: not output.
@@ -92,61 +91,6 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
         kind = procfs.shell_kind(gateway.pid)
         if kind != "posix":
             raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
-
-
-# How a bare prompt ends, for a far shell seen the first time ($ # > % and themes' marks).
-PROMPT_ENDS = "$#>%:)]\u00bb\u276f\u279c\u03bb\u2192\ue0b0\ue0b1\ue0b4"
-
-
-def check_not_typed(line: str, gateway: Gateway, memory_path: str) -> None:
-    """Refuse when the person seems to have typed at the far prompt: the cursor's line
-    is the far prompt seen at the start of the last call there plus more, or (a far
-    shell seen the first time) it does not end as prompts do."""
-    seen = line.rstrip()
-    if not seen:
-        raise PaneBusy(
-            _NOT_READY + f"`{gateway.name}` runs in it and the cursor is on an empty line: "
-            "no shell prompt shows (a program may be running on the far side, or the far "
-            "shell is still starting). " + _HANDS_OFF
-        )
-    known = _read_memory(memory_path)
-    if known is not None and known[0] == gateway.pid:
-        prompt = known[1]
-        if seen == prompt:
-            return
-        if prompt and seen.startswith(prompt):
-            raise HalfTypedLine(
-                _NOT_READY + f"the person has typed `{seen[len(prompt) :].strip()}` at the "
-                "far shell's prompt and not run it yet. tmux-send will not add to their "
-                "input; ask them to run or clear it."
-            )
-    if seen[-1] in PROMPT_ENDS:
-        return
-    raise PaneNotAtPrompt(
-        _NOT_READY + f"`{gateway.name}` runs in it and its line shows `{seen}`, which does "
-        "not end as a shell prompt does; tmux-send cannot tell it from text typed there. "
-        "Ask the person to clear the line."
-    )
-
-
-def _read_memory(path: str) -> tuple[int, str] | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            pid, _, prompt = f.read().partition("\n")
-        return int(pid), prompt
-    except (OSError, ValueError):
-        return None
-
-
-def remember_prompt(path: str, gateway: Gateway, prompt: str) -> None:
-    """Keep the far prompt that passed :func:`check_not_typed`, for the next call (not
-    an empty line: a far shell still starting, typed ahead of its prompt)."""
-    from ..infra.runtime import atomic_write
-
-    if not prompt:
-        return
-    with contextlib.suppress(OSError):
-        atomic_write(path, f"{gateway.pid}\n{prompt}".encode())
 
 
 class FarCall:
@@ -300,10 +244,10 @@ class FarCall:
                 ["send-keys", "-t", pane_id, "Enter"],
             )
             return
-        buffer = f"tmux-send-{self.record.call_id}"
-        self.tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode())
+        load, paste = paste_commands(f"tmux-send-{self.record.call_id}", pane_id, bracketed=False)
+        self.tmux.run(*load, stdin=text.encode())
         self.tmux.run_all(
-            ["paste-buffer", "-d", "-b", buffer, "-t", pane_id],
+            paste,
             ["send-keys", "-t", pane_id, "Enter"],
         )
 
@@ -482,7 +426,7 @@ def check_far_ready(
     tmux: Tmux,
     pane: PaneInfo,
     gateway: Gateway,
-    memory_path: str,
+    records: PaneDir,
     screen: list[str] | None = None,
 ) -> str:
     """Refuse, before typing, a far shell that is not ready (as :func:`run_far` does);
@@ -499,7 +443,7 @@ def check_far_ready(
         line, column = cursor_place(tmux, pane.pane_id)
     check_far_front(pane, gateway, line)
     left = split_at_column(line, column)[0] if column >= 0 else line
-    check_not_typed(left, gateway, memory_path)
+    check_not_typing_far(left, gateway.name, gateway.pid, records)
     return left
 
 
@@ -511,7 +455,7 @@ def run_far(
     record: CallRecord,
     deadline: float,
     io: tuple[Sink, Sink, Notice, Cancel | None],
-    memory_path: str,
+    records: PaneDir,
     screen: list[str] | None = None,
     make_call: Callable[..., FarCall] = FarCall,
 ) -> FarFacts:
@@ -521,7 +465,7 @@ def run_far(
     may have been), :class:`FarShellLost` when the far side goes away mid-command.
     ``screen`` is the pane's screen when it came with the pane's lookup; ``make_call``
     makes the call (a subclass types something else than a command: a REPL's start)."""
-    left = check_far_ready(tmux, pane, gateway, memory_path, screen)
+    left = check_far_ready(tmux, pane, gateway, records, screen)
     out, err, notice, cancel = io
     call = make_call(tmux, pane, gateway, record, (out, err), notice, cancel)
     try:
@@ -534,7 +478,7 @@ def run_far(
                 "the far shell could not make its private temporary directory (no mktemp, "
                 "or its temporary directory is read-only): stderr is merged into stdout."
             )
-        remember_prompt(memory_path, gateway, left.rstrip())
+        records.remember_far_prompt(gateway.pid, left.rstrip())
         call.run(facts, command(facts), deadline)
     finally:
         call.close()

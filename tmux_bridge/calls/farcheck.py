@@ -18,25 +18,17 @@ import time
 from typing import Any
 
 from ..cancel import Cancel
-from ..errors import LockTimeout, PaneNotReady, ReplMismatch
+from ..errors import BridgeError, LockTimeout, PaneNotReady, ReplMismatch
 from ..pane.front import Gateway
 from ..pane.info import PaneInfo
-from ..results import RunOptions
+from ..results import CheckResult, RunOptions
 from ..target import Target
 from ..text.shells import ShellKind
-from .check import (
-    CheckResult,
-    FirstWord,
-    _first_word_of,
-    _shown,
-    lookup_line,
-    parse_check,
-    predicted_exit,
-    read_lookup,
-)
+from ..text.syntax import FirstWord, first_word_of, lookup_line, predicted_exit, read_lookup, shown
 from .command import Command, command_bytes, run_in_frame
 from .far import check_far_ready
 from .frame import Notice, pane_call, shell_front
+from .syntaxcheck import parse_check
 
 # the binary of each kind on this machine that checks the far shell's syntax
 LOCAL_BINARY: dict[ShellKind, str] = {"bash": "bash", "zsh": "zsh", "fish": "fish", "posix": "sh"}
@@ -56,7 +48,7 @@ class Judged:
 
     def judge(self, kind: ShellKind, command: Command, runtime_dir: str) -> None:
         self.kind = kind
-        self.word = _first_word_of(kind, command)
+        self.word = first_word_of(kind, command)
         binary = shutil.which(LOCAL_BINARY[kind])
         self.parsed_by = binary
         if binary is None:
@@ -68,6 +60,36 @@ class Judged:
             return
         script = command_bytes(kind, command)
         self.parses, self.parse_error = parse_check(kind, binary, script, runtime_dir)
+
+    def result(
+        self,
+        text: str,
+        pane_id: str,
+        far: dict[str, Any],
+        *,
+        resolves_as: str | None,
+        refused: BridgeError | None,
+        would_exit: int,
+        typed: bool,
+    ) -> CheckResult:
+        """The dry run's result: what is judged, the readiness (``refused``: the pane
+        is not ready) and the lookup."""
+        return CheckResult(
+            command=text,
+            pane=pane_id,
+            shell=self.kind,
+            parses=self.parses,
+            parse_error=self.parse_error,
+            first_word=shown(self.word),
+            resolves_as=resolves_as,
+            ready=refused is None,
+            reason=None if refused is None else str(refused),
+            error_code=None if refused is None else refused.code,
+            would_exit=would_exit,
+            typed_lookup=typed,
+            parsed_by=self.parsed_by,
+            far=far,
+        )
 
     @property
     def wants_lookup(self) -> bool:
@@ -117,20 +139,26 @@ def check_far(
                 "the far shell's kind is not known yet, and its probe is typed only into "
                 "a ready pane"
             )
-        return CheckResult(
-            text, pane.pane_id, judged.kind, judged.parses, judged.parse_error,
-            _shown(judged.word), None if judged.word is None else "unknown", False,
-            str(exc), exc.code, exc.exit_code, False, judged.parsed_by,
+        return judged.result(
+            text,
+            pane.pane_id,
             _far(gateway, judged.kind, known),
-        )  # fmt: skip
+            resolves_as=None if judged.word is None else "unknown",
+            refused=exc,
+            would_exit=exc.exit_code,
+            typed=False,
+        )
     if resolves_as is None and judged.word is not None:
         resolves_as = "unknown"
-    return CheckResult(
-        text, pane.pane_id, judged.kind, judged.parses, judged.parse_error,
-        _shown(judged.word), resolves_as, True, None, None,
-        predicted_exit(judged.kind, judged.parses, resolves_as, far=True), typed,
-        judged.parsed_by, _far(gateway, judged.kind, known),
-    )  # fmt: skip
+    return judged.result(
+        text,
+        pane.pane_id,
+        _far(gateway, judged.kind, known),
+        resolves_as=resolves_as,
+        refused=None,
+        would_exit=predicted_exit(judged.kind, judged.parses, resolves_as, far=True),
+        typed=typed,
+    )
 
 
 def _far(gateway: Gateway, kind: ShellKind | None, known: ShellKind | None) -> dict[str, Any]:
@@ -146,8 +174,7 @@ def _far_ready(
     """The checks a far call makes before typing, under the pane's lock; typing nothing."""
     with pane_call(target, options, cancel, notice) as frame:
         shell_front(frame)
-        memory = frame.records.file("far-prompt")
-        check_far_ready(target.tmux, frame.view.pane, gateway, memory, frame.view.screen)
+        check_far_ready(target.tmux, frame.view.pane, gateway, frame.records, frame.view.screen)
 
 
 def _far_call(

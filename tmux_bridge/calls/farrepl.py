@@ -26,13 +26,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import EXIT_FAILURE, FarReplUnsupported
+from ..infra.patterns import Pattern, compile_pattern
 from ..pane.front import Gateway, prompt_part
 from ..pane.info import screen_tail
 from ..pane.records import ReplRecord
 from ..results import CallRecord
 from ..text.farshell import FarFacts
+from ..text.markers import DEF, MARK, MARK_PRINTF, defined_pattern, end_prefix
 from ..text.output import render_line
-from ..text.patterns import Pattern, compile_pattern
 from ..text.presets import FAR_REPLS, FarRepl, Preset
 from ..text.seams import printf_text
 from ..text.shells import ShellKind
@@ -99,12 +100,12 @@ def _escape(char: str, astral: str) -> str:
 def define_line(spec: FarRepl, call_id: str) -> str:
     """The one line that defines the helper and answers ``___TMUXSEND_DEF_<id>___``."""
     (literal,) = literal_pieces(spec.define, spec.astral, size=1 << 30)
-    mark = f"'___TMUX' + 'SEND_DEF_{call_id}___'"
+    mark = f"'{MARK[:7]}' + '{MARK[7:]}{DEF}_{call_id}___'"  # no marker in its echo
     return spec.wrap.format(lit=f"'{literal}'", mark=mark)
 
 
 def def_pattern(call_id: str) -> re.Pattern[bytes]:
-    return re.compile(rb"___TMUXSEND_DEF_" + call_id.encode() + rb"___\r?\n")
+    return defined_pattern(call_id)
 
 
 def eval_lines(spec: FarRepl, call_id: str, code: str) -> list[str]:
@@ -126,7 +127,7 @@ def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
     exits. Its stderr stays on the terminal (the REPL's prompts and reports), so no
     stderr file is made (one would outlive a dropped connection)."""
     text = printf_text(command)
-    begin = f"printf '\\137__TMUXSEND_START_%s___\\n' {call_id}"
+    begin = f"printf '{MARK_PRINTF}START_%s___\\n' {call_id}"
     if kind == "fish":
         return (
             f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null; {begin};"
@@ -140,7 +141,7 @@ def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
 
 def exit_mark(start_id: str) -> bytes:
     """What the stream shows once the far REPL started by call ``start_id`` exited."""
-    return f"___TMUXSEND_END_{start_id} ".encode()
+    return end_prefix(start_id) + b" "
 
 
 # --- the calls --------------------------------------------------------------------------------
@@ -289,7 +290,7 @@ def start_far(call: ReplContext, gateway: Gateway, preset: Preset, command: byte
             record,
             frame.deadline,
             (call.stdout, _to_notes(record), call.notice, call.cancel),
-            frame.records.file("far-prompt"),
+            frame.records,
             frame.view.screen,
             make_call=make,
         )

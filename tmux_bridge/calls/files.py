@@ -41,18 +41,11 @@ from ..infra.runtime import remove_quietly, write_private_file
 from ..pane.front import FarShell, pane_front
 from ..pane.info import find_pane
 from ..pane.records import PaneDir
-from ..results import CallRecord, FileFacts, RunOptions, new_call_id
+from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_call_id
 from ..target import Target
 from ..text.seams import printf_text, sh_temp_beside
 from .command import run_in_frame
 from .frame import CallFrame, Notice, pane_call, shell_front
-
-# The most tmux-send moves through a pane in one call, either way. tmux-send holds the
-# bytes in memory (peak RSS 1.1 x the size; 5 x for a binary file read with --json, its
-# base64 and JSON text) and the local transport keeps a copy in the runtime directory
-# during the call. Measured here, 256 MiB took 3.5-4.5 s either way: well inside the
-# default overall timeout, which is the only one that applies (the work is silent).
-MAX_FILE_BYTES = 256 * 1024 * 1024
 
 Op = Literal["write", "read", "edit"]
 
@@ -277,22 +270,13 @@ def _od_line(line: bytes) -> bool:
 FAR_DATA_LIMIT = 120_000  # characters; one argument may hold 128 KiB (MAX_ARG_STRLEN)
 
 
-class _Header(NamedTuple):
-    abs_path: str
-    size: int
-    sha256: str
-    mode: int | None
-    mtime: int | None
-    backup: str | None
-
-
 class _Run(NamedTuple):
     """One run of the script: the command call's record, what the script said on stderr,
     and, when it succeeded, its header and the bytes that followed it."""
 
     record: CallRecord
     messages: str
-    header: _Header | None
+    header: FileFacts | None
     data: bytes
 
 
@@ -484,8 +468,8 @@ def _discard(_chunk: bytes) -> None:
     pass  # the script's stdout is the transport's; nothing reaches the relay
 
 
-def _parse(stream: BinaryIO, path: str) -> tuple[_Header, bytes]:
-    """The script's header and the bytes after it."""
+def _parse(stream: BinaryIO, path: str) -> tuple[FileFacts, bytes]:
+    """The script's header (the facts of the file at ``path``) and the bytes after it."""
     head = stream.read(_HEADER_MAX)
     fields = head.split(b"\0", _HEADER_FIELDS)
     if len(fields) <= _HEADER_FIELDS or fields[0] != _MAGIC:
@@ -495,7 +479,8 @@ def _parse(stream: BinaryIO, path: str) -> tuple[_Header, bytes]:
     stream.seek(sum(len(field) + 1 for field in fields[:_HEADER_FIELDS]))
     text = [field.decode("utf-8", "surrogateescape") for field in fields[1:_HEADER_FIELDS]]
     abs_path, size, digest, mode, mtime, backup = text
-    header = _Header(
+    header = FileFacts(
+        path,
         abs_path,
         int(size),
         digest,
@@ -506,7 +491,7 @@ def _parse(stream: BinaryIO, path: str) -> tuple[_Header, bytes]:
     return header, stream.read()
 
 
-def _check_digest(path: str, header: _Header, data: bytes, what: str) -> None:
+def _check_digest(path: str, header: FileFacts, data: bytes, what: str) -> None:
     digest = hashlib.sha256(data).hexdigest()
     if (len(data), digest) != (header.size, header.sha256):
         raise ChecksumMismatch(
@@ -569,10 +554,7 @@ def _finish(call: _Call, op: Op, run: _Run, stdout: bytes) -> CallRecord:
                 "completely written; no temporary file is left."
             )
         return record
-    record.file = FileFacts(
-        call.path, header.abs_path, header.size, header.sha256, header.mode, header.mtime,
-        header.backup,
-    )  # fmt: skip
+    record.file = header
     record.stdout = stdout
     record.stderr = b""
     record.stdout_bytes = len(stdout)

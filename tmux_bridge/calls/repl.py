@@ -25,17 +25,18 @@ from ..errors import (
     ReplNotOpen,
 )
 from ..infra import procfs
+from ..infra.patterns import compile_pattern
 from ..infra.relay import close_fd, open_pidfd
+from ..infra.tmux import paste_commands
 from ..pane import readiness
 from ..pane.front import FarShell, OpenRepl
 from ..pane.info import screen_tail
 from ..pane.records import ReplRecord
 from ..results import CallRecord, RunOptions
 from ..target import Target
-from ..text.echo import after_echo, prompt_after_echo, without_echo
+from ..text.echo import after_echo, echo_prompt, prompt_after_echo, without_echo
 from ..text.markers import end_pattern, end_prefix, start_marker
 from ..text.output import MarkerScanner, PassThrough
-from ..text.patterns import compile_pattern
 from ..text.presets import Preset, describe_presets, find_preset, plan_eval
 from ..text.shells import (
     LINE_EDITOR_RESET,
@@ -333,7 +334,7 @@ class _ReplCall(ReplContext):
         done = None
         if not plan.markers:
             scanner = PassThrough()
-            done = prompt_after_echo(collected, plan.echo_lines, prompt)
+            done = prompt_after_echo(collected, plan.echo_lines, prompt.search)
         paste = "\n" in plan.typed
         keys = _eval_keys(self.pane.pane_id, record.call_id, plan.typed, paste)
         try:
@@ -366,7 +367,8 @@ class _ReplCall(ReplContext):
             record.status = 0
         elif outcome == "ended":
             if echo_lines:
-                stream.emit(without_echo(b"".join(collected), echo_lines, preset.ready))
+                prompt = compile_pattern(echo_prompt(preset.ready), "the prompt")
+                stream.emit(without_echo(b"".join(collected), echo_lines, prompt.match))
             if scanner.status is not None:
                 record.status = scanner.status
             else:
@@ -435,7 +437,7 @@ def _eval_keys(pane_id: str, call_id: str, typed: str, paste: bool) -> list[list
     """What types an evaluation: one line as literal keys, several through a paste
     buffer (loaded beforehand), so that no line ends before the last one is in."""
     if paste:
-        return [["paste-buffer", "-d", "-b", f"tmux-send-{call_id}", "-t", pane_id]]
+        return [paste_commands(f"tmux-send-{call_id}", pane_id, bracketed=False)[1]]
     return [["send-keys", "-t", pane_id, "-l", "--", typed]]
 
 

@@ -20,12 +20,13 @@ from typing import Literal
 
 from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
+from ..infra.patterns import Pattern
 from ..infra.relay import Relay, close_fd, open_pidfd
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import PaneInfo, cursor_line, take_pipe
 from ..results import CallRecord
+from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
-from ..text.patterns import Pattern
 from .clock import CallClock, announce_waiting, cancelled
 from .frame import Notice
 
@@ -85,7 +86,8 @@ class PaneStream:
         buffer = f"tmux-send-{self.record.call_id}"
         try:
             if paste is not None:
-                self.tmux.run("load-buffer", "-b", buffer, "-", stdin=paste)
+                load = paste_commands(buffer, pane_id, bracketed=False)[0]
+                self.tmux.run(*load, stdin=paste)
             check_not_cancelled(self.cancel)
             self.tmux.run_all(
                 ["copy-mode", "-q", "-t", pane_id],
@@ -285,7 +287,7 @@ class PaneStream:
 # How long to read on after the REPL exited, for the end marker its shell prints.
 EXIT_READ_LIMIT = 1.0
 # The end marker of a command-mode call (the one that started the REPL), with its status.
-_RUNNER_END = re.compile(rb"___TMUXSEND_END_[0-9a-f]{10} (\d+)___")
+_RUNNER_END = RUNNER_END
 
 
 def read_until_end_marker(relay: Relay, limit: float, data: bytes = b"") -> bytes:

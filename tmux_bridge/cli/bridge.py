@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..pane.sessions import attach, ensure_session
 from ..target import Target
 from ..text.seams import json_text, shorten, visible, visible_lines
 from .common import run_cli
@@ -82,14 +81,16 @@ def cli(ctx: click.Context, detach: bool) -> int:
         if detach:
             raise click.UsageError("--detach goes without a subcommand")
         return 0
-    target = Target.from_env()
-    note = ensure_session(target)
+    from ..api import Bridge
+
+    bridge = Bridge(Target.from_env(), client="tmux-bridge")
+    note = bridge.ensure_session()
     if note:
         _say(f"tmux-bridge: {note}", err=True)
     if detach:
-        _say(target.session)
+        _say(bridge.target.session)
         return 0
-    attach(target.tmux, target.session)
+    bridge.attach()
     return 0
 
 
@@ -118,21 +119,19 @@ def cli(ctx: click.Context, detach: bool) -> int:
 def log(count: int | None, as_json: bool, stats: bool) -> int:
     """Show what agents ran in the bridge (the audit log), oldest first; or, with
     --stats, where they met friction."""
-    from ..audit.log import read
-    from ..infra.runtime import check_private_dir, runtime_dir
+    from ..api import Bridge
 
-    directory = runtime_dir()
-    check_private_dir(directory)
+    bridge = Bridge(client="tmux-bridge")
     if stats:
-        from ..audit.stats import render_lines, summarize
+        from .stats_text import render_lines
 
-        summary = summarize(read(directory, count, unfinished=True))
+        summary = bridge.stats(count)
         if as_json:
             _say_json(summary)
         else:
             _say(*render_lines(summary))
         return 0
-    entries = read(directory, 20 if count is None else count, unfinished=True)
+    entries = bridge.log(20 if count is None else count)
     for entry in entries:
         if as_json:
             _say_json(entry)
@@ -592,13 +591,8 @@ def prompt(
 def _deliver_pending() -> None:
     """Pending messages to agents that are idle now (no wait for busy ones). Never stops
     the command it comes before: a broken inbox is said on stderr (it was moved aside)."""
-    from ..agents.inbox import exists
-    from ..errors import BridgeError, InboxError
-    from ..infra.runtime import runtime_dir
-
-    if not exists(runtime_dir()):
-        return
     from ..api import Bridge
+    from ..errors import BridgeError, InboxError
 
     try:
         Bridge(client="tmux-bridge").deliver_pending()
@@ -656,12 +650,15 @@ def message(
     expired (why on stderr); 124 --wait-reply timed out; 125 could not try (no such
     agent); 2 a message to yourself, or a sender's name that is no label.
     """
-    from ..api import Bridge
+    import os
+
+    from ..api import Bridge, Origin
 
     body = _prompt_text(text, path)
     sent = Bridge(client="tmux-bridge").send_message(
-        agent, body, sender=sender, wait_reply=wait_reply, timeout=timeout, ttl=ttl
-    )
+        agent, body, sender=sender, origin=Origin.from_env(os.environ), wait_reply=wait_reply,
+        timeout=timeout, ttl=ttl,
+    )  # fmt: skip
     if as_json:
         _say_json(sent.document())
     elif sent.reply is not None:

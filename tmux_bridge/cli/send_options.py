@@ -1,8 +1,8 @@
 """tmux-send's options: the click command that reads every command line
 :mod:`tmux_bridge.cli.send_quick` leaves to it, checks which options go together, and owns
 ``--help``, ``--version`` and ``--guide``. It builds a
-:class:`~tmux_bridge.cli.send.SendRequest` and hands it to
-:func:`~tmux_bridge.cli.send.call`.
+:class:`~tmux_bridge.cli.request.SendRequest` and hands it to
+:func:`~tmux_bridge.cli.request.call`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from ..results import RunOptions
-from .send import Output, SendRequest, call
+from .request import Output, SendRequest, call
 
 HELP = """Run COMMAND in a tmux-bridge pane's shell, as if you had run it yourself.
 

@@ -6,7 +6,7 @@ tmux-send's start-up. :func:`quick_request` reads exactly those lines; for anyth
 else (another option, a value click would refuse, ``-pVALUE``, an option given twice,
 help, version, completion) it returns None and the click command in
 :mod:`tmux_bridge.cli.send_options` reads the line, so that every error message and all of
-``--help`` come from one place. ``tests/test_send_quick.py`` checks both readers agree on
+``--help`` come from one place. ``tests/unit/test_send_quick.py`` checks both readers agree on
 every line this one takes.
 """
 

@@ -56,6 +56,19 @@ def sequence(*commands: Sequence[str]) -> list[str]:
     return argv
 
 
+def paste_commands(
+    buffer: str, pane_id: str, *, bracketed: bool, raw: bool = False, delete: bool = True
+) -> tuple[list[str], list[str]]:
+    """The one way text is pasted into a pane: the tmux command that loads the text (on
+    its stdin) into the paste buffer ``buffer``, and the one that pastes that buffer
+    into pane ``pane_id``. ``bracketed`` (``-p``): inside bracketed-paste markers when
+    the program asked for them (text for a program's input box: its caller passes it
+    through :func:`~tmux_bridge.text.seams.pasted_text`); ``raw`` (``-r``): line breaks
+    kept as LF, not made CR; ``delete`` (``-d``): the buffer deleted once pasted."""
+    flags = [flag for flag, wanted in (("-d", delete), ("-p", bracketed), ("-r", raw)) if wanted]
+    return ["load-buffer", "-b", buffer, "-"], ["paste-buffer", *flags, "-b", buffer, "-t", pane_id]
+
+
 class Tmux:
     """One tmux server, named by socket name (``-L``) or socket path (``-S``).
 

@@ -14,7 +14,7 @@ import os
 import time
 from typing import Any
 
-from ..infra.runtime import ensure_private_dir, write_private_file
+from ..target import ensure_private_dir, write_private_file
 
 DEFAULT_CAP = 64 * 1024  # bytes of each stream in a document
 MIN_CAP, MAX_CAP = 1024, 16 * 1024 * 1024

@@ -20,8 +20,8 @@ import anyio
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
-from ..server.app import McpMount
 from ..target import Target
+from ..web.mount import McpMount
 from ..web.security import ASGIApp
 from .progress import Calls, Key
 from .server import build_server

@@ -19,8 +19,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from .. import __version__
+from ..api import NO_ORIGIN, Origin
+from ..infra.patterns import use_time_limit
 from ..target import Target
-from ..text.patterns import use_time_limit
 from .progress import Calls
 from .texts import INSTRUCTIONS, TOOLS
 from .tools import AgentTools
@@ -31,10 +32,13 @@ GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving 
 PATTERN_TIME = 0.1  # seconds one search with a client's pattern (a REPL's prompt) may take
 
 
-def build_server(base: Target, readonly: bool = False, calls: Calls | None = None) -> MCPServer:
+def build_server(
+    base: Target, readonly: bool = False, calls: Calls | None = None, origin: Origin = NO_ORIGIN
+) -> MCPServer:
     """The server with every tool, or with ``readonly`` only those that change nothing,
-    for the tmux server, session and runtime directory of ``base``."""
-    tools = AgentTools(base, calls if calls is not None else Calls())
+    for the tmux server, session and runtime directory of ``base``; ``origin`` sends a
+    message that names no sender (none for a server over HTTP)."""
+    tools = AgentTools(base, calls if calls is not None else Calls(), origin)
     server: MCPServer = MCPServer(
         NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -60,11 +64,11 @@ def build_server(base: Target, readonly: bool = False, calls: Calls | None = Non
 async def serve_stdio(base: Target, readonly: bool = False) -> None:
     """Serve on stdin and stdout until the client closes them or a signal stops us. A
     client's patterns (a REPL's prompt) are searched under a time limit
-    (:func:`~tmux_bridge.text.patterns.use_time_limit`): the server's threads share one
+    (:func:`~tmux_bridge.infra.patterns.use_time_limit`): the server's threads share one
     interpreter, which a backtracking ``re`` search would hold for ever."""
     use_time_limit(PATTERN_TIME)
     calls = Calls()
-    server = build_server(base, readonly, calls)
+    server = build_server(base, readonly, calls, Origin.from_env(os.environ))  # the agent's
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, calls)

@@ -1,7 +1,7 @@
 """What a model reads: the tool table, each tool's description, the server's
 instructions, and the advice added to a tool error by its ``error_code``.
 
-Pure text (no SDK): the README's tool list is compared with :data:`TOOLS` by a test.
+Pure text (no SDK): the tool list in docs/mcp.md is compared with :data:`TOOLS` by a test.
 """
 
 from __future__ import annotations
@@ -278,7 +278,7 @@ ADVICE = {
 
 
 def tool_table(readonly: bool = False) -> str:
-    """The tools as a Markdown table (the README's list): name, whether it only reads,
+    """The tools as a Markdown table (the list in docs/mcp.md): name, whether it only reads,
     and its title."""
     rows = ["| tool | read-only | what it does |", "| --- | --- | --- |"]
     for tool in TOOLS:

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..api import Bridge
+from ..api import NO_ORIGIN, Bridge, Origin
 from ..cancel import Cancel
 from ..errors import BridgeError, InvalidRequest
 from ..report import error_document, to_document
@@ -134,9 +134,10 @@ def failure(error: BridgeError, tool: str, shown: str, notes: list[str]) -> Call
 class Tools:
     """The tools, on the tmux server, session and runtime directory of ``base``."""
 
-    def __init__(self, base: Target, calls: Calls) -> None:
+    def __init__(self, base: Target, calls: Calls, origin: Origin = NO_ORIGIN) -> None:
         self.base = base
         self.calls = calls
+        self.origin = origin  # who sends a message that names no sender
 
     def _bridge(self, ctx: Ctx, pane: str | None) -> Bridge:
         return Bridge(self.base.with_pane(pane), client_name(ctx))
@@ -216,20 +217,8 @@ class Tools:
         max_time: MaxTime = MAX_TIME,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
-
-        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
-            return bridge.start_repl(
-                name,
-                command,
-                options,
-                prompt=prompt,
-                stdout=live.out,
-                notice=notes.append,
-                cancel=cancel,
-            )
-
-        return await self._call(ctx, "start_repl", command, pane, make, max_output, live)
+        limits = RunOptions(timeout, max_time)
+        return await self._repl(ctx, "start_repl", name, command, prompt, pane, limits, max_output)
 
     async def evaluate(
         self,
@@ -242,20 +231,31 @@ class Tools:
         max_time: MaxTime = MAX_TIME,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
+        limits = RunOptions(timeout, max_time)
+        return await self._repl(ctx, "evaluate", name, code, prompt, pane, limits, max_output)
+
+    async def _repl(
+        self,
+        ctx: Ctx,
+        tool: str,
+        name: str,
+        text: str,
+        prompt: str | None,
+        pane: str | None,
+        options: RunOptions,
+        max_output: int,
+    ) -> Result:
+        """``start_repl`` or ``evaluate``: the same call but for the facade's method."""
+        live = Live(_reporter(ctx))
 
         def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
-            return bridge.evaluate(
-                name,
-                code,
-                options,
-                prompt=prompt,
-                stdout=live.out,
-                notice=notes.append,
+            method = bridge.start_repl if tool == "start_repl" else bridge.evaluate
+            return method(
+                name, text, options, prompt=prompt, stdout=live.out, notice=notes.append,
                 cancel=cancel,
-            )
+            )  # fmt: skip
 
-        return await self._call(ctx, "evaluate", code, pane, make, max_output, live)
+        return await self._call(ctx, tool, text, pane, make, max_output, live)
 
     async def close_repl(self, ctx: Ctx, pane: Pane = None, max_time: MaxTime = MAX_TIME) -> Result:
         options = RunOptions(max_time=max_time)
@@ -440,8 +440,9 @@ class AgentTools(Tools):
     ) -> Annotated[CallToolResult, MessageDocument]:
         def make(bridge: Bridge, cancel: Cancel) -> dict[str, Any]:
             sent = bridge.send_message(
-                to, text, sender=sender, wait_reply=wait_reply, timeout=timeout, cancel=cancel
-            )
+                to, text, sender=sender, origin=self.origin, wait_reply=wait_reply,
+                timeout=timeout, cancel=cancel,
+            )  # fmt: skip
             return sent.document()
 
         return await self._agent_call(ctx, "send_message", text, make)

@@ -175,7 +175,7 @@ def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
     its prompt: True; the far shell's prompt back: False (the person quit it). Raises
     :class:`HalfTypedLine` for text typed at the REPL's prompt, :class:`PaneBusy` when
     the line shows something else (the REPL busy with the person's code)."""
-    from ..text.patterns import compile_pattern  # only with a far REPL open
+    from ..infra.patterns import compile_pattern  # only with a far REPL open
     from ..text.presets import FAR_REPLS
 
     line = prompt_part(tmux, pane.pane_id)

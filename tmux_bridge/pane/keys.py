@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from ..cancel import Cancel
 from ..errors import Cancelled, InvalidRequest, WaitTimeout
+from ..infra.tmux import paste_commands
 from ..target import Target
 from .info import PaneInfo, capture_screen, find_pane
 from .records import PaneDir
@@ -94,11 +95,9 @@ def type_text(
     buffer = f"tmux-send-type-{pane.pid}-{time.monotonic_ns()}"
     tmux = target.tmux
     _mark_typed(target, pane)
-    tmux.run("load-buffer", "-b", buffer, "-", stdin=text.encode("utf-8", "surrogateescape"))
-    commands = [
-        ["copy-mode", "-q", "-t", pane.pane_id],
-        ["paste-buffer", "-d", "-r", "-b", buffer, "-t", pane.pane_id],
-    ]
+    load, paste = paste_commands(buffer, pane.pane_id, bracketed=False, raw=True)
+    tmux.run(*load, stdin=text.encode("utf-8", "surrogateescape"))
+    commands = [["copy-mode", "-q", "-t", pane.pane_id], paste]
     if enter:
         commands.append(["send-keys", "-t", pane.pane_id, "Enter"])
     tmux.run_all(*commands)
@@ -136,8 +135,9 @@ def send_input(
     buffer = f"tmux-send-type-{pane.pid}-{time.monotonic_ns()}"
     if text:
         encoded = text.encode("utf-8", "surrogateescape")
-        target.tmux.run("load-buffer", "-b", buffer, "-", stdin=encoded)
-        commands.append(["paste-buffer", "-d", "-r", "-b", buffer, "-t", pane.pane_id])
+        load, paste = paste_commands(buffer, pane.pane_id, bracketed=False, raw=True)
+        target.tmux.run(*load, stdin=encoded)
+        commands.append(paste)
     if keys:
         commands.append(["send-keys", "-t", pane.pane_id, *keys])
     if enter:

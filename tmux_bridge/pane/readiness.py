@@ -1,5 +1,12 @@
 """Whether the pane's shell may be typed into now: at its prompt, with nothing of the
-person's in the way (a program in front, a busy builtin, a half-typed line)."""
+person's in the way (a program in front, a busy builtin, a half-typed line).
+
+The half-typed-line check is one heuristic with one memory (:class:`PromptMemory`): a
+line that is a known bare prompt plus more holds the person's typing. The pane's own
+shell's prompts are learnt (:func:`check_not_typing`); a far shell's (behind ssh, su
+...) is the line seen at the start of the last far call through the same program, kept
+apart, and a far shell seen the first time must show a line that ends as prompts do
+(:func:`check_not_typing_far`)."""
 
 from __future__ import annotations
 
@@ -22,8 +29,9 @@ from ..text.shells import ShellKind
 from .info import PaneInfo, PaneView, find_pane
 from .records import PaneDir, PromptMemory
 
-_NOT_READY = "The bridge terminal is not ready: "
-_HANDS_OFF = "tmux-send does not type into a terminal the person is using."
+# The refusal sentences: how every refusal to type starts, and how some end.
+NOT_READY = "The bridge terminal is not ready: "
+HANDS_OFF = "tmux-send does not type into a terminal the person is using."
 
 # How long a shell seen between commands may take to reach its prompt (e.g. the shell of
 # the previous call still drawing it) before we call it busy.
@@ -55,13 +63,13 @@ def check_shell(pane: PaneInfo, kind: ShellKind | None) -> ShellKind:
     or runs no shell tmux-send can drive."""
     if pane.dead:
         raise PaneNotAtPrompt(
-            _NOT_READY + "its shell has exited (the pane is dead). "
+            NOT_READY + "its shell has exited (the pane is dead). "
             "Ask the person to restart it with `tmux-bridge`."
         )
     if kind is None:
         name = process_name(pane.pid) or pane.current_command
         raise PaneNotAtPrompt(
-            _NOT_READY + f"it runs `{name}`, not a shell tmux-send can drive "
+            NOT_READY + f"it runs `{name}`, not a shell tmux-send can drive "
             "(bash, zsh, fish or a POSIX sh)."
         )
     return kind
@@ -80,7 +88,7 @@ def wait_for_prompt(
             return waited
         if time.monotonic() >= deadline or not problem[1]:
             error = PaneBusy if problem[1] else PaneNotAtPrompt
-            raise error(_NOT_READY + problem[0] + " " + _HANDS_OFF)
+            raise error(NOT_READY + problem[0] + " " + HANDS_OFF)
         check_not_cancelled(cancel)
         waited = True
         time.sleep(0.002 if time.monotonic() < deadline - prompt_wait + 0.5 else 0.02)
@@ -176,9 +184,9 @@ def check_not_typing(
         # fish's `read` edits its input with the same line editor as the prompt, so only
         # its prompt tells the two apart
         raise PaneBusy(
-            _NOT_READY
+            NOT_READY
             + "its shell (fish) is busy: `read` waits for the person's input. "
-            + _HANDS_OFF
+            + HANDS_OFF
         )
     memory = records.read_prompt() if memory is None else memory
     if quiet:
@@ -188,7 +196,7 @@ def check_not_typing(
     typed = _typed_text(left, right, memory.known, pane.cursor_x, pane.width)
     if typed:
         raise HalfTypedLine(
-            _NOT_READY + f"the person has typed `{typed}` at its prompt and not run it yet. "
+            NOT_READY + f"the person has typed `{typed}` at its prompt and not run it yet. "
             "tmux-send will not overwrite their input; ask them to run or clear it."
         )
     if not left or left in memory.known:
@@ -197,6 +205,41 @@ def check_not_typing(
         records.write_prompt(memory.learnt(left))
     else:
         records.write_prompt(memory._replace(candidate=left))
+
+
+# How a bare prompt ends, for a far shell seen the first time ($ # > % and themes' marks).
+PROMPT_ENDS = "$#>%:)]\u00bb\u276f\u279c\u03bb\u2192\ue0b0\ue0b1\ue0b4"
+
+
+def check_not_typing_far(line: str, via: str, pid: int, records: PaneDir) -> None:
+    """:func:`check_not_typing` for a far shell behind the program ``via`` (its pid
+    ``pid``): refuse when the cursor's line (left of the cursor) is the far prompt seen
+    at the start of the last call through ``pid`` plus more, or (a far shell seen the
+    first time) it does not end as prompts do."""
+    seen = line.rstrip()
+    if not seen:
+        raise PaneBusy(
+            NOT_READY + f"`{via}` runs in it and the cursor is on an empty line: "
+            "no shell prompt shows (a program may be running on the far side, or the far "
+            "shell is still starting). " + HANDS_OFF
+        )
+    known = records.read_prompt().far_known(pid)
+    if seen in known:
+        return
+    typed = _typed_text(seen, "", known, 0, 0)
+    if typed:
+        raise HalfTypedLine(
+            NOT_READY + f"the person has typed `{typed}` at the "
+            "far shell's prompt and not run it yet. tmux-send will not add to their "
+            "input; ask them to run or clear it."
+        )
+    if seen[-1] in PROMPT_ENDS:
+        return
+    raise PaneNotAtPrompt(
+        NOT_READY + f"`{via}` runs in it and its line shows `{seen}`, which does "
+        "not end as a shell prompt does; tmux-send cannot tell it from text typed there. "
+        "Ask the person to clear the line."
+    )
 
 
 def _typed_text(left: str, right: str, known: tuple[str, ...], column: int, width: int) -> str:

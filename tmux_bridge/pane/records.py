@@ -7,8 +7,8 @@ with the server's socket name when that is not ``default``), mode 0700, holding:
   and calls to different panes run in parallel;
 * ``inflight``: the call running now (pid, start time, command), for the next caller's
   wait notice and for ``tmux-bridge status``;
-* ``prompt``: what the half-typed-line check knows of the shell's prompt (see
-  :class:`PromptMemory`);
+* ``prompt``: what the half-typed-line check knows of the shell's prompt, and apart
+  from it of a far shell's (see :class:`PromptMemory`);
 * ``repl``: the REPL tmux-send started in the pane;
 * the per-call files a call's shell sources, removed after the call (and swept up under
   the lock when a killed call left them).
@@ -66,7 +66,8 @@ class PromptMemory(NamedTuple):
     keys or text to the pane. When no key reached the session since that call started
     (tmux's ``session_activity``, whole seconds, is older), tmux-send typed nothing
     since, and that call's end marker is just above the cursor (nothing ran since), the
-    line at the cursor is the bare prompt the shell drew after that call.
+    line at the cursor is the bare prompt the shell drew after that call. A far shell's
+    prompt is kept apart (``far_pid``, ``far_prompt``), so the two never mix.
     """
 
     known: tuple[str, ...] = ()  # bare prompt lines, newest first
@@ -74,11 +75,20 @@ class PromptMemory(NamedTuple):
     settled: float = 0.0
     typed_at: float = 0.0
     call_id: str = ""
+    # a far shell's prompt (behind ssh, su ...), kept apart from the pane's own shell's:
+    # the line seen at the start of the last far call, through the program ``far_pid``
+    far_pid: int = 0
+    far_prompt: str = ""
 
     def quiet_since_last_call(self, keys_at: int) -> bool:
         """Whether nothing can have been typed since the last call (``keys_at``: the
         session's last key press, whole seconds; 0 for none ever)."""
         return self.settled > self.typed_at and keys_at < int(self.settled)
+
+    def far_known(self, pid: int) -> tuple[str, ...]:
+        """The far prompt known for the far shell behind the program ``pid`` (none
+        when the last far call went through another)."""
+        return (self.far_prompt,) if self.far_prompt and self.far_pid == pid else ()
 
     def learnt(self, line: str) -> PromptMemory:
         """This memory with ``line`` known as a bare prompt."""
@@ -165,17 +175,26 @@ class PaneDir:
         """The prompt memory (empty at first, or when the file is unreadable)."""
         try:
             with open(self.file(PROMPT_FILE), encoding="utf-8", errors="surrogateescape") as f:
-                head, candidate, *known = f.read().split("\n")
-            settled, typed_at, call_id = head.split(" ")
+                head, candidate, far_prompt, *known = f.read().split("\n")
+            settled, typed_at, call_id, far_pid = head.split(" ")
             times = float(settled), float(typed_at)
+            memory = PromptMemory(tuple(k for k in known if k), candidate, *times, call_id)
+            return memory._replace(far_pid=int(far_pid), far_prompt=far_prompt)
         except (OSError, ValueError):
             return PromptMemory()
-        return PromptMemory(tuple(k for k in known if k), candidate, *times, call_id)
 
     def write_prompt(self, memory: PromptMemory) -> None:
-        head = f"{memory.settled} {memory.typed_at} {memory.call_id}"
-        lines = [head, memory.candidate, *memory.known]
+        head = f"{memory.settled} {memory.typed_at} {memory.call_id} {memory.far_pid}"
+        lines = [head, memory.candidate, memory.far_prompt, *memory.known]
         atomic_write(self.file(PROMPT_FILE), "\n".join(lines).encode("utf-8", "surrogateescape"))
+
+    def remember_far_prompt(self, pid: int, prompt: str) -> None:
+        """Keep the far prompt that passed the half-typed-line check, seen through the
+        program ``pid``, for the next far call (not an empty line: a far shell still
+        starting, typed ahead of its prompt)."""
+        if prompt:
+            with contextlib.suppress(OSError):
+                self.write_prompt(self.read_prompt()._replace(far_pid=pid, far_prompt=prompt))
 
     def mark_settled(self, started: float, call_id: str) -> None:
         """A command call that started at ``started`` ended back at the prompt."""

@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
 
 from ..errors import InvalidRequest
 from ..infra.runtime import ensure_private_dir, write_private_file
-from ..infra.tmux import Tmux, sequence
+from ..infra.tmux import Tmux, paste_commands, sequence
 from ..text.seams import pasted_text
 from .info import LIST_CLIENTS, people_attached
 
@@ -68,17 +67,12 @@ def send_terminal_input(tmux: Tmux, pane_id: str, data: bytes) -> None:
         tmux.run(*sequence(["copy-mode", "-q", "-t", pane_id], *commands))
 
 
-def parse_size(payload: bytes) -> tuple[int, int]:
-    """``b"COLS:ROWS"`` as two numbers in range; :class:`InvalidRequest` otherwise."""
-    cols, _, rows = payload.decode("ascii", "replace").partition(":")
-    if not (cols.isdigit() and rows.isdigit()):
-        raise InvalidRequest("a size is COLS:ROWS, two whole numbers.")
-    size = int(cols), int(rows)
-    if not (MIN_SIZE <= size[0] <= MAX_COLS and MIN_SIZE <= size[1] <= MAX_ROWS):
+def check_size(cols: int, rows: int) -> None:
+    """Raise :class:`InvalidRequest` unless a window may be ``cols`` x ``rows``."""
+    if not (MIN_SIZE <= cols <= MAX_COLS and MIN_SIZE <= rows <= MAX_ROWS):
         raise InvalidRequest(
             f"a size is {MIN_SIZE}-{MAX_COLS} columns, {MIN_SIZE}-{MAX_ROWS} rows."
         )
-    return size
 
 
 def fit(tmux: Tmux, pane_id: str, cols: int, rows: int) -> dict[str, object]:
@@ -143,24 +137,6 @@ def _as_line(mime: str, data: bytes) -> str | None:
 def _paste(tmux: Tmux, pane_id: str, text: str) -> None:
     """Paste ``text`` (through the seam) into the pane, out of copy mode first."""
     buffer = f"tmux-bridge-upload-{time.monotonic_ns()}"
-    tmux.run("load-buffer", "-b", buffer, "-", stdin=pasted_text(text).encode())
-    tmux.run(
-        *sequence(
-            ["copy-mode", "-q", "-t", pane_id],
-            ["paste-buffer", "-d", "-p", "-b", buffer, "-t", pane_id],
-        )
-    )
-
-
-def split_frame(frame: bytes) -> tuple[int, str, bytes]:
-    """A binary frame ``type + name + 0x00 + payload``: its parts."""
-    if len(frame) < 2 or b"\x00" not in frame[1:]:
-        raise InvalidRequest("a binary frame is a type byte, a name, 0x00, then the payload.")
-    name, _, payload = frame[1:].partition(b"\x00")
-    return frame[0], name.decode("utf-8", "replace"), payload
-
-
-def join_frame(kind: int, name: str, payload: bytes | Sequence[bytes]) -> bytes:
-    """The binary frame ``kind + name + 0x00 + payload``."""
-    body = payload if isinstance(payload, bytes) else b"".join(payload)
-    return bytes([kind]) + name.encode() + b"\x00" + body
+    load, paste = paste_commands(buffer, pane_id, bracketed=True)
+    tmux.run(*load, stdin=pasted_text(text).encode())
+    tmux.run(*sequence(["copy-mode", "-q", "-t", pane_id], paste))

@@ -14,8 +14,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -27,6 +26,8 @@ from starlette.routing import BaseRoute, Route
 from .. import __version__
 from ..cancel import Cancel, InFlight
 from ..errors import BridgeError, InvalidRequest
+from ..web.mount import McpMount
+from ..web.replies import error_reply
 from ..web.security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware, Gates
 from .actions import error_metadata
 from .contract import (
@@ -35,7 +36,6 @@ from .contract import (
     MAX_BODY,
     Request,
     decode,
-    error_reply,
     parse_fields,
     screen_matcher,
 )
@@ -63,17 +63,6 @@ class Backend(Protocol):
     def handle(self, request: Request, cancel: Cancel) -> dict[str, Any]: ...
 
     def health(self) -> dict[str, Any]: ...
-
-
-class McpMount(NamedTuple):
-    """The MCP server over Streamable HTTP (``tmux_bridge.mcp.http``), served at
-    ``path`` behind the gates: its ASGI app, its lifespan (the SDK's session manager)
-    and the cancellation of its calls in flight."""
-
-    path: str
-    app: Any  # an ASGI application
-    lifespan: Callable[[], AbstractAsyncContextManager[None]]
-    cancel_all: Callable[[int], None]
 
 
 Calls = InFlight  # the server's calls in flight (the MCP server's among ``also``)

@@ -1,5 +1,6 @@
 """The HTTP contract v1 and what this server adds to it: the request's fields and their
-bounds, what each action requires, the reply, and the one table of HTTP statuses.
+bounds, what each action requires, and the reply (an error's reply and the one table
+of HTTP statuses: :mod:`tmux_bridge.web.replies`).
 
 Everything a client sends is checked here before any action runs, the same way in
 tmux and stub mode; the rules of the core (session names, directories, key names,
@@ -15,9 +16,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..errors import InvalidRequest
-from ..pane.keys import MAX_KEYS, check_keys, check_text
-from ..pane.sessions import check_directory, check_session_name
-from ..text.patterns import MAX_PATTERN, check_pattern, compile_timed
+from ..infra.patterns import MAX_PATTERN, check_pattern, compile_timed
+from ..rules import MAX_KEYS, check_directory, check_keys, check_session_name, check_text
 
 CONTRACT_ACTIONS = (
     "list_sessions",
@@ -46,73 +46,6 @@ DEFAULT_WAIT_MS = 5000  # send_and_capture's wait for wait_for
 MAX_TIME_MS = (100, 3_600_000)
 REGEX_TIME = 0.1  # seconds one search of the screen for wait_for may take
 COMPILE_TIME = 2.0  # seconds compiling wait_for may take (milliseconds within its bounds)
-
-# Every error code (the core's and the gates') -> the HTTP status of its reply.
-HTTP_STATUS: dict[str, int] = {
-    "invalid_request": 400,
-    "label_taken": 400,
-    "ambiguous_pane": 400,
-    "repl_error": 400,
-    "unauthorized": 401,
-    "forbidden_peer": 403,
-    "forbidden_host": 403,
-    "forbidden_origin": 403,
-    "read_only": 403,
-    "not_found": 404,
-    "no_bridge": 404,
-    "no_such_pane": 404,
-    "session_closed": 404,
-    "method_not_allowed": 405,
-    "wait_timeout": 408,
-    "request_timeout": 408,  # the request's head and body did not arrive in time (serve.py)
-    "session_exists": 409,
-    "pane_not_ready": 409,
-    "pane_busy": 409,
-    "pane_not_at_prompt": 409,
-    "half_typed_line": 409,
-    "lock_timeout": 409,
-    "repl_not_open": 409,
-    "repl_mismatch": 409,
-    "far_repl_unsupported": 409,
-    "pane_piped": 409,
-    # files through the pane (not actions of the HTTP API yet; the table covers every code)
-    "file_not_found": 404,
-    "edit_no_match": 409,
-    "edit_ambiguous": 409,
-    "file_changed": 409,
-    "file_too_large": 413,
-    "file_error": 500,
-    "read_failed": 500,
-    "write_failed": 500,
-    "checksum_mismatch": 500,
-    "no_checksum_tool": 500,
-    # agents and messages (the WebSocket's send-prompt; no HTTP action yet)
-    "self_send": 400,
-    "invalid_sender": 400,
-    "no_such_agent": 404,
-    "not_delivered": 409,
-    "agent_busy": 409,
-    "no_input_box": 409,
-    "draft_in_input": 409,
-    "prompt_not_taken": 409,
-    "agent_changed": 409,
-    "inbox_error": 500,
-    "inbox_corrupt": 500,
-    "body_too_large": 413,
-    "bridge_error": 500,
-    "runtime_dir_unsafe": 500,
-    "internal_error": 500,
-    "far_shell_lost": 500,
-    "cancelled": 503,
-    "tmux_failed": 504,
-    "tmux_timeout": 504,
-    "tmux_not_found": 504,
-}
-
-
-def http_status(code: str) -> int:
-    """The HTTP status for an error code (500 for a code the table does not know)."""
-    return HTTP_STATUS.get(code, 500)
 
 
 class Request(NamedTuple):
@@ -327,7 +260,7 @@ def _check_required(request: Request, given: dict[str, Any]) -> None:
 
 def screen_matcher(pattern: str) -> Callable[[str], bool]:
     """A search for ``pattern`` (multi-line: ``^`` and ``$`` at every line) within the
-    bounds of :func:`~tmux_bridge.text.patterns.check_pattern`, compiled by the ``regex``
+    bounds of :func:`~tmux_bridge.infra.patterns.check_pattern`, compiled by the ``regex``
     package (milliseconds), each search giving up after REGEX_TIME seconds so that no
     pattern can hold a thread: a search that runs out of time raises
     :class:`InvalidRequest`. Raises it too for a pattern refused or not compiling."""
@@ -354,13 +287,3 @@ def reply(
     if metadata is not None:
         document["metadata"] = metadata
     return document
-
-
-def error_reply(
-    action: str | None, code: str, message: str, metadata: dict[str, Any] | None = None
-) -> tuple[int, dict[str, Any]]:
-    """The HTTP status and reply of an error: ``ok`` false, the message, and the error's
-    stable code in ``metadata.error_code``."""
-    document: dict[str, Any] = {"ok": False, "action": action, "error": message}
-    document["metadata"] = {"error_code": code, **(metadata or {})}
-    return http_status(code), document

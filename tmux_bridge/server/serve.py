@@ -33,12 +33,13 @@ from starlette.routing import BaseRoute
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
-from ..infra.runtime import runtime_dir, session_name
+from ..infra.patterns import use_time_limit
 from ..target import Target
-from ..text.patterns import use_time_limit
+from ..web.mount import McpMount
+from ..web.replies import error_reply
 from ..web.security import DEFAULT_HOSTS, Gates, load_token, token_file
-from .app import Backend, Calls, McpMount, create_app
-from .contract import REGEX_TIME, error_reply
+from .app import Backend, Calls, create_app
+from .contract import REGEX_TIME
 from .ws import MAX_FRAME
 
 SEND_BUFFER = 256 * 1024  # bytes of socket send buffer per connection (SO_SNDBUF)
@@ -116,8 +117,9 @@ def resolve_token(options: ServeOptions) -> _Token:
     if options.token_file is not None:
         path = options.token_file
         return _Token(load_token(path, create=True), f"in {path}")
-    path = token_file(runtime_dir())
-    return _Token(load_token(path, create=True, private_dir=runtime_dir()), f"in {path}")
+    directory = Target.from_env().runtime_dir
+    path = token_file(directory)
+    return _Token(load_token(path, create=True, private_dir=directory), f"in {path}")
 
 
 @contextlib.contextmanager
@@ -275,7 +277,7 @@ def make_backend(options: ServeOptions) -> Backend:
     if options.mode == "stub":
         from .stub import StubBackend
 
-        return StubBackend(session_name())
+        return StubBackend(Target.from_env().session)
     from .actions import TmuxBackend
 
     return TmuxBackend(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))

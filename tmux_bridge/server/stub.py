@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..calls.repl import ReplRequest, preset_for
 from ..cancel import Cancel
 from ..errors import (
     Cancelled,
@@ -31,6 +30,7 @@ from ..errors import (
 )
 from ..report import to_document
 from ..results import CallResult, Mode, RunOptions, new_call_id
+from ..rules import check_repl_name
 from .contract import DEFAULT_LINES, DEFAULT_WAIT_MS, Request, reply, screen_matcher
 
 PROMPT = "$ "
@@ -238,7 +238,7 @@ def _run(stub: StubBackend, request: Request, _cancel: Cancel) -> dict[str, Any]
 
 def _start_repl(stub: StubBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
     name = str(request.name)
-    preset_for(ReplRequest(name))
+    check_repl_name(name)
 
     def check(session: _Session) -> None:
         if session.repl is not None:
@@ -250,7 +250,7 @@ def _start_repl(stub: StubBackend, request: Request, _cancel: Cancel) -> dict[st
 
 def _evaluate(stub: StubBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
     name = str(request.name)
-    preset_for(ReplRequest(name))
+    check_repl_name(name)
 
     def check(session: _Session) -> None:
         if session.repl is None:

@@ -1,4 +1,4 @@
-"""``/ws``: the WebSocket adapter protocol (../shared/specs/websocket-adapter.md).
+"""``/ws``: the WebSocket adapter protocol (docs/websocket.md).
 
 JSON text frames with ``id`` for requests; binary frames ``type + name + 0x00 +
 payload``: 0x01 output (server to client), 0x02 keyboard VT bytes, 0x03 ``cols:rows``,
@@ -19,18 +19,18 @@ import contextlib
 import json
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..agents.detect import Agent
-from ..api import Bridge
+from ..api import Bridge, ServerWatch
 from ..errors import BridgeError, InvalidRequest, NotDelivered
-from ..infra.control import ControlClient
-from ..infra.tmux import Tmux
-from ..pane.termio import join_frame, parse_size, split_frame
 from ..web.security import ROLE, Gates, role_of
 from .contract import check_encodable
+from .frames import join_frame, parse_size, split_frame
+
+if TYPE_CHECKING:
+    from ..api import Agent
 
 OUTPUT, KEYS, RESIZE, UPLOAD = 0x01, 0x02, 0x03, 0x04
 LAG_LIMIT = 4 * 1024 * 1024  # bytes of output queued per subscription before dropping
@@ -54,8 +54,9 @@ class Agents(Protocol):
 
     def send_prompt(self, name: str, prompt: str) -> dict[str, Any]: ...
 
-    def tmux(self) -> Tmux:
-        """The tmux server the agents run on (its control client tells of changes)."""
+    def watch(self, on_change: Callable[[str], None]) -> ServerWatch:
+        """A watch on the tmux server the agents run on (not started yet): it tells of
+        changes (:meth:`~tmux_bridge.api.Bridge.server_changes`)."""
         ...
 
 
@@ -68,8 +69,8 @@ class FacadeAgents:
     def list(self) -> list[Agent]:
         return self.bridge().agents()
 
-    def tmux(self) -> Tmux:
-        return self.bridge().target.tmux
+    def watch(self, on_change: Callable[[str], None]) -> ServerWatch:
+        return self.bridge().server_changes(on_change)
 
     def send_prompt(self, name: str, prompt: str) -> dict[str, Any]:
         """``ok`` only when the agent showed it took the prompt; the receipt either way."""
@@ -82,29 +83,9 @@ class FacadeAgents:
         return {"ok": receipt.delivered, "receipt": receipt.document()}
 
 
-def agent_events(before: dict[str, Agent], now: list[Agent]) -> list[dict[str, Any]]:
-    """The lifecycle events from ``before`` to ``now``: ``agent-removed`` (gone, or its
-    program restarted: then ``agent-added`` follows), ``agent-added``, ``agent-updated``
-    (a field of the spec's changed, such as ``attached``; the working/idle state alone
-    is no event)."""
-    after = {agent.name: agent for agent in now}
-    events: list[dict[str, Any]] = []
-    for name, old in before.items():
-        new = after.get(name)
-        if new is None or new.pid != old.pid or new.pane != old.pane:
-            events.append({"type": "agent-removed", "name": name})
-    for name, new in after.items():
-        prior = before.get(name)
-        if prior is None or new.pid != prior.pid or new.pane != prior.pane:
-            events.append({"type": "agent-added", "agent": new.document()})
-        elif new._replace(state=prior.state) != prior:
-            events.append({"type": "agent-updated", "agent": new.document()})
-    return events
-
-
 class AgentFeed:
     """``subscribe-agents`` for every connection of the server: while at least one
-    subscribed, one tmux control-mode client (:class:`~tmux_bridge.infra.control.ControlClient`)
+    subscribed, one tmux control-mode client (:meth:`~tmux_bridge.api.Bridge.server_changes`)
     tells when sessions, windows, panes or their programs changed; each burst of
     notifications (coalesced over :data:`COALESCE` seconds) is one look at the agents
     (one tmux call and a look at ``/proc``, on a worker thread), and each subscriber is
@@ -113,7 +94,7 @@ class AgentFeed:
     def __init__(self, agents: Agents) -> None:
         self.agents = agents
         self.seen: dict[Connection, dict[str, Agent]] = {}
-        self.control: ControlClient | None = None
+        self.control: ServerWatch | None = None
         self.lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Future[None] | None = None
@@ -125,7 +106,7 @@ class AgentFeed:
         self.seen[conn] = {agent.name: agent for agent in current}
         with self.lock:
             if self.control is None:  # it says "%attached" once attached: a look then
-                self.control = ControlClient(self.agents.tmux(), self._notified)
+                self.control = self.agents.watch(self._notified)
                 self.control.start()
         return current
 
@@ -164,7 +145,7 @@ class AgentFeed:
                 self.again = failures < RETRIES
                 continue
             for conn, before in list(self.seen.items()):
-                for event in agent_events(before, now):
+                for event in Bridge.agent_changes(before, now):
                     conn.send(event)
                 if conn in self.seen:
                     self.seen[conn] = {agent.name: agent for agent in now}

@@ -4,21 +4,27 @@ are given their input as typed lines (nix, and a REPL without a preset)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .output import clean
-from .patterns import Pattern, compile_pattern
 
 
-def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: str) -> bytes:
+def echo_prompt(ready: str) -> str:
+    """The pattern of a REPL's prompt (``ready``, anchored at the line's end) as it
+    starts a line that also holds the echo: for :func:`without_echo`."""
+    return ready.rstrip("$").rstrip(" ?")
+
+
+def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: Callable[[str], Any]) -> bytes:
     """For REPLs given their input as typed lines (nix): drop the prompt-and-echo lines
-    and the blank lines the REPL puts around each value."""
-    prompt_re = compile_pattern(prompt.rstrip("$").rstrip(" ?"), "the prompt")
+    and the blank lines the REPL puts around each value. ``prompt`` matches the prompt
+    at a line's start (the ``match`` of the compiled :func:`echo_prompt`)."""
     lines = clean(raw).decode("utf-8", "surrogateescape").split("\n")
     expected = [line.strip() for line in echo_lines if line.strip()]
     kept = []
     for line in lines:
         stripped = line.strip()
-        match = prompt_re.match(line)
+        match = prompt(line)
         if match and line[match.end() :].strip() in ("", *expected[:1]):
             if expected and line[match.end() :].strip() == expected[0]:
                 expected.pop(0)
@@ -37,16 +43,17 @@ def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: str) -> bytes:
 
 
 def prompt_after_echo(
-    collected: list[bytes], typed: tuple[str, ...], prompt: Pattern
+    collected: list[bytes], typed: tuple[str, ...], prompt: Callable[[str], Any]
 ) -> Callable[[], bool]:
     """For a REPL without a preset: done once the echo of the last typed line has come,
-    followed by output and a line that matches the REPL's prompt."""
+    followed by output and a line in which ``prompt`` (the ``search`` of the REPL's
+    compiled prompt) finds the prompt."""
     last = next((line.strip() for line in reversed(typed) if line.strip()), "")
 
     def done() -> bool:
         lines = clean(b"".join(collected)).decode("utf-8", "replace").split("\n")
         echoed = [i for i, line in enumerate(lines) if last and last in line]
-        return bool(echoed) and echoed[-1] < len(lines) - 1 and bool(prompt.search(lines[-1]))
+        return bool(echoed) and echoed[-1] < len(lines) - 1 and bool(prompt(lines[-1]))
 
     return done
 

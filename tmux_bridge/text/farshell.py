@@ -19,12 +19,20 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .markers import start_marker
+from .markers import (
+    DEF,
+    MARK,
+    MARK_PRINTF,
+    PROBE,
+    answer_pattern,
+    err_marker,
+    far_end_pattern,
+    start_marker,
+)
 from .seams import far_dir_function, far_temp_file, printf_text
 from .shells import ShellKind
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
-_US = r"\137__"
 
 
 # --- the probe -----------------------------------------------------------------------------
@@ -71,7 +79,7 @@ def probe_line(call_id: str) -> str:
     sh (for which ``; FISH; true \\`` is quoted text) and ``FISH`` in fish (for which
     ``'; SH; true`` is). So each reads only what it parses, and the POSIX part can use
     ``${VAR-}``, which ``set -u`` allows and fish cannot parse."""
-    fmt = f'"{_US}TMUXSEND_PROBE_%s %s|%s|%s|%s|%s___\\n" {call_id}'
+    fmt = f'"{MARK_PRINTF}{PROBE}_%s %s|%s|%s|%s|%s___\\n" {call_id}'
     sh = f'printf {fmt} "${{BASH_VERSION-}}" "${{ZSH_VERSION-}}" "" "$PWD"'
     sh += ' "${__tmux_send_facts-}"'
     fish = f'printf {fmt} "" "" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
@@ -79,7 +87,7 @@ def probe_line(call_id: str) -> str:
 
 
 def probe_pattern(call_id: str) -> re.Pattern[bytes]:
-    return re.compile(rb"___TMUXSEND_PROBE_" + call_id.encode() + rb" ([^\r\n]*?)___\r?\n")
+    return answer_pattern(PROBE, call_id)
 
 
 def parse_probe(answer: bytes) -> FarFacts:
@@ -105,25 +113,25 @@ _SH_DIR = "__tmux_send_w=; __tmux_send_dir && __tmux_send_w=w; "
 _FISH_DIR = " set -g __tmux_send_w ''; __tmux_send_dir; and set -g __tmux_send_w w;"
 _SH_END = (
     "__tmux_send_end() { trap - EXIT; "
-    f'printf \'\\n{_US}TMUXSEND_%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
+    f'printf \'\\n{MARK_PRINTF}%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
     'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
-    f"printf '{_US}TMUXSEND_ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
+    f"printf '{MARK_PRINTF}ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
 )
 _SH_BEGIN = (
     "__tmux_send_begin() { __tmux_send_id=$1; "
     + far_temp_file("__tmux_send_err", "err")
     + " || __tmux_send_err=/dev/tty; "
-    f"{{hook}} printf '{_US}TMUXSEND_START_%s___\\n' \"$1\"; }}; "
+    f"{{hook}} printf '{MARK_PRINTF}START_%s___\\n' \"$1\"; }}; "
 )
 _FISH = (
     " function __tmux_send_begin; set -g __tmux_send_id $argv[1]; "
     + far_temp_file("__tmux_send_err", "err", fish=True)
     + "; or set -g __tmux_send_err /dev/tty;"
-    f" printf '{_US}TMUXSEND_START_%s___\\n' $argv[1]; end;"
+    f" printf '{MARK_PRINTF}START_%s___\\n' $argv[1]; end;"
     " function __tmux_send_end;"
-    f" printf '\\n{_US}TMUXSEND_%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
+    f" printf '\\n{MARK_PRINTF}%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
     " if test -f $__tmux_send_err; cat $__tmux_send_err; rm -f $__tmux_send_err; end;"
-    f" printf '{_US}TMUXSEND_ERR_%s___\\n' $__tmux_send_id; set -e __tmux_send_id; end;"
+    f" printf '{MARK_PRINTF}ERR_%s___\\n' $__tmux_send_id; set -e __tmux_send_id; end;"
     " function __tmux_send_exit --on-event fish_exit;"
     " set -l s $status; set -q __tmux_send_id; and __tmux_send_end $s EXIT; end;"
 )
@@ -135,7 +143,7 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
     (``___TMUXSEND_DEF_<id> FACTS___``). A command that ends the shell still prints its
     status: an EXIT trap while a call runs (zsh: ``zshexit_functions``; fish: the
     ``fish_exit`` event)."""
-    answer = f" printf '{_US}TMUXSEND_DEF_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
+    answer = f" printf '{MARK_PRINTF}{DEF}_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
     if kind == "fish":
         facts = f' set -g __tmux_send_facts "{_FACTS}";'
         return far_dir_function(fish=True) + _FISH + _FISH_DIR + facts + answer
@@ -149,7 +157,7 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
             # our lines stay out of zsh's history without histignorespace
             # (no failing command inside: err_exit in the hook would drop the line)
             "__tmux_send_nohist() { setopt localoptions noerrexit noerrreturn; "
-            "[[ $1 != *__tmux_send_* && $1 != *TMUXSEND_PROBE_* ]]; }; "
+            f"[[ $1 != *__tmux_send_* && $1 != *{MARK.lstrip('_')}{PROBE}_* ]]; }}; "
             "zshaddhistory_functions+=(__tmux_send_nohist); "
         )
     else:
@@ -167,7 +175,7 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
 
 
 def helpers_pattern(call_id: str) -> re.Pattern[bytes]:
-    return re.compile(rb"___TMUXSEND_DEF_" + call_id.encode() + rb" ([^\r\n]*?)___\r?\n")
+    return answer_pattern(DEF, call_id)
 
 
 def with_helper_facts(facts: FarFacts, answer: bytes) -> FarFacts:
@@ -278,11 +286,9 @@ class FarScanner:
 
     def __init__(self, call_id: str) -> None:
         self._start = start_marker(call_id).encode()
-        self._end = re.compile(
-            rb"\r\n___TMUXSEND_(END|EXIT)_" + re.escape(call_id.encode()) + rb" (\d+)___"
-        )
-        self._err_end = f"___TMUXSEND_ERR_{call_id}___".encode()
-        self._tail = b"\r\n___TMUXSEND_"
+        self._end = far_end_pattern(call_id)
+        self._err_end = err_marker(call_id)
+        self._tail = b"\r\n" + MARK.encode()
         self._buf = b""
         self.started = False
         self.status: int | None = None

@@ -8,6 +8,11 @@ Two kinds of marks:
 * the sentinel, an invisible APC string (``ESC _ tmux-send:<id>:<kind>:<status> ESC \\``)
   the runner writes to each relay terminal after the command's last byte.
 
+A far shell's call (behind ssh, su ...) has more marks, all ``___TMUXSEND_<MARK>_<id>``:
+the probe's answer (``PROBE``), the helpers' answer (``DEF``, a far REPL's helper too),
+the end marker of a command that ended the far shell (``EXIT``) and the end of its
+stderr (``ERR``); a far REPL's helper prints the same START and END markers.
+
 A call id is 10 hex digits, so no marker can be matched by chance, and the marker text
 is never typed (it is printed by code loaded from a file, or, in a far shell or a far
 REPL, put together from pieces at run time), so its echo never matches.
@@ -17,8 +22,19 @@ from __future__ import annotations
 
 import re
 
-_START = "___TMUXSEND_START_{id}___"
-_END = "___TMUXSEND_END_{id}{status}___"
+# How every marker starts; and the same as printf(1) must see it, its first underscore
+# escaped (\137), so that the echo of a typed line that prints a marker holds none.
+MARK = "___TMUXSEND_"
+MARK_PRINTF = r"\137__TMUXSEND_"
+# The marks of a far shell besides START and END: the probe's answer, the helpers'
+# answer, the end marker of a command that ended the far shell, the end of its stderr.
+PROBE = "PROBE"
+DEF = "DEF"
+EXIT = "EXIT"
+ERR = "ERR"
+
+_START = MARK + "START_{id}___"
+_END = MARK + "END_{id}{status}___"
 
 SENTINEL_DONE = "done"  # the command finished (or was interrupted); the shell lives on
 SENTINEL_EXIT = "exit"  # the shell itself is exiting, with this status
@@ -38,12 +54,39 @@ def end_marker(call_id: str, status: str = "") -> str:
 
 def end_prefix(call_id: str) -> bytes:
     """What every end marker of this call starts with, with or without a status."""
-    return f"___TMUXSEND_END_{call_id}".encode()
+    return f"{MARK}END_{call_id}".encode()
 
 
 def end_pattern(call_id: str) -> re.Pattern[bytes]:
     """The end marker in a raw stream; group 1 is the status when there is one."""
     return re.compile(re.escape(end_prefix(call_id)) + rb"(?: (\d+))?___")
+
+
+# Any command-mode call's end marker with its status (group 1).
+RUNNER_END = re.compile(MARK.encode() + rb"END_[0-9a-f]{10} (\d+)___")
+
+
+def far_end_pattern(call_id: str) -> re.Pattern[bytes]:
+    """A far call's end marker on a line of its own (group 1: ``END``, or ``EXIT`` when
+    the command ended the far shell; group 2: the status)."""
+    return re.compile(f"\r\n{MARK}(END|{EXIT})_{re.escape(call_id)} (\\d+)___".encode())
+
+
+def err_marker(call_id: str) -> bytes:
+    """The mark after a far call's stderr."""
+    return f"{MARK}{ERR}_{call_id}___".encode()
+
+
+def answer_pattern(mark: str, call_id: str) -> re.Pattern[bytes]:
+    """A far shell's answer (``mark``: :data:`PROBE`, :data:`DEF`) to the line typed
+    with call ``call_id``; group 1 is what it says."""
+    head = f"{MARK}{mark}_{call_id}".encode()
+    return re.compile(re.escape(head) + rb" ([^\r\n]*?)___\r?\n")
+
+
+def defined_pattern(call_id: str) -> re.Pattern[bytes]:
+    """A far REPL's answer once its helper is defined (it says nothing more)."""
+    return re.compile(re.escape(f"{MARK}{DEF}_{call_id}___".encode()) + rb"\r?\n")
 
 
 def sentinel_format(call_id: str, kind: str) -> str:

@@ -284,6 +284,9 @@ class MarkerScanner:
                 else _drop_line_end(before)
             )
         keep = len(buf) - _overlap(buf, self._tail)
+        marker = buf.rfind(self._tail)  # an end marker cut after its prefix, in two reads
+        if marker >= 0 and _STATUS_SO_FAR.fullmatch(buf, marker + len(self._tail)):
+            keep = marker
         self._buf = buf[keep:]
         return buf[:keep]
 
@@ -291,6 +294,11 @@ class MarkerScanner:
         """What is held back, for a stream that ends without the end marker."""
         held, self._buf = (self._buf if self.started else b""), b""
         return held
+
+
+# What may follow an end marker's prefix before the marker is whole: its status so far
+# (`` 0``), then up to two of its closing underscores (markers.end_pattern).
+_STATUS_SO_FAR = re.compile(rb"(?: \d*)?_{0,2}")
 
 
 def _overlap(data: bytes, tail: bytes) -> int:

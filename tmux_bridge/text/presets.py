@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from .markers import end_marker, start_marker
+from .markers import MARK, end_marker, start_marker
 
 
 class EvalPlan(NamedTuple):
@@ -64,7 +64,7 @@ _PYTHON_HELPER = (
     _PYTHON_RUN
     + """\
 def __tmux_send_far(i, c):
-    m = "___TMUXSEND_"
+    m = "MARK"
     e = m + "END_" + i + " %s___" + m + "ERR_" + i + "___"
     __tmux_send_run(globals(), m + "START_" + i + "___", e, "\\n", c)
 """
@@ -74,7 +74,7 @@ def __tmux_send_far(i, c):
 # persist), its value shown as the REPL would, errors reported as "Uncaught ...".
 _NODE_HELPER = """\
 globalThis.__tmux_send_far = (i, c) => {
-  const vm = require("vm"), util = require("util"), m = "___TMUXSEND_";
+  const vm = require("vm"), util = require("util"), m = "MARK";
   console.log(m + "START_" + i + "___");
   let s = 0;
   try {
@@ -122,7 +122,7 @@ PRESETS: dict[str, Preset] = {
             None,
             FarRepl(
                 r"^(>>>|\.\.\.) \S",
-                _PYTHON_HELPER,
+                _PYTHON_HELPER.replace('"MARK"', f'"{MARK}"'),
                 "exec({lit}); print({mark})",
                 "__tmux_send_c {op} {lit}",
                 "\\U{:08x}",
@@ -136,7 +136,7 @@ PRESETS: dict[str, Preset] = {
             None,
             FarRepl(
                 r"^> \S",
-                _NODE_HELPER,
+                _NODE_HELPER.replace('"MARK"', f'"{MARK}"'),
                 "eval({lit}); console.log({mark})",
                 "void (globalThis.__tmux_send_c {op} {lit})",
                 "\\u{{{:x}}}",

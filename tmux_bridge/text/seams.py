@@ -3,7 +3,7 @@
 Text an agent, a message, a file name or a web page controls reaches tmux formats, the
 person's terminal, a program's input box and far shells. Each such crossing has exactly
 one function here, and the code that crosses calls it: nowhere else builds that text by
-hand. ``tests/test_seam_*.py`` feed each one every byte and hostile payloads, check what
+hand. ``tests/seams/test_seam_*.py`` feed each one every byte and hostile payloads, check what
 a real tmux, terminal, program or far shell makes of the result, and scan the source for
 bypasses. SECURITY.md says what each seam promises.
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from re import Pattern
 
 # -- tmux formats: an argument tmux expands (#{...}, #(...), #[...]) -------------------
-# tmux 3.3a, measured (tests/test_seam_fmt.py): an argument tmux expands turns `##` into
+# tmux 3.3a, measured (tests/seams/test_seam_fmt.py): an argument tmux expands turns `##` into
 # `#`, except that a run of `#` followed by `[` stays as it is (a style, left for drawing);
 # `#{...}` is a variable (an unclosed `#{` ends the text), `#(...)` runs a shell command in
 # the server, `#H` and the like are aliases. Drawing (the status line, a message) then

@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import RuntimeDirError
-from ..infra.runtime import ensure_private_dir, write_private_file
-from ..server.contract import error_reply
+from ..target import ensure_private_dir, write_private_file
+from .replies import error_reply
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -102,7 +102,10 @@
     const reply = await request({ type: "subscribe-output", agent: target });
     if (!reply.ok) { notice(reply.error); return; }
     term.resize(reply.cols, reply.rows);
-    term.focus();
+    // the reply comes later: if the person went on to type elsewhere (the prompt box),
+    // their keys stay there and do not go to the pane
+    const typing = document.activeElement;
+    if (!typing || typing === document.body || typing.tagName === "BUTTON") term.focus();
     sendSize();
   }
 

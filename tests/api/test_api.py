@@ -1,0 +1,252 @@
+"""The library API in process: explicit targets, cancellation from threads and asyncio,
+typed results and their JSON document, two panes at once."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tmux_bridge import Bridge, Cancel, RunOptions, error_document, to_document
+from tmux_bridge.errors import Cancelled, InvalidRequest, NoBridgeSession, NoSuchPane, ReplMismatch
+
+from ..support.pane import WAIT, TestPane, target_of
+
+# Prints "started" from the program in the foreground, so a cancellation right after it
+# meets that program, not the shell between two commands.
+SLEEPER = "sh -c 'echo started; exec sleep 30'"
+
+
+def api_pane_dir(bridge: TestPane) -> str:
+    """The pane's directory for a target named by its socket's path: tmux_bridge/pane/records.py
+    prefixes ``pane-N`` with a tag of the socket, unless it is the default socket."""
+    dirs = [path.name for path in bridge.runtime.iterdir() if path.is_dir()]
+    assert len(dirs) == 1 and dirs[0].endswith("-" + bridge.pane_dir()), dirs
+    return dirs[0]
+
+
+class Started:
+    """A stdout sink that notes when the command printed ``started``."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.event = threading.Event()
+
+    def __call__(self, chunk: bytes) -> None:
+        self.data += chunk
+        if b"started\n" in self.data:
+            self.event.set()
+
+
+def new_pane(bridge: TestPane) -> str:
+    """A second pane in the bridge session, at its prompt; returns its id."""
+    pane = bridge.tmux("split-window", "-d", "-t", bridge.target, "-P", "-F", "#{pane_id}")
+    pane = pane.strip()
+
+    def at_prompt() -> bool:
+        lines = [
+            line
+            for line in bridge.tmux("capture-pane", "-p", "-t", pane, check=False).split("\n")
+            if line.strip()
+        ]
+        return bool(lines) and lines[-1].rstrip() == "$"
+
+    bridge.wait_for(at_prompt, f"the prompt in pane {pane}")
+    return pane
+
+
+@pytest.fixture
+def api(bridge: TestPane) -> Iterator[Bridge]:
+    yield Bridge(target_of(bridge), client="test")
+
+
+def test_run_returns_typed_result(api: Bridge, bridge: TestPane) -> None:
+    result = api.run("echo out; echo err >&2; sh -c 'exit 3'")
+    assert result.stdout == b"out\n"
+    assert result.stderr == b"err\n"
+    assert (result.status, result.exit_status) == (3, 3)
+    assert result.mode == "command"
+    assert result.shell == bridge.shell
+    assert result.timed_out is None and result.cancelled is None
+
+
+def test_run_words_are_one_command_with_exact_arguments(api: Bridge, bridge: TestPane) -> None:
+    words = ["a b", "$HOME", "*", "it's", '"q"', "back\\slash", "", "~", "=x", "%1", "semi;"]
+    result = api.run(["printf", "<%s>\\n", *words])
+    assert result.stdout == b"".join(b"<" + w.encode() + b">\n" for w in words)
+    assert result.exit_status == 0
+
+
+def test_document_matches_the_result(api: Bridge) -> None:
+    result = api.run("printf 'caf\\303\\251 \\377\\n'")
+    document = to_document(result)
+    assert document["stdout"] == "café \ufffd\n"
+    assert document["stdout_b64"] == "Y2Fmw6kg/wo="
+    assert document["exit_status"] == 0
+    assert document["error_code"] is None
+    assert document["id"] == result.call_id
+
+
+def test_error_document_has_a_stable_code(bridge: TestPane) -> None:
+    missing = Bridge(target_of(bridge)._replace(session="no-such-session"))
+    with pytest.raises(NoBridgeSession) as caught:
+        missing.run("true")
+    document = error_document(caught.value, "true", "command")
+    assert document["error_code"] == "no_bridge"
+    assert document["exit_status"] == 125
+
+
+def test_unknown_pane_is_a_clear_error(bridge: TestPane) -> None:
+    with pytest.raises(NoSuchPane, match="%999"):
+        Bridge(target_of(bridge, "%999")).run("true")
+
+
+def _cancel_when_started(run: Callable[[Started, Cancel], object]) -> tuple[object, float]:
+    """Run ``run`` on a worker thread, cancel it once its command printed ``started``."""
+    sink = Started()
+    cancel = Cancel()
+    outcome: list[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(run(sink, cancel)))
+    worker.start()
+    assert sink.event.wait(WAIT), "the command did not start"
+    cancelled_at = time.monotonic()
+    cancel.cancel()
+    worker.join(WAIT)
+    assert not worker.is_alive(), "the call did not end after the cancellation"
+    cancel.close()
+    return outcome[0], time.monotonic() - cancelled_at
+
+
+def test_cancel_from_a_worker_thread(api: Bridge, bridge: TestPane) -> None:
+    result, _took = _cancel_when_started(
+        lambda sink, cancel: api.run(
+            "sh -c 'echo started; exec sleep 30'", stdout=sink, cancel=cancel
+        )
+    )
+    assert result.exit_status == 130  # type: ignore[attr-defined]
+    assert result.signals_sent == ("SIGINT",)  # type: ignore[attr-defined]
+    assert result.prompt_back  # type: ignore[attr-defined]
+    assert bridge.runtime_files() == bridge.between_calls(api_pane_dir(bridge))
+    assert api.run("echo usable").stdout == b"usable\n"
+
+
+def test_cancel_from_asyncio(api: Bridge, bridge: TestPane) -> None:
+    async def main() -> object:
+        sink = Started()
+        cancel = Cancel()
+        task = asyncio.ensure_future(
+            asyncio.to_thread(
+                api.run, "sh -c 'echo started; exec sleep 30'", stdout=sink, cancel=cancel
+            )
+        )
+        while not sink.event.is_set():
+            await asyncio.wait({task}, timeout=0.02)
+            assert not task.done(), "the command ended by itself"
+        cancel.cancel()
+        return await asyncio.wait_for(task, WAIT)
+
+    result = asyncio.run(main())
+    assert result.exit_status == 130  # type: ignore[attr-defined]
+    assert result.signals_sent == ("SIGINT",)  # type: ignore[attr-defined]
+    assert bridge.runtime_files() == bridge.between_calls(api_pane_dir(bridge))
+    assert api.run("echo usable").stdout == b"usable\n"
+
+
+def test_cancel_while_waiting_for_the_lock(api: Bridge, bridge: TestPane, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    first = Started()
+    holder = threading.Thread(
+        target=api.run,
+        args=(f"echo started; while [ ! -e {go} ]; do sleep 0.02; done",),
+        kwargs={"stdout": first, "options": RunOptions(idle_timeout=60)},
+    )
+    if bridge.shell == "fish":
+        holder = threading.Thread(
+            target=api.run,
+            args=(f"echo started; while not test -e {go}; sleep 0.02; end",),
+            kwargs={"stdout": first, "options": RunOptions(idle_timeout=60)},
+        )
+    holder.start()
+    try:
+        assert first.event.wait(WAIT)
+        cancel = Cancel()
+        errors: list[BaseException] = []
+
+        def second() -> None:
+            try:
+                api.run("echo never", cancel=cancel)
+            except Cancelled as exc:
+                errors.append(exc)
+
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        cancel.cancel()
+        waiter.join(WAIT)
+        assert not waiter.is_alive()
+        assert len(errors) == 1 and errors[0].exit_code == 130  # type: ignore[attr-defined]
+    finally:
+        go.touch()
+        holder.join(WAIT)
+    assert "never" not in bridge.history()
+
+
+def test_two_panes_run_at_once(api: Bridge, bridge: TestPane, tmp_path: Path) -> None:
+    """Each command waits for the other one to have started: serialized calls would
+    wait for each other until the idle timeout and fail."""
+    other = Bridge(target_of(bridge, new_pane(bridge)), client="test")
+    a, b = tmp_path / "a", tmp_path / "b"
+    loop = "while [ ! -e {} ]; do sleep 0.02; done"
+    if bridge.shell == "fish":
+        loop = "while not test -e {}; sleep 0.02; end"
+    results: dict[str, object] = {}
+    options = RunOptions(idle_timeout=WAIT)
+    threads = [
+        threading.Thread(
+            target=lambda: results.__setitem__(
+                "a", api.run(f"touch {a}; " + loop.format(b) + "; echo A", options)
+            )
+        ),
+        threading.Thread(
+            target=lambda: results.__setitem__(
+                "b", other.run(f"touch {b}; " + loop.format(a) + "; echo B", options)
+            )
+        ),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT * 2)
+    assert results["a"].stdout == b"A\n"  # type: ignore[attr-defined]
+    assert results["b"].stdout == b"B\n"  # type: ignore[attr-defined]
+    assert results["a"].pane != results["b"].pane  # type: ignore[attr-defined]
+
+
+def test_repl_through_the_api(api: Bridge, bridge: TestPane) -> None:
+    started = api.start_repl("python", "python3 -q")
+    assert started.exit_status == 0, started
+    with pytest.raises(ReplMismatch):
+        api.run("echo refused")
+    assert api.evaluate("python", "21 * 2").stdout == b"42\n"
+    closed = api.close_repl()
+    assert closed.exit_status == 0
+    assert api.run("echo back").stdout == b"back\n"
+
+
+def test_invalid_requests(api: Bridge) -> None:
+    with pytest.raises(InvalidRequest):
+        api.send_keys(["Escape;", "new-window"])
+    with pytest.raises(InvalidRequest):
+        api.type_text("a\x03b")
+    with pytest.raises(InvalidRequest):
+        api.start_repl("bad\nname", "python3")
+
+
+def test_screen_result(api: Bridge) -> None:
+    api.run("echo on-screen")
+    result = api.screen()
+    assert result.mode == "screen"
+    assert result.screen is not None and "on-screen" in result.screen

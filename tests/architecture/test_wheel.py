@@ -1,0 +1,137 @@
+"""The package as a stranger gets it: a wheel built from the source, installed into a clean
+venv, holds every module and data file of the tree, and its entry points work against a
+private tmux server (tmux-send, and tmux-bridge mcp answering a real JSON-RPC call).
+
+Building needs setuptools from PyPI (pip's build isolation) and the install takes the
+dependencies from PyPI, as a stranger's would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import venv
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from ..support.pane import WAIT, MakeBridge
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "tmux_bridge"
+# the files the build reads besides the package
+BESIDE = ["pyproject.toml", "README.md"]
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[tuple[Path, Path]]:
+    """(the wheel, a venv with it installed and its `mcp` extra), built from a copy of the
+    source so the checkout gets no build/ or egg-info of the test's."""
+    with tempfile.TemporaryDirectory(prefix="tb-wheel-") as tmp:
+        tree = Path(tmp) / "src"
+        shutil.copytree(SOURCE, tree / "tmux_bridge", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in BESIDE:
+            shutil.copy(ROOT / name, tree / name)
+        dist = Path(tmp) / "dist"
+        _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(tree)])
+        (wheel,) = dist.glob("tmux_bridge-*.whl")
+        env_dir = Path(tmp) / "venv"
+        venv.create(env_dir, with_pip=True)
+        _run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[mcp]"])
+        yield wheel, env_dir
+
+
+def _run(argv: list[str]) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{argv} failed:\n{result.stdout}\n{result.stderr}"
+
+
+def _expected_files() -> set[str]:
+    """Every module and data file of the source tree, as wheel paths."""
+    found = set()
+    for path in SOURCE.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            found.add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_the_wheel_holds_every_module_and_data_file(built: tuple[Path, Path]) -> None:
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        inside = {name for name in archive.namelist() if name.startswith("tmux_bridge/")}
+        entry_points = next(n for n in archive.namelist() if n.endswith("entry_points.txt"))
+        scripts = archive.read(entry_points).decode()
+    expected = _expected_files()
+    # the browser view's files and xterm.js are data, not modules: they must be there too
+    assert any(name.startswith("tmux_bridge/server/static/vendor/xterm/") for name in expected)
+    assert sorted(expected - inside) == []
+    assert "tmux-send = tmux_bridge.cli.send:main" in scripts
+    assert "tmux-bridge = tmux_bridge.cli.bridge:main" in scripts
+
+
+def test_the_installed_tmux_send_runs_a_command(
+    built: tuple[Path, Path], make_bridge: MakeBridge
+) -> None:
+    _, env_dir = built
+    pane = make_bridge("bash")
+    pane.start()
+    result = subprocess.run(
+        [str(env_dir / "bin" / "tmux-send"), "--", "echo from-the-wheel; (exit 3)"],
+        env=pane.env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (3, b"from-the-wheel\n", b"")
+
+
+def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
+    stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+    stdin.flush()
+
+
+def test_the_installed_mcp_server_answers_a_tool_call(
+    built: tuple[Path, Path], make_bridge: MakeBridge
+) -> None:
+    _, env_dir = built
+    pane = make_bridge("bash")
+    pane.start()
+    env = {**pane.env, "PATH": f"{env_dir / 'bin'}{os.pathsep}{pane.env['PATH']}"}
+    server = subprocess.Popen(
+        [str(env_dir / "bin" / "tmux-bridge"), "mcp"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {},
+                 "clientInfo": {"name": "wheel-test", "version": "0"}}  # fmt: skip
+        _send(server.stdin, {"id": 1, "method": "initialize", "params": hello})
+        answer = json.loads(pane.read_line_from(server.stdout, WAIT))
+        assert answer["result"]["serverInfo"]["name"] == "tmux-bridge", answer
+        _send(server.stdin, {"method": "notifications/initialized"})
+        call = {"name": "run", "arguments": {"command": "echo via-mcp"}}
+        _send(server.stdin, {"id": 2, "method": "tools/call", "params": call})
+        reply = json.loads(pane.read_line_from(server.stdout, WAIT))
+        result = reply["result"]["structuredContent"]
+        assert (result["exit_status"], result["stdout"]) == (0, "via-mcp\n"), reply
+    finally:
+        server.stdin.close()
+        try:
+            server.wait(timeout=WAIT)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+            server.stdout.close()
+            if server.stderr is not None:
+                server.stderr.close()

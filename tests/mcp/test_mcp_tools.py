@@ -1,0 +1,305 @@
+"""The MCP tools through the SDK's in-memory client, on a real private tmux server: each
+tool's result against the command line's ``--json`` document and what the shell itself
+gives, the error cases, the caps, ``--readonly``, and the audit log's client name."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from mcp import Client
+
+from tmux_bridge.audit.log import read
+
+from ..support.mcp_client import ALL_TOOLS, READ_ONLY, bash, call, document, text, with_client
+from ..support.pane import MakeBridge, TestPane
+
+
+@pytest.fixture
+def pane(make_bridge: MakeBridge) -> Iterator[TestPane]:
+    """A started bash bridge at its prompt."""
+    b = make_bridge("bash")
+    b.start()
+    yield b
+
+
+def listed(bridge: TestPane, readonly: bool = False) -> dict[str, Any]:
+    async def use(client: Client) -> dict[str, Any]:
+        return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+    return with_client(bridge, use, readonly)
+
+
+# --- the list of tools -------------------------------------------------------------------
+
+
+def test_every_tool_is_listed_with_bounded_inputs_and_annotations(pane: TestPane) -> None:
+    tools = listed(pane)
+    assert list(tools) == ALL_TOOLS
+    for name, tool in tools.items():
+        hints = tool.annotations
+        assert hints.read_only_hint is (name in READ_ONLY), name
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
+        assert "tmux-bridge" in tool.description, name  # what to tell the person
+    run = tools["run"].input_schema["properties"]
+    assert run["timeout"]["maximum"] == run["max_time"]["maximum"] == 3600
+    assert run["timeout"]["exclusiveMinimum"] == 0
+    assert run["command"]["maxLength"] == 128 * 1024
+    assert tools["send_keys"].input_schema["properties"]["keys"]["maxItems"] == 200
+    assert tools["run"].annotations.destructive_hint is True
+    assert tools["start_repl"].annotations.destructive_hint is False
+
+
+def test_readonly_serves_only_the_tools_that_change_nothing(pane: TestPane) -> None:
+    assert set(listed(pane, readonly=True)) == READ_ONLY
+    result = call(pane, "run", {"command": "touch should-not-exist"}, readonly=True)
+    assert result.is_error and "run" in text(result)
+    assert read(str(pane.runtime), None) == []  # nothing ran, nothing was logged
+
+
+# --- run -----------------------------------------------------------------------------------
+
+
+def test_run_gives_the_document_tmux_send_json_prints(pane: TestPane) -> None:
+    command = "echo out; echo err >&2; (exit 3)"
+    expected = bash(command)
+    result = call(pane, "run", {"command": command})
+    got = document(result)
+    assert not result.is_error
+    assert (got["stdout"], got["stderr"]) == (expected.stdout, expected.stderr)
+    assert got["exit_status"] == got["status"] == expected.returncode == 3
+    assert json.loads(text(result)) == got
+    pane.wait_for_prompt()
+    cli = json.loads(pane.send("--json", "--", command).stdout)
+    assert set(got) == set(cli)
+    same = ("mode", "command", "exit_status", "stdout", "stderr", "shell", "pane", "target")
+    assert {k: got[k] for k in same} == {k: cli[k] for k in same}
+
+
+def test_run_keeps_the_shells_state_and_logs_the_clients_name(
+    pane: TestPane, tmp_path: Path
+) -> None:
+    async def use(client: Client) -> list[dict[str, Any]]:
+        first = await client.call_tool("run", {"command": f"cd {tmp_path} && export MARK=m1"})
+        second = await client.call_tool("run", {"command": 'echo "$PWD $MARK"'})
+        return [document(first), document(second)]
+
+    first, second = with_client(pane, use)
+    assert first["exit_status"] == 0
+    assert second["stdout"] == f"{tmp_path} m1\n"
+    entries = read(str(pane.runtime), None)
+    assert [(e["client"], e["command"]) for e in entries] == [
+        ("test-client", f"cd {tmp_path} && export MARK=m1"),
+        ("test-client", 'echo "$PWD $MARK"'),
+    ]
+
+
+def test_the_clients_name_comes_from_the_initialize_handshake_too(pane: TestPane) -> None:
+    async def use(client: Client) -> dict[str, Any]:
+        return document(await client.call_tool("run", {"command": "true"}))
+
+    assert with_client(pane, use, mode="legacy")["exit_status"] == 0
+    assert [e["client"] for e in read(str(pane.runtime), None)] == ["test-client"]
+
+
+def test_a_timeout_interrupts_and_says_so(pane: TestPane) -> None:
+    got = document(call(pane, "run", {"command": "echo before; sleep 30", "max_time": 1.5}))
+    assert (got["exit_status"], got["timed_out"], got["stdout"]) == (124, "overall", "before\n")
+    assert got["signals_sent"][0] == "SIGINT"
+    assert any("overall timeout" in note for note in got["notes"])
+
+
+# --- caps ----------------------------------------------------------------------------------
+
+
+def test_output_over_the_cap_keeps_head_and_tail_and_saves_the_whole(pane: TestPane) -> None:
+    command = "seq 1 30000; seq 1 5000 >&2; (exit 7)"
+    expected = bash(command)
+    got = document(call(pane, "run", {"command": command, "max_output": 4096}))
+    assert got["exit_status"] == expected.returncode == 7
+    for name, whole in (("stdout", expected.stdout), ("stderr", expected.stderr)):
+        shown, path = got[name], got[name + "_file"]
+        assert got[name + "_bytes"] == len(whole) > 4096
+        head, marker, tail = shown.partition("\n[tmux-bridge: ")
+        assert whole.startswith(head) and len(head) == 2048, name
+        cut = len(whole) - 4096
+        assert marker and tail.startswith(f"{cut} bytes of {name} cut here, {len(whole)} in all")
+        assert whole.endswith(tail.split("]\n", 1)[1]), name
+        assert Path(path).read_text() == whole
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        assert Path(path).parent == pane.runtime / "mcp-output"
+
+
+def test_the_default_cap_is_64_kib_and_output_under_it_is_whole(pane: TestPane) -> None:
+    small, large = bash("seq 1 10000").stdout, bash("seq 1 20000").stdout
+    assert len(small) < 64 * 1024 < len(large)
+    got = document(call(pane, "run", {"command": "seq 1 10000"}))
+    assert got["stdout"] == small and "stdout_file" not in got
+    got = document(call(pane, "run", {"command": "seq 1 20000"}))
+    assert got["stdout_bytes"] == len(large) and len(got["stdout"].encode()) < 64 * 1024 + 300
+
+
+def test_bounds_refuse_a_call_before_anything_is_typed(pane: TestPane) -> None:
+    for arguments in (
+        {"command": "echo no", "timeout": 0},
+        {"command": "echo no", "max_time": 3601},
+        {"command": ""},
+        {"command": "echo no", "max_output": 10},
+    ):
+        result = call(pane, "run", arguments)
+        assert result.is_error, arguments
+    assert read(str(pane.runtime), None) == []
+
+
+# --- REPLs ---------------------------------------------------------------------------------
+
+
+def test_a_repl_is_started_evaluated_in_and_closed(pane: TestPane) -> None:
+    async def use(client: Client) -> list[dict[str, Any]]:
+        results = [
+            await client.call_tool("start_repl", {"name": "python", "command": "python3 -q"}),
+            await client.call_tool("evaluate", {"name": "python", "code": "x = 6\nprint(x * 7)"}),
+            await client.call_tool("evaluate", {"name": "python", "code": "1/0"}),
+            await client.call_tool("close_repl", {}),
+            await client.call_tool("status", {}),
+        ]
+        return [document(result) for result in results]
+
+    started, printed, failed, closed, status = with_client(pane, use)
+    assert (started["mode"], started["exit_status"]) == ("repl_start", 0)
+    assert (printed["stdout"], printed["exit_status"]) == ("42\n", 0)
+    assert failed["exit_status"] == 1 and "ZeroDivisionError" in failed["stdout"]
+    assert (closed["mode"], closed["exit_status"]) == ("repl_close", 0)
+    assert status["repl"] is None and status["foreground"] is None
+
+
+# --- keys, text and the screen -------------------------------------------------------------
+
+
+def test_type_text_send_keys_and_read_screen(pane: TestPane) -> None:
+    got = document(call(pane, "type_text", {"text": "cat", "enter": True}))
+    assert got["mode"] == "type" and "$ cat" in got["screen"]
+    pane.wait_for(lambda: pane.foreground() == "cat", "cat to run")
+    typed = document(call(pane, "type_text", {"text": "hello-typed", "enter": True}))
+    assert typed["screen"].count("hello-typed") == 2  # echoed by the terminal, then by cat
+    screen = document(call(pane, "read_screen", {}))
+    assert screen["screen"] == typed["screen"] and screen["mode"] == "screen"
+    keys = document(call(pane, "send_keys", {"keys": ["C-d"]}))
+    assert keys["mode"] == "keys"
+    pane.wait_for_prompt()
+    last = document(call(pane, "read_screen", {"lines": 2}))
+    assert last["screen"].splitlines()[-1].rstrip() == "$"
+
+
+# --- status, panes, info -------------------------------------------------------------------
+
+
+def test_status_list_panes_and_pane_info(pane: TestPane) -> None:
+    pane_id = pane.pane("#{pane_id}")
+    status = document(call(pane, "status", {}))
+    assert (status["running"], status["pane"], status["foreground"]) == (True, pane_id, None)
+    panes = document(call(pane, "list_panes", {}))["panes"]
+    assert [(p["pane"], p["bridge"]) for p in panes] == [(pane_id, True)]
+    info = document(call(pane, "pane_info", {}))
+    uname = bash("uname -s; uname -m")
+    assert [info["info"]["os"], info["info"]["arch"]] == uname.stdout.split()
+    assert info["exit_status"] == 0
+
+
+def test_status_says_when_no_bridge_runs(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")  # not started
+    status = call(b, "status", {})
+    assert not status.is_error
+    assert document(status) == {"session": b.session, "running": False}
+
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def test_write_read_and_edit_a_file(pane: TestPane, tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("old line\n")
+    wrote = document(call(pane, "write_file", {"path": str(path), "content": "héllo\nworld\n"}))
+    assert wrote["file"]["size"] == len("héllo\nworld\n".encode())
+    assert path.read_text() == "héllo\nworld\n"
+    assert Path(wrote["file"]["backup"]).read_text() == "old line\n"
+    got = document(call(pane, "read_file", {"path": str(path)}))
+    assert (got["stdout"], got["file"]["sha256"]) == ("héllo\nworld\n", wrote["file"]["sha256"])
+    edit = {"path": str(path), "old": "world", "new": "there", "backup": False}
+    edited = document(call(pane, "edit_file", edit))
+    assert "-world\n+there\n" in edited["stdout"]
+    assert path.read_text() == "héllo\nthere\n"
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+class ErrorCase(NamedTuple):
+    test_id: str
+    tool: str
+    arguments: dict[str, Any]
+    code: str
+    advice: str  # a phrase of what to do or ask the person
+
+
+def _busy(pane: TestPane) -> None:
+    pane.tmux("send-keys", "-t", pane.target, "read answer", "Enter")
+    pane.wait_for(lambda: "read answer" in pane.screen(), "read to start")
+    pane.wait_for(lambda: pane.send_text("--", "true")[0] == 125, "the shell to look busy")
+
+
+ERRORS = [
+    ErrorCase("no-repl", "evaluate", {"name": "python", "code": "1"}, "repl_not_open",
+              "start_repl"),
+    ErrorCase("bad-key", "send_keys", {"keys": ["NoSuchKey"]}, "invalid_request",
+              "type_text"),
+    ErrorCase("no-pane", "run", {"command": "true", "pane": "nolabel"}, "no_such_pane",
+              "list_panes"),
+    ErrorCase("no-file", "read_file", {"path": "/nonexistent/file"}, "file_not_found", ""),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=[c.test_id for c in ERRORS])
+def test_errors_are_tool_errors_with_the_error_code(pane: TestPane, case: ErrorCase) -> None:
+    result = call(pane, case.tool, case.arguments)
+    assert result.is_error
+    assert document(result)["error_code"] == case.code
+    assert text(result).endswith(f"(error_code: {case.code})")
+    assert case.advice in text(result)
+
+
+def test_no_bridge_tells_the_model_to_ask_the_person(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")  # not started
+    result = call(b, "run", {"command": "true"})
+    assert result.is_error and document(result)["error_code"] == "no_bridge"
+    assert "`tmux-bridge`" in text(result) and "do not try to start it yourself" in text(result)
+    assert (
+        document(result)["exit_status"]
+        == json.loads(b.send("--json", "--", "true").stdout)["exit_status"]
+    )
+
+
+def test_a_busy_pane_is_refused_with_what_to_do(pane: TestPane) -> None:
+    _busy(pane)
+    result = call(pane, "run", {"command": "echo no"})
+    assert result.is_error and document(result)["error_code"] == "pane_busy"
+    assert "read_screen" in text(result) and "ask the person" in text(result)
+    pane.tmux("send-keys", "-t", pane.target, "x", "Enter")
+    pane.wait_for_prompt()
+
+
+def test_a_half_typed_line_is_refused_and_left_alone(pane: TestPane) -> None:
+    for _ in range(2):  # two calls let tmux-send learn what the bare prompt looks like
+        assert document(call(pane, "run", {"command": "true"}))["exit_status"] == 0
+        pane.wait_for_prompt()
+    pane.person_types("git sta")
+    pane.wait_for(lambda: "$ git sta" in pane.screen(), "the typing to show")
+    result = call(pane, "run", {"command": "echo no"})
+    assert result.is_error and document(result)["error_code"] == "half_typed_line"
+    assert "ask them to run or clear their line" in text(result)
+    assert [line for line in pane.screen().splitlines() if line.strip()][-1] == "$ git sta"

@@ -1,0 +1,581 @@
+"""REPL mode with real interpreters: python3, node, sqlite3, psql on a real PostgreSQL
+server, and nix repl where it runs."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from ..support.pane import TestPane
+
+
+class ReplCase(NamedTuple):
+    """How to drive one preset through the same checks."""
+
+    name: str
+    start: str  # shell command; {db} is a database path or socket dir
+    banner: str  # a word its start-up banner shows
+    value: str  # code -> `expected`
+    expected: str
+    block: str  # a multi-line block -> `block_expected`
+    block_expected: str
+    error: str  # code the REPL reports an error for
+    # a regex for all of stdout after `error`: the report a terminal shows when the code is
+    # typed into the REPL; only where it names the code's place (file, line) may differ
+    error_report: str
+    slow: str  # takes 2 s, then prints `slow_expected`
+    slow_expected: str
+    endless: str  # never finishes by itself
+    after: str  # evaluated after the timeout: -> `after_expected`
+    after_expected: str
+    special: str  # quotes, backslashes, unicode, !, tab -> `special_expected`
+    special_expected: str
+
+
+SQL_BLOCK_REST = "insert into t values (1, 'x'),\n  (2, 'y');\nselect sum(a)\n  from t;"
+
+CASES = {
+    "python": ReplCase(
+        name="python",
+        start="python3 -q",
+        banner="",
+        value="6 * 7",
+        expected="42\n",
+        block="\n".join(
+            [
+                "def f(n):",
+                "    total = 0",
+                "",  # a blank line inside the block
+                "    for i in range(n):",
+                "        total += i",
+                "",
+                "    return total",
+                "",
+                "class C:",
+                "    x = f(4)",
+                "",
+                "print(C.x)",
+                "C.x + 1",
+            ]
+        ),
+        block_expected="6\n7\n",
+        error="1 / 0",
+        error_report=(
+            r'Traceback \(most recent call last\):\n  File "[^"\n]+", line 1, in <module>\n'
+            r"(    .*\n)*ZeroDivisionError: division by zero\n"
+        ),
+        slow="import time; time.sleep(2); print('slept')",
+        slow_expected="slept\n",
+        endless="while True: pass",
+        after="'still open'",
+        after_expected="'still open'\n",
+        special="print('it\\'s \"q\" \\\\ é 😀 !x \\t|')",
+        special_expected='it\'s "q" \\ é 😀 !x \t|\n',
+    ),
+    "node": ReplCase(
+        name="node",
+        start="node",
+        banner="Welcome to Node.js",
+        value="6 * 7",
+        expected="42\n",
+        block="\n".join(
+            [
+                "let total = 0;",
+                "function f(n) {",
+                "  for (let i = 0; i < n; i++) {",
+                "",
+                "    total += i;",
+                "  }",
+                "  return total;",
+                "}",
+                "f(4)",
+            ]
+        ),
+        block_expected="6\n",
+        error="nope()",
+        error_report=r"Uncaught ReferenceError: nope is not defined\n(    at .*\n)*",
+        slow="const t = Date.now(); while (Date.now() - t < 2000) {}\nconsole.log('slept')",
+        slow_expected="slept\n",
+        endless="while (true) {}",
+        after="'still ' + 'open'",
+        after_expected="'still open'\n",
+        special="console.log('it\\'s \"q\" \\\\ é 😀 !x \\t|')",
+        special_expected='it\'s "q" \\ é 😀 !x \t|\n',
+    ),
+    "sqlite": ReplCase(
+        name="sqlite",
+        start="sqlite3 {db}",
+        banner="SQLite version",
+        value="select 6 * 7;",
+        expected="42\n",
+        block="create table t(a int,\n  b text);\n\n" + SQL_BLOCK_REST,
+        block_expected="3\n",
+        error="select * from no_such_table;",
+        error_report=r"Parse error( near line \d+)?: no such table: no_such_table\n",
+        slow=(
+            "with recursive c(x) as (select 1 union all select x + 1 from c where x < 4000000)"
+            " select 'slept' from c where x = 4000000;"
+        ),
+        slow_expected="slept\n",
+        endless=(
+            "with recursive c(x) as (select 1 union all select x + 1 from c)"
+            " select count(*) from c;"
+        ),
+        after="select 'still open';",
+        after_expected="still open\n",
+        special="select 'it''s \"q\" \\ é 😀 !x \t|';",
+        special_expected='it\'s "q" \\ é 😀 !x \t|\n',
+    ),
+    "psql": ReplCase(
+        name="psql",
+        start="psql -X -q -h {db} -U postgres -d postgres -P footer=off -A -t",
+        banner="",
+        value="select 6 * 7;",
+        expected="42\n",
+        block="create temp table t(a int,\n  b text);\n\n" + SQL_BLOCK_REST,
+        block_expected="3\n",
+        error="select * from no_such_table;",
+        error_report=(
+            r'(psql:.*:\d+: )?ERROR:  relation "no_such_table" does not exist\n'
+            r"LINE 1: select \* from no_such_table;\n {22}\^\n"
+        ),
+        slow="select pg_sleep(2), 'slept';",
+        slow_expected="|slept\n",
+        endless="select pg_sleep(600);",
+        after="select 'still open';",
+        after_expected="still open\n",
+        special="select 'it''s \"q\" \\ é 😀 !x \t|';",
+        special_expected='it\'s "q" \\ é 😀 !x \t|\n',
+    ),
+    "nix": ReplCase(
+        name="nix",
+        start="nix repl",
+        banner="Welcome to Nix",
+        value="6 * 7",
+        expected="42\n",
+        block="let\n  f = n: n + 1;\n\nin f 5",
+        block_expected="6\n",
+        error='builtins.throw "boom"',
+        error_report=r"error: boom\n",
+        # about 2 s and 0.2 GB here; the endless one would take minutes
+        slow=(
+            "builtins.seq (builtins.foldl' (a: b: a + b) 0 (builtins.genList (x: x) 15000000))"
+            ' "slept"'
+        ),
+        slow_expected='"slept"\n',
+        endless=(
+            "builtins.foldl' (a: b: builtins.foldl' (c: d: c + d) a (builtins.genList (x: x) 1000))"
+            " 0 (builtins.genList (x: x) 10000000)"
+        ),
+        after='"still open"',
+        after_expected='"still open"\n',
+        special='"it\'s \\"q\\" \\\\ é 😀 !x \\t|"',
+        special_expected='"it\'s \\"q\\" \\\\ é 😀 !x \\t|"\n',
+    ),
+}
+
+
+# --- a real PostgreSQL server, run as an unprivileged user ------------------------------
+
+
+def _pg_bin(name: str) -> str | None:
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return found[-1] if found else shutil.which(name)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A PostgreSQL server on a private Unix socket; yields the socket directory."""
+    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+    if not initdb or not pg_ctl or not shutil.which("psql"):
+        pytest.skip("PostgreSQL (initdb, pg_ctl, psql) is not installed")
+    root = Path(tempfile.mkdtemp(prefix="tb-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        os.chown(root, 65534, 65534)
+        as_user = ["runuser", "-u", "nobody", "--"]
+    data, sock = root / "data", root / "sock"
+    subprocess.run([*as_user, "mkdir", str(sock)], check=True)
+    subprocess.run(
+        [*as_user, initdb, "-D", str(data), "-U", "postgres", "--auth=trust"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [*as_user, pg_ctl, "-D", str(data), "-l", str(root / "log"), "-w", "-o",
+         f"-k {sock} -c listen_addresses=''", "start"],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    try:
+        yield str(sock)
+    finally:
+        subprocess.run(
+            [*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"], capture_output=True
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _needs(name: str) -> None:
+    binary = {
+        "python": "python3",
+        "node": "node",
+        "sqlite": "sqlite3",
+        "psql": "psql",
+        "nix": "nix",
+    }[name]
+    if shutil.which(binary) is None:
+        pytest.skip(f"{binary} is not installed")
+
+
+@pytest.fixture(params=list(CASES))
+def repl(
+    request: pytest.FixtureRequest, make_bridge: Callable[[str], TestPane], tmp_path: Path
+) -> Iterator[tuple[TestPane, ReplCase]]:
+    case = CASES[request.param]
+    _needs(case.name)
+    db = request.getfixturevalue("postgres") if case.name == "psql" else str(tmp_path / "t.db")
+    b = make_bridge("bash")
+    b.start()
+    code, out, err = b.send_text(
+        "--timeout", "60", "--repl", case.name, "--", case.start.format(db=db)
+    )
+    assert code == 0, (out, err, b.screen())
+    assert case.banner in out
+    yield b, case
+
+
+def _eval(b: TestPane, case: ReplCase, code: str, *options: str) -> tuple[int, str, str]:
+    return b.send_text(*options, "--repl", case.name, "--", code)
+
+
+def test_value(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    assert _eval(b, case, case.value) == (0, case.expected, "")
+
+
+def test_multi_line_block(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, out, err = _eval(b, case, case.block)
+    assert (code, out) == (0, case.block_expected), err
+
+
+def test_error_gives_status_1(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, out, err = _eval(b, case, case.error)
+    assert (code, err) == (1, "")
+    assert re.fullmatch(case.error_report, out), out  # the REPL's own report, on stdout
+    assert _eval(b, case, case.value)[:2] == (0, case.expected)
+
+
+def test_slow_evaluation_waits_for_the_result(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, out, err = _eval(b, case, case.slow, "--timeout", "20")
+    assert (code, out) == (0, case.slow_expected), err
+
+
+def test_special_characters_arrive_intact(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, out, err = _eval(b, case, case.special)
+    assert (code, out) == (0, case.special_expected), err
+
+
+def test_timeout_interrupts_and_the_repl_stays_open(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    if case.name == "nix":
+        pytest.skip("nix repl 2.8 (Debian 12) does not stop an evaluation on Ctrl-C")
+    code, _, err = _eval(b, case, case.endless, "--timeout", "1")
+    assert code == 124, err
+    assert "back at its prompt" in err
+    assert _eval(b, case, case.after)[:2] == (0, case.after_expected)
+
+
+def test_close_returns_to_the_shell(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, out, err = b.send_text("--close")
+    assert (code, out) == (0, ""), err
+    assert f"Closed the {case.name} REPL" in err
+    assert b.send_text("--", "echo shell") == (0, "shell\n", "")
+
+
+def test_plain_command_is_refused_while_a_repl_is_open(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, _, err = b.send_text("--", "echo no")
+    assert code == 125
+    assert f"--repl {case.name}" in err and "--close" in err
+
+
+def test_wrong_repl_name_names_the_open_one(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    other = "node" if case.name != "node" else "python"
+    code, _, err = b.send_text("--repl", other, "--", "1")
+    assert code == 125
+    assert f"the open REPL is {case.name}" in err
+
+
+# --- python in depth (the other presets share the mechanism) ----------------------------
+
+
+@pytest.fixture
+def python(make_bridge: Callable[[str], TestPane]) -> Iterator[TestPane]:
+    b = make_bridge("bash")
+    b.start()
+    assert b.send_text("--repl", "python", "--", "python3 -q")[0] == 0
+    yield b
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_start_and_close_from_each_shell(
+    make_bridge: Callable[[str], TestPane], shell: str
+) -> None:
+    b = make_bridge(shell)
+    b.start()
+    code, out, err = b.send_text("--repl", "python", "--", "python3 -q")
+    assert code == 0, (out, err)
+    assert b.send_text("--repl", "python", "--", "x = 5\nx * 2") == (0, "10\n", "")
+    code, out, err = b.send_text("--close")
+    assert code == 0, err
+    assert b.send_text("--", "echo back") == (0, "back\n", "")
+
+
+def test_state_persists_between_evaluations(python: TestPane) -> None:
+    assert python.send_text("--repl", "python", "--", "data = [1, 2, 3]")[:2] == (0, "")
+    assert python.send_text("--repl", "python", "--", "sum(data)") == (0, "6\n", "")
+
+
+def test_a_hundred_kilobytes_of_code(python: TestPane) -> None:
+    code = "\n".join(f"v{i} = {i}" for i in range(10000)) + "\nprint(v9999 + 1)"
+    assert len(code) > 100_000
+    assert python.send_text("--repl", "python", "--", code) == (0, "10000\n", "")
+
+
+def test_the_person_answers_input(python: TestPane) -> None:
+    proc = python.start_send("--repl", "python", "--", "name = input('who? ')\nprint('hi', name)")
+    python.wait_for(lambda: "who?" in python.screen(), "the input() prompt")
+    python.tmux("send-keys", "-t", python.target, "-l", "Ada")
+    python.tmux("send-keys", "-t", python.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.decode().endswith("hi Ada\n")
+
+
+def test_repl_killed_mid_evaluation(python: TestPane, tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    proc = python.start_send(
+        "--repl", "python", "--",
+        f"import os, time\n_ = open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "print('started', flush=True)\ntime.sleep(60)",
+    )  # fmt: skip
+    assert python.read_line(proc) == b"started\n"
+    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    assert (proc.returncode, out) == (125, b"")
+    assert b"exited during the evaluation" in err
+    assert b"Last lines of the bridge terminal" in err
+    assert python.send_text("--", "echo shell-again") == (0, "shell-again\n", "")
+
+
+def test_the_person_quitting_the_repl_is_noticed(python: TestPane) -> None:
+    python.tmux("send-keys", "-t", python.target, "exit()", "Enter")
+    python.wait_for_prompt()
+    code, _, err = python.send_text("--repl", "python", "--", "1")
+    assert code == 125
+    assert "no longer running" in err
+    assert python.send_text("--", "echo fine") == (0, "fine\n", "")
+
+
+def test_close_with_no_repl_open_changes_nothing(make_bridge: Callable[[str], TestPane]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    before = b.history()
+    code, out, err = b.send_text("--close")
+    assert (code, out) == (0, "")
+    assert "No REPL is open" in err
+    assert b.history() == before
+    assert b.pane("#{pane_dead}") == "0"
+
+
+def test_a_start_that_fails_reports_the_error(make_bridge: Callable[[str], TestPane]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    code, out, _ = b.send_text("--repl", "python", "--", "tb-no-such-python")
+    assert code == 127
+    assert "tb-no-such-python" in out
+    assert b.send_text("--", "echo shell") == (0, "shell\n", "")
+
+
+def test_unknown_preset_lists_the_presets(make_bridge: Callable[[str], TestPane]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    code, _, err = b.send_text("--repl", "cobol", "--", "x")
+    assert code == 125
+    assert "python" in err and "--prompt" in err
+
+
+def test_custom_repl_with_a_prompt_regex(make_bridge: Callable[[str], TestPane]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    start = "python3 -q -i -c \"import sys; sys.ps1 = 'calc> '\""
+    assert b.send_text("--repl", "calc", "--prompt", r"^calc> ?$", "--", start)[0] == 0
+    assert b.send_text("--repl", "calc", "--prompt", r"^calc> ?$", "--", "6 * 7") == (0, "42\n", "")
+    code, _, err = b.send_text("--close")
+    assert code == 0, err
+    assert b.send_text("--", "echo shell") == (0, "shell\n", "")
+
+
+def test_custom_repl_with_an_eval_template(make_bridge: Callable[[str], TestPane]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    prompt = ("--prompt", r"^calc> ?$")
+    start = "python3 -q -i -c \"import sys; sys.ps1 = 'calc> '\""
+    assert b.send_text("--repl", "calc", *prompt, "--", start)[0] == 0
+    template = ("--eval-template", "print('<' + str({code}) + '>')")
+    assert b.send_text("--repl", "calc", *prompt, *template, "--", "6 * 7") == (0, "<42>\n", "")
+
+
+def test_refuses_a_pane_with_its_own_pipe(
+    make_bridge: Callable[[str], TestPane], tmp_path: Path
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.tmux("pipe-pane", "-t", b.target, f"cat > {tmp_path / 'log'}")
+    code, _, err = b.send_text("--repl", "python", "--", "python3")
+    assert code == 125
+    assert "pipe-pane" in err
+    assert b.pane("#{pane_pipe}") == "1"  # the person's pipe is left alone
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--close", "--", "x"],
+        ["--prompt", "x", "--", "y"],
+        ["--eval-template", "{code}", "--", "y"],
+    ],
+    ids=["close-with-command", "prompt-without-repl", "template-without-repl"],
+)
+def test_repl_usage_errors(make_bridge: Callable[[str], TestPane], args: list[str]) -> None:
+    b = make_bridge("bash")
+    assert b.send(*args).returncode == 2
+
+
+def _big_code(name: str, size: int) -> tuple[str, str]:
+    """About ``size`` bytes of code for REPL ``name``, and what it prints."""
+    payload = "x" * size
+    if name == "python":
+        return f"len('{payload}')", f"{size}\n"
+    if name == "node":
+        return f"'{payload}'.length", f"{size}\n"
+    if name in ("sqlite", "psql"):
+        return f"select length('{payload}');", f"{size}\n"
+    return f'builtins.stringLength "{payload}"', f"{size}\n"
+
+
+def test_a_hundred_kilobytes_of_code_in_each_repl(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    code, expected = _big_code(case.name, 100 * 1024)
+    result = b.send("--timeout", "30", "--repl", case.name, "-", input=code.encode())
+    assert (result.returncode, result.stdout.decode()) == (0, expected), result.stderr
+
+
+def test_psql_reads_input_from_the_person(repl: tuple[TestPane, ReplCase]) -> None:
+    b, case = repl
+    if case.name != "psql":
+        pytest.skip("psql's \\prompt; python's input() is tested on its own below")
+    proc = b.start_send(
+        "--timeout", "1.5", "--repl", "psql", "--", "\\prompt 'Who? ' who\nselect :'who';"
+    )
+    assert proc.stderr is not None
+    assert b"waiting for input" in b.read_line_from(proc.stderr)
+    b.tmux("send-keys", "-t", b.target, "-l", "Ada")
+    b.tmux("send-keys", "-t", b.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out == b"Who? Ada\nAda\n"  # the question and the person's echo, then the result
+
+
+def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: TestPane) -> None:
+    proc = python.start_send(
+        "--timeout", "1.5", "--repl", "python", "--", "print('hi', input('Name? '))"
+    )
+    assert proc.stderr is not None
+    notice = python.read_line_from(proc.stderr)
+    assert b"REPL is waiting for input" in notice and b"Name?" in notice
+    # longer than the idle timeout: the evaluation goes on waiting for the answer
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=2)
+    python.tmux("send-keys", "-t", python.target, "-l", "Ada")
+    python.tmux("send-keys", "-t", python.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.endswith(b"hi Ada\n")
+
+
+# --- defects of 0.1, each shown by a test that failed there --------------------------------
+
+
+def test_a_trailing_semicolon_reaches_a_prompt_repl(make_bridge: Callable[[str], TestPane]) -> None:
+    """tmux took a last argument ending in ';' for its own command separator."""
+    b = make_bridge("bash")
+    b.start()
+    _needs("sqlite")
+    prompt = ("--prompt", r"^sqlite> ?$", "--max-time", "30")
+    assert b.send_text("--repl", "sq", *prompt, "--", "sqlite3")[0] == 0
+    assert b.send_text("--repl", "sq", *prompt, "--", "select 6 * 7;") == (0, "42\n", "")
+
+
+def test_starting_a_repl_keeps_a_half_typed_line(make_bridge: Callable[[str], TestPane]) -> None:
+    b = make_bridge("bash")
+    b.start()
+    for _ in range(2):  # two calls let tmux-send learn the bare prompt
+        assert b.send_text("--", "true")[0] == 0
+        b.wait_for_prompt()
+    b.person_types("git sta")
+    b.wait_for(lambda: "$ git sta" in b.screen(), "the typing to show")
+    code, _, err = b.send_text("--repl", "python", "--", "python3 -q")
+    assert code == 125
+    assert "typed `git sta`" in err
+    assert b.screen().rstrip().endswith("$ git sta")  # the person's line is untouched
+
+
+@pytest.mark.parametrize("name", ["\xff", "two\nlines", "a" * 33, "", "sp ace", "semi;"], ids=repr)
+def test_repl_names_are_validated(make_bridge: Callable[[str], TestPane], name: str) -> None:
+    b = make_bridge("bash")
+    b.start()
+    code, _, err = b.send_text("--repl", name, "--", "python3")
+    assert code == 2, err
+    assert "is not a REPL name" in err
+    assert "Traceback" not in err
+    assert [p for p in b.runtime.rglob("repl")] == []
+
+
+def test_a_repl_at_its_own_prompt_is_not_waiting_for_input(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    """sqlite's .bail on ends a loaded file at the first error, before the end marker:
+    the REPL sits at its prompt, which must let the idle timeout fire (not --max-time),
+    and the report must say the REPL is back at its prompt."""
+    b = make_bridge("bash")
+    b.start()
+    _needs("sqlite")
+    assert b.send_text("--repl", "sqlite", "--", "sqlite3")[0] == 0
+    assert b.send_text("--repl", "sqlite", "--", ".bail on")[0] == 0
+    result = b.send("--json", "--timeout", "2", "--max-time", "60", "--repl", "sqlite", "--",
+                    "select nosuchcolumn;")  # fmt: skip
+    document = json.loads(result.stdout)
+    assert result.returncode == 124
+    assert document["timed_out"] == "idle"
+    notes = "\n".join(document["notes"])
+    assert "back at its prompt" in notes, f"{notes}\n--- pane:\n{b.screen()}"
+    assert "did not come back" not in notes

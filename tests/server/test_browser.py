@@ -1,0 +1,149 @@
+"""The browser view in a real headless Chromium (Debian's ``/usr/bin/chromium``, driven
+by Playwright's Python package; Playwright's own browsers are never downloaded) against
+a real ``tmux-bridge serve`` and a real tmux server: the page loads with no network
+(every request it makes goes to the server, none elsewhere), a pane is chosen, a
+command is typed into the xterm.js terminal and its output shows in the page; a prompt
+sent from the page to a stand-in agent shows its receipt. The screenshot on the browser page
+(``docs/browser-view.png``, shown in docs/browser-view.md) is taken here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, WebSocketRoute, sync_playwright
+
+from ..support.agent_world import World
+from ..support.pane import WAIT, MakeBridge, TestPane
+from ..support.serve import TOKEN, Server, running
+
+pytestmark = pytest.mark.tmux
+CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "browser-view.png"
+
+
+def _terminal_text(page: Page) -> str:
+    """What xterm.js shows: its accessibility-free DOM renderer's rows."""
+    return str(page.locator("#terminal .xterm-rows").inner_text())
+
+
+def test_the_page_types_a_command_and_shows_its_output(pane: TestPane, server: Server) -> None:
+    # typed by tmux, the screen cleared: the same screenshot on every run (no temp paths)
+    pane.tmux("send-keys", "-t", "tb-test", "clear; echo typed-before-the-page", "Enter")
+    pane.wait_for(lambda: pane.screen().startswith("typed-before-the-page\n$"), "a clear screen")
+    requests: list[str] = []
+    failed: list[str] = []
+    errors: list[str] = []
+    assert shutil.which(CHROMIUM), f"no Chromium at {CHROMIUM} (.ci/deps installs it)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("requestfailed", lambda r: failed.append(r.url))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.set_default_timeout(WAIT * 1000)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            # the token left the address bar at once
+            assert "token" not in page.url
+            page.locator("#status").filter(has_text="connected (full)").wait_for()
+            page.locator("#panes button", has_text="tb-test").first.click()
+            page.locator("#terminal .xterm-rows", has_text="typed-before-the-page").wait_for()
+            page.locator("#terminal").click()
+            page.keyboard.type("echo from-the-browser-$((6*7))")
+            page.keyboard.press("Enter")
+            page.locator("#terminal .xterm-rows", has_text="from-the-browser-42").wait_for()
+            pane.wait_for(lambda: "from-the-browser-42" in pane.screen(), "the shell's output")
+            page.wait_for_function(  # the next prompt, so the screenshot is always the same
+                "document.querySelector('#terminal .xterm-rows').innerText"
+                ".includes('from-the-browser-42\\n$')"
+            )
+            shown = _terminal_text(page)
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT))
+        finally:
+            browser.close()
+    # typed, run by the shell (the expansion happened), and shown by the page
+    assert "echo from-the-browser-$((6*7))" in shown
+    assert "\nfrom-the-browser-42" in shown or shown.startswith("from-the-browser-42")
+    assert errors == []
+    assert failed == []
+    # nothing from the network: every request went to the server itself
+    assert requests and all(url.startswith(server.base_url + "/") for url in requests)
+    assert any(url.endswith("/vendor/xterm/xterm/xterm.js") for url in requests)
+
+
+def test_a_prompt_sent_from_the_page_shows_its_receipt(make_bridge: MakeBridge) -> None:
+    world = World(make_bridge("bash"))
+    world.start("alpha", "claude")
+    world.wait_names({"alpha"})
+    errors: list[str] = []
+    with running(world.b.env) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.set_default_timeout(WAIT * 1000)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page.locator("#agents button", has_text="alpha (claude)").click()
+            page.locator("#prompt-text").fill("review the page")
+            page.locator("#prompt button").click()
+            page.locator("#receipt", has_text="delivered to alpha").wait_for()
+            receipt = page.locator("#receipt").inner_text()
+        finally:
+            browser.close()
+    assert errors == []
+    assert receipt.startswith("delivered to alpha (confirmed by ")
+    assert world.prompts("alpha") == ["review the page"]  # the stand-in's own log
+
+
+def test_a_late_subscription_reply_does_not_take_the_persons_typing(
+    pane: TestPane, server: Server
+) -> None:
+    """The person clicks a pane, then types in the prompt box before the page's
+    subscription is answered: when the answer comes, their keys stay in the box and never
+    reach the pane. (Playwright holds the server's messages back to make it so.)"""
+    route: dict[str, WebSocketRoute] = {}
+    held: list[str | bytes] = []
+    holding = [False]
+
+    def handle(ws: WebSocketRoute) -> None:
+        route["ws"] = ws
+        to_server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if isinstance(message, str) and '"subscribe-output"' in message:
+                holding[0] = True
+            to_server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            (held.append if holding[0] else ws.send)(message)
+
+        ws.on_message(from_page)
+        to_server.on_message(from_server)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.set_default_timeout(WAIT * 1000)
+            page.route_web_socket("**/ws", handle)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page.locator("#status").filter(has_text="connected (full)").wait_for()
+            page.locator("#panes button", has_text="tb-test").first.click()
+            page.wait_for_function("true")  # the click's handler ran
+            assert holding[0], "the page asked for the pane's output"
+            page.locator("#prompt-text").click()
+            page.keyboard.type("keep ")
+            holding[0] = False
+            for message in held:  # the answer arrives now
+                route["ws"].send(message)
+            page.locator("#terminal .xterm-rows", has_text="$").wait_for()
+            page.keyboard.type("quokka")
+            typed = page.locator("#prompt-text").input_value()
+        finally:
+            browser.close()
+    assert typed == "keep quokka"
+    assert "quokka" not in pane.screen()

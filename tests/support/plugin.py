@@ -1,0 +1,81 @@
+"""The pytest plugin of the suite: the tmux tier marks and the private-server fixtures.
+
+Registered once by tests/conftest.py. Every fixture here that starts a tmux server
+gives the test its own (see :mod:`tests.support.pane`); none touches the user's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+
+from .pane import SHELLS, MakeBridge, TestPane, private_pane
+from .serve import Server, running
+
+# Fixtures that start a private tmux server, directly or through other fixtures.
+TMUX_FIXTURES = frozenset({"bridge", "shared_bridge", "make_bridge"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tiers, so ``-m "not tmux"`` runs the pure tests alone: ``tmux`` for every
+    test using a bridge fixture (``fixturenames`` includes fixtures' own fixtures),
+    ``repl`` for the REPL tests."""
+    for item in items:
+        if TMUX_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.tmux)
+        if item.path.name == "test_repl.py":
+            item.add_marker(pytest.mark.repl)
+
+
+@pytest.fixture(autouse=True)
+def _no_outer_tmux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer running the tests inside tmux must not target their own session."""
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("TMUX_PANE", raising=False)
+
+
+@pytest.fixture
+def make_bridge() -> Iterator[MakeBridge]:
+    """A factory: a private server (not started) for the given shell, optionally with
+    the test's own rc files (see :class:`TestPane`)."""
+    with contextlib.ExitStack() as stack:
+
+        def make(shell: str, rc_files: dict[str, str] | None = None) -> TestPane:
+            return stack.enter_context(private_pane(shell, rc_files))
+
+        yield make
+
+
+@pytest.fixture(params=SHELLS)
+def bridge(request: pytest.FixtureRequest) -> Iterator[TestPane]:
+    """A running bridge session with a bash, zsh or fish pane, at its prompt."""
+    with private_pane(request.param) as b:
+        b.start()
+        yield b
+
+
+@pytest.fixture(scope="module", params=SHELLS)
+def shared_bridge(request: pytest.FixtureRequest) -> Iterator[TestPane]:
+    """One bridge per shell for a whole module of stateless cases (faster)."""
+    with private_pane(request.param) as b:
+        b.start()
+        yield b
+
+
+@pytest.fixture(scope="module")
+def pane() -> Iterator[TestPane]:
+    """One running bash bridge session for a whole module (the servers' tests); a module
+    may define its own ``pane`` instead."""
+    with private_pane("bash") as b:
+        b.start()
+        yield b
+
+
+@pytest.fixture(scope="module")
+def server(pane: TestPane) -> Iterator[Server]:
+    """``tmux-bridge serve`` on the module's :func:`pane`, for the whole module; a module
+    may define its own ``server`` (other options) instead."""
+    with running(pane.env) as started:
+        yield started

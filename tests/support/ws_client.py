@@ -1,0 +1,29 @@
+"""Talking to ``/ws`` from tests: a request and its reply, an event awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection
+
+from .pane import WAIT
+
+
+async def request(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
+    await ws.send(json.dumps(message))
+    while True:
+        reply = json.loads(await asyncio.wait_for(ws.recv(), WAIT))
+        if reply.get("id") == message["id"]:
+            return dict(reply)
+
+
+async def event(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first event ``wanted`` accepts; others before it are skipped."""
+    async with asyncio.timeout(WAIT):
+        while True:
+            message = json.loads(await ws.recv())
+            if wanted(message):
+                return dict(message)
