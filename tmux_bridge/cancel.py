@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from types import FrameType, TracebackType
 
+from .errors import Cancelled
+
 
 class Cancel:
     """A one-shot cancellation: :meth:`cancel` from anywhere, :attr:`fd` to poll.
@@ -66,6 +68,12 @@ class Cancel:
         _traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def check_not_cancelled(cancel: Cancel | None) -> None:
+    """Raise :class:`Cancelled` when the caller cancelled before anything was typed."""
+    if cancel is not None and cancel.signum is not None:
+        raise Cancelled(cancel.signum)
 
 
 class SignalCancel(Cancel):

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import tmux_bridge
 from tmux_bridge.agents import detect as agents
-from tmux_bridge.calls import far
+from tmux_bridge.pane import front
 from tmux_bridge.pane import layout as panes
 from tmux_bridge.text.seams import is_name, message_prompt, pasted_text
 
@@ -340,5 +340,5 @@ def test_only_the_inbox_opens_sqlite() -> None:
 def test_declared_agents_are_checked_against_every_way_to_a_shell() -> None:
     """The gateway lists are reused, not copied: every way far shells and panes know."""
     ways = agents.shell_ways()
-    for known in (far.GATEWAYS, panes.REMOTE, panes.NESTED, {"tmux", "tmux: client", "screen"}):
+    for known in (front.GATEWAYS, front.REMOTE, front.NESTED, {"tmux", "tmux: client", "screen"}):
         assert known <= ways, known - ways

@@ -395,6 +395,7 @@ FAR_MODULES = [
     "calls/far.py",
     "calls/farrepl.py",
     "calls/farcheck.py",
+    "text/presets.py",  # the far REPLs' helpers
     "calls/files.py",
 ]
 # a name another user can guess ($$, fish's pid), a fixed temporary directory, or a

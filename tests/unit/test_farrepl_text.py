@@ -13,9 +13,7 @@ import subprocess
 
 import pytest
 
-from tmux_bridge.calls.far import Gateway
 from tmux_bridge.calls.farrepl import (
-    FAR_REPLS,
     PIECE,
     FarReplEval,
     define_line,
@@ -24,8 +22,10 @@ from tmux_bridge.calls.farrepl import (
     start_line,
 )
 from tmux_bridge.infra.tmux import Tmux
+from tmux_bridge.pane.front import Gateway
 from tmux_bridge.pane.info import PaneInfo
 from tmux_bridge.results import CallRecord, RunOptions
+from tmux_bridge.text.presets import FAR_REPLS
 
 CORPUS = [
     "",

@@ -5,7 +5,7 @@ A pane is an agent when the program in its foreground is a known agent CLI
 declares one (``TMUX_BRIDGE_AGENT=NAME``, or the WebSocket adapter spec's
 ``GT_AGENT``/``GT_ROLE``/``GT_RIG``) and the program in front is neither a shell nor a
 way to one: not a shell, not one of the gateways far shells go through
-(:data:`~tmux_bridge.calls.far.GATEWAYS`: ``ssh``, ``sudo``, ``script``, ``docker`` ...), no
+(:data:`~tmux_bridge.pane.front.GATEWAYS`: ``ssh``, ``sudo``, ``script``, ``docker`` ...), no
 remote or nested way of :mod:`~tmux_bridge.pane.layout`, no terminal multiplexer (a nested
 ``tmux``, ``screen``), and with no interactive shell among its descendants (what
 ``script``, ``sudo -i``, ``unbuffer bash`` start on a terminal of their own). Text
@@ -35,6 +35,7 @@ from typing import Literal, NamedTuple
 
 from ..infra import procfs
 from ..infra.tmux import Tmux
+from ..pane.front import SHELL_WAYS, interactive
 from ..pane.info import PaneInfo, list_all_panes
 
 AgentState = Literal["working", "idle", "unknown"]
@@ -50,7 +51,6 @@ INTERPRETERS = ("node", "python", "bun", "deno", "env")
 # Terminal multiplexers: a terminal of their own with shells in it (far shells leave
 # them out of GATEWAYS because their screen is redrawn, not streamed).
 MULTIPLEXERS = frozenset({"tmux", "tmux: client", "screen", "zellij", "dtach", "abduco", "byobu"})
-_SHELL_WAYS: set[str] = set()  # shell_ways(), filled on first use
 DESCENDANT_DEPTH = 4  # how deep below a declared program an interactive shell is looked for
 
 
@@ -172,17 +172,14 @@ def _declared(env: dict[str, str]) -> bool:
     return any(env.get(var) for var in (*NAME_VARS, *RUNTIME_VARS))
 
 
-def shell_ways() -> set[str]:
-    """Every program in front that leads to a shell, which a declared agent is not: far
-    shells' gateways, the remote and nested ways of panes, the multiplexers, ``login``.
-    Imported on first use (far.py is a big import for `tmux-bridge` commands that only
-    look whether a message is pending)."""
-    if not _SHELL_WAYS:
-        from ..calls.far import GATEWAYS
-        from ..pane.layout import NESTED, REMOTE
+def shell_ways() -> frozenset[str]:
+    """Every program in front that leads to a shell, which a declared agent is not: the
+    registry of ways to a shell (:data:`~tmux_bridge.pane.front.SHELL_WAYS`: far shells'
+    gateways, the remote and nested ways of panes), the multiplexers, ``login``."""
+    return _ALL_WAYS
 
-        _SHELL_WAYS.update(GATEWAYS | REMOTE | NESTED | MULTIPLEXERS | {"login"})
-    return _SHELL_WAYS
+
+_ALL_WAYS = SHELL_WAYS | MULTIPLEXERS | {"login"}
 
 
 def way_to_shell(pid: int) -> str | None:
@@ -209,7 +206,7 @@ def _shell_below(pid: int) -> str | None:
     for _ in range(DESCENDANT_DEPTH):
         layer = [child for parent in layer for child in _children(parent)]
         for child in layer:
-            if procfs.shell_kind(child) is not None and _interactive(child):
+            if procfs.shell_kind(child) is not None and interactive(child):
                 return procfs.command_name(child)
         if not layer:
             break
@@ -230,18 +227,6 @@ def _children(pid: int) -> list[int]:
         except OSError:
             continue
     return found
-
-
-def _interactive(pid: int) -> bool:
-    """Whether a shell's arguments are options only, none of them ``-c`` (a shell that
-    runs a command or a script is a tool's, not a way for a person)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")[1:]
-    except OSError:
-        return False
-    options = [a for a in args if a]
-    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
 
 
 def changed(agent: Agent, pane: PaneInfo) -> str | None:

@@ -32,13 +32,14 @@ from ..errors import LockTimeout, PaneNotReady, ReplMismatch
 from ..infra import procfs
 from ..infra.runtime import ensure_private_dir
 from ..pane import readiness
+from ..pane.front import gateway_in_front
 from ..pane.info import PaneInfo, find_pane
 from ..results import CheckResult, RunOptions
 from ..target import Target
 from ..text.shells import ShellKind
 from ..text.syntax import first_word_of, lookup_line, predicted_exit, read_lookup, shown
-from .command import Command, check_no_repl, command_bytes, far_gateway, run_command
-from .frame import Notice, pane_call
+from .command import Command, command_bytes, run_command
+from .frame import Notice, pane_call, shell_front
 from .syntaxcheck import parse_check
 
 
@@ -58,7 +59,7 @@ def check_command(
     pane = find_pane(target.tmux, target.session, target.pane).pane
     kind = None if pane.dead else procfs.shell_kind(pane.pid)
     text = command_text(kind, command)
-    gateway = None if pane.dead else far_gateway(pane)
+    gateway = None if pane.dead else gateway_in_front(pane)
     if gateway is not None:
         from .farcheck import check_far
 
@@ -147,7 +148,7 @@ def wait_until_ready(
     """The readiness checks of a real command call, under the pane's lock, typing
     nothing; raises what the real call would raise before typing."""
     with pane_call(target, options, cancel, notice) as frame:
-        check_no_repl(frame.records, frame.view.pane, target.tmux)
+        shell_front(frame)
         readiness.ready_shell(target.tmux, frame.view, frame.records, frame.deadline, cancel)
 
 

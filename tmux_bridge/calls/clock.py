@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Literal
 
+from ..cancel import Cancel
 from ..infra.tmux import Tmux
 from ..pane.info import cursor_line
 from ..results import CallRecord, RunOptions
@@ -21,6 +22,14 @@ INPUT_CHECK = 0.5  # seconds of silence between looks at whether the command wai
 
 Phase = Literal["running", "sent-int", "sent-quit"]
 Step = Literal["interrupt", "quit", "give-up"]
+
+
+def cancelled(record: CallRecord, cancel: Cancel | None) -> bool:
+    """Whether the caller cancelled the call: the signal it stands for is noted on
+    ``record`` as soon as it is seen (a signal after the end still counts)."""
+    if cancel is not None and cancel.signum is not None:
+        record.cancelled = cancel.signum
+    return record.cancelled is not None
 
 
 class CallClock:

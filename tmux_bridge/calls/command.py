@@ -20,15 +20,15 @@ import select
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from ..cancel import Cancel
-from ..errors import ReplMismatch
+from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
 from ..infra.relay import PaneMirror, Relay, close_fd, open_pidfd
 from ..infra.runtime import remove_quietly, write_private_file
 from ..infra.tmux import Tmux
 from ..pane import readiness
+from ..pane.front import FarShell, Gateway
 from ..pane.info import PaneInfo, screen_tail
 from ..pane.records import PaneDir
 from ..results import CallRecord, RunOptions
@@ -46,12 +46,9 @@ from ..text.shells import (
     scratch_path,
 )
 from ..text.shells import typed_line as make_typed_line
-from .clock import CallClock, Step, announce_waiting, interrupt_reason
-from .frame import CallFrame, Notice, check_not_cancelled, pane_call
+from .clock import CallClock, Step, announce_waiting, cancelled, interrupt_reason
+from .frame import CallFrame, Notice, pane_call, shell_front
 from .respawn import respawn_after_exit
-
-if TYPE_CHECKING:
-    from .far import Gateway
 
 Sink = Callable[[bytes], None]
 Command = bytes | str | Sequence[str]
@@ -99,11 +96,11 @@ def run_in_frame(
     is what the person sees instead of the command text, and what the record names.
     ``command`` may be a :data:`Chooser` (``shown`` is then needed): called with the
     shell's kind before anything of the command is typed."""
-    pane = frame.view.pane
-    check_no_repl(frame.records, pane, target.tmux)
-    gateway = far_gateway(pane)
-    if gateway is not None:
-        return _run_far(target, frame, gateway, command, options, sinks, notice, cancel, shown)
+    front = shell_front(frame)
+    if isinstance(front, FarShell):
+        return _run_far(
+            target, frame, front.gateway, command, options, sinks, notice, cancel, shown
+        )
     kind, pane = readiness.ready_shell(
         target.tmux, frame.view, frame.records, frame.deadline, cancel
     )
@@ -122,17 +119,6 @@ def run_in_frame(
         frame.records.mark_settled(started, record.call_id)
     record.duration = time.monotonic() - frame.started
     return record
-
-
-def far_gateway(pane: PaneInfo) -> Gateway | None:
-    """The program in front of the pane's shell that leads to a far shell, if any (only
-    looked for when something other than the shell is in front: keeps calls short)."""
-    shell = procfs.proc_stat(pane.pid)
-    if shell is None or shell.tpgid in (shell.pgrp, -1):
-        return None
-    from .far import gateway_in_front
-
-    return gateway_in_front(pane)
 
 
 def _run_far(
@@ -185,22 +171,6 @@ def command_bytes(kind: ShellKind, command: Command) -> bytes:
     if isinstance(command, str):
         return command.encode("utf-8", "surrogateescape")
     return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
-
-
-def check_no_repl(records: PaneDir, pane: PaneInfo, tmux: Tmux) -> None:
-    """Refuse while a REPL tmux-send started is open in the pane; forget a stale one."""
-    state = records.read_repl()
-    if state is None:
-        return
-    from .repl import repl_open  # only when a REPL record exists: keeps start-up short
-
-    if repl_open(tmux, state, pane):
-        raise ReplMismatch(
-            f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
-            "evaluate code in it, or close it first.",
-            repl=state.name,
-        )
-    records.clear_repl()
 
 
 class CommandCall:
@@ -292,7 +262,7 @@ class CommandCall:
         while not all(s.seen for s in self.scanners):
             now = time.monotonic()
             self._look_for_input(clock, now)
-            step = clock.next_step(now, self._cancelled(), self.record)
+            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
             if step is not None and self._take(step, clock, now):
                 break
             events = self._poll(clock)
@@ -308,11 +278,6 @@ class CommandCall:
         if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
             clock.hold_idle(now)
             announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the command")
-
-    def _cancelled(self) -> bool:
-        if self.cancel is not None and self.cancel.signum is not None:
-            self.record.cancelled = self.cancel.signum
-        return self.record.cancelled is not None
 
     def _take(self, step: Step, clock: CallClock, now: float) -> bool:
         """Do what the clock says; True when the call gives up waiting."""
@@ -422,7 +387,7 @@ class CommandCall:
             return
         with contextlib.suppress(OSError):
             os.write(self.relays[0].master, ACK)
-        if not record.prompt_back or record.timed_out or self._cancelled():
+        if not record.prompt_back or record.timed_out or cancelled(self.record, self.cancel):
             record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
 
     def _drain_relay(self, index: int) -> None:
@@ -459,7 +424,9 @@ class CommandCall:
             self.tmux.run(
                 "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
             )
-        self._cancelled()  # a signal that came after the command ended still counts
+        cancelled(
+            self.record, self.cancel
+        )  # a signal that came after the command ended still counts
         self.pidfd = close_fd(self.pidfd)
         if self.mirror is not None:
             self.mirror.close()

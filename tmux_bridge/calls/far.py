@@ -17,26 +17,24 @@ and silence.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import select
 import termios
 import time
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Literal
 
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
-from ..infra.relay import close_fd, open_pidfd
+from ..infra.relay import FifoRelay, close_fd, open_pidfd
 from ..infra.tmux import Tmux, paste_commands
-from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line, cursor_place, screen_tail
+from ..pane.front import Gateway, prompt_part
+from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail, take_pipe
 from ..pane.readiness import NOT_READY as _NOT_READY
 from ..pane.readiness import check_not_typing_far, split_at_column
 from ..pane.records import PaneDir
 from ..results import CallRecord
-from ..text import seams
 from ..text.farshell import (
     FarFacts,
     FarScanner,
@@ -51,21 +49,11 @@ from ..text.farshell import (
 )
 from ..text.output import TerminalText
 from ..text.shells import ShellKind
-from .clock import CallClock
-from .frame import Notice, check_not_cancelled
+from .clock import CallClock, cancelled
+from .frame import Notice
 
 Sink = Callable[[bytes], None]
 
-# Programs through which a person reaches another shell (the foreground of the pane).
-# Not mosh-client: it sends screen states, not the byte stream, so output that scrolls
-# by between two states (and the markers in it) never reaches the pane.
-GATEWAYS = frozenset(
-    {
-        "ssh", "su", "sudo", "doas", "runuser", "docker", "podman",
-        "kubectl", "nix", "nix-shell", "poetry", "lxc", "lxc-attach", "machinectl",
-        "systemd-nspawn", "toolbox", "distrobox", "chroot", "nsenter", "script", "vagrant",
-    }
-)  # fmt: skip
 PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
@@ -80,46 +68,6 @@ _GOODBYE = re.compile(
     rb"packet_write_wait: .*|Read from remote host .*|Timeout, server .* not responding\."
 )
 _REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
-
-
-def prompt_part(tmux: Tmux, pane_id: str) -> str:
-    """The cursor line left of the cursor, right-trimmed: the far prompt without a right
-    prompt (zsh's RPROMPT, fish's right prompt), which may change (a clock)."""
-    line, column = cursor_place(tmux, pane_id)
-    return (split_at_column(line, column)[0] if column >= 0 else line).rstrip()
-
-
-class Gateway(NamedTuple):
-    """The pane's foreground program that leads to a far shell."""
-
-    pid: int  # the leader of the pane's foreground process group
-    name: str  # its command name (``ssh``, ``sudo``, ``bash``)
-    local_shell: bool  # a shell of this machine on the pane's own terminal
-
-
-def gateway_in_front(pane: PaneInfo) -> Gateway | None:
-    """The program in front of the pane's shell when it may lead to a far shell: one of
-    :data:`GATEWAYS`, or an interactive shell (not ``sh -c``, not a script)."""
-    shell = procfs.proc_stat(pane.pid)
-    if shell is None or shell.tpgid in (shell.pgrp, -1):
-        return None
-    name = procfs.command_name(shell.tpgid).lstrip("-")
-    if name in GATEWAYS:
-        return Gateway(shell.tpgid, name, False)
-    if procfs.shell_kind(shell.tpgid) is not None and _interactive(shell.tpgid):
-        return Gateway(shell.tpgid, name, True)
-    return None
-
-
-def _interactive(pid: int) -> bool:
-    """Whether a shell's arguments are options only, none of them ``-c``."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")[1:]
-    except OSError:
-        return False
-    options = [a for a in args if a]
-    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
 
 
 def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
@@ -143,33 +91,6 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
         kind = procfs.shell_kind(gateway.pid)
         if kind != "posix":
             raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
-
-
-class FifoRelay:
-    """Where ``pipe-pane`` sends the pane's stream: a FIFO in a private directory of its
-    own (a pipe's 64 KiB buffer: fewer wake-ups than a pseudo-terminal's). Opened here
-    first, read and write, so that it never reads as ended before ``cat`` opens it."""
-
-    def __init__(self) -> None:
-        import tempfile
-
-        self.folder = tempfile.mkdtemp(prefix="tmux-send-far-")
-        self.path = os.path.join(self.folder, "stream")
-        os.mkfifo(self.path, 0o600)
-        self.master = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-
-    def read(self, size: int = 65536) -> bytes | None:
-        """What the FIFO has now; ``None`` when nothing is waiting."""
-        try:
-            return os.read(self.master, size) or None
-        except OSError:  # EAGAIN
-            return None
-
-    def close(self) -> None:
-        self.master = close_fd(self.master)
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-            os.rmdir(self.folder)
 
 
 class FarCall:
@@ -219,7 +140,7 @@ class FarCall:
         )
         pattern = probe_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
-        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        data = self.read_until(lambda d: pattern.search(d) is not None, until)
         match = pattern.search(data)
         if match is None:
             seen = cursor_line(self.tmux, pane_id).strip()
@@ -238,27 +159,20 @@ class FarCall:
         pane_id = self.pane.pane_id
         check_not_cancelled(self.cancel)
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
-        self.tmux.run_all(
-            *commands,
-            # a live view's watch may hold the pipe: ours replaces it, and the mark goes
-            # so that the watch never closes ours (it re-arms when we are done)
-            ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-            ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], self.relay.path)],
-            *then,
-        )
+        self.tmux.run_all(*commands, *take_pipe(pane_id, self.relay.path), *then)
         self.piped = True
 
     def _settle(self, rest: bytes) -> None:
         """Let the far prompt be drawn before typing on (text typed while the shell runs
         a command is echoed by the terminal, then again by the line editor)."""
-        self._read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
+        self.read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
 
     def _define(self, facts: FarFacts, deadline: float) -> FarFacts:
         """Define our two helper functions in the far shell (once per far shell)."""
         self._type(helpers_line(facts.shell, self.record.call_id))
         pattern = helpers_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
-        data = self._read_until(lambda d: pattern.search(d) is not None, until)
+        data = self.read_until(lambda d: pattern.search(d) is not None, until)
         match = pattern.search(data)
         if match is None:
             raise PaneNotAtPrompt(
@@ -268,7 +182,7 @@ class FarCall:
         self._settle(data[match.end() :])
         return with_helper_facts(facts, match.group(1))
 
-    def _read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
+    def read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
         data = b""
         while not done(data):
             remaining = until - time.monotonic()
@@ -298,7 +212,7 @@ class FarCall:
         while not self.scanner.done and not self.ready():
             now = time.monotonic()
             clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
-            step = clock.next_step(now, self._cancelled(), self.record)
+            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
             if step == "give-up":
                 self.record.prompt_back = False
                 break
@@ -444,11 +358,6 @@ class FarCall:
         )
         clock.interrupted(which, now)
 
-    def _cancelled(self) -> bool:
-        if self.cancel is not None and self.cancel.signum is not None:
-            self.record.cancelled = self.cancel.signum
-        return self.record.cancelled is not None
-
     # --- ending ----------------------------------------------------------------------
 
     def _lost(self) -> None:
@@ -496,7 +405,7 @@ class FarCall:
                 f"the command ended the far shell (behind `{self.gateway.name}`) with status "
                 f"{record.status}; the pane is back at the shell that started it."
             )
-        if not record.prompt_back or record.timed_out or self._cancelled():
+        if not record.prompt_back or record.timed_out or cancelled(self.record, self.cancel):
             record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
 
     def _flush_cleaner(self) -> None:
@@ -508,7 +417,7 @@ class FarCall:
     def close(self) -> None:
         if self.piped:
             self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
-        self._cancelled()
+        cancelled(self.record, self.cancel)
         self.pidfd = close_fd(self.pidfd)
         self.relay.close()
 

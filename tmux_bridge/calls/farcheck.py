@@ -19,14 +19,15 @@ from typing import Any
 
 from ..cancel import Cancel
 from ..errors import BridgeError, LockTimeout, PaneNotReady, ReplMismatch
+from ..pane.front import Gateway
 from ..pane.info import PaneInfo
 from ..results import CheckResult, RunOptions
 from ..target import Target
 from ..text.shells import ShellKind
 from ..text.syntax import FirstWord, first_word_of, lookup_line, predicted_exit, read_lookup, shown
-from .command import Command, check_no_repl, command_bytes, run_in_frame
-from .far import Gateway, check_far_ready
-from .frame import Notice, pane_call
+from .command import Command, command_bytes, run_in_frame
+from .far import check_far_ready
+from .frame import Notice, pane_call, shell_front
 from .syntaxcheck import parse_check
 
 # the binary of each kind on this machine that checks the far shell's syntax
@@ -172,7 +173,7 @@ def _far_ready(
 ) -> None:
     """The checks a far call makes before typing, under the pane's lock; typing nothing."""
     with pane_call(target, options, cancel, notice) as frame:
-        check_no_repl(frame.records, frame.view.pane, target.tmux)
+        shell_front(frame)
         check_far_ready(target.tmux, frame.view.pane, gateway, frame.records, frame.view.screen)
 
 

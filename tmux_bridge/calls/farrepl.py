@@ -23,106 +23,30 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
-from ..errors import EXIT_FAILURE, FarReplUnsupported, HalfTypedLine, PaneBusy
+from ..errors import EXIT_FAILURE, FarReplUnsupported
 from ..infra.patterns import Pattern, compile_pattern
-from ..infra.tmux import Tmux
-from ..pane.info import PaneInfo, screen_tail
+from ..pane.front import Gateway, prompt_part
+from ..pane.info import screen_tail
 from ..pane.records import ReplRecord
 from ..results import CallRecord
 from ..text.farshell import FarFacts
 from ..text.markers import DEF, MARK, MARK_PRINTF, defined_pattern, end_prefix
 from ..text.output import render_line
-from ..text.presets import Preset
+from ..text.presets import FAR_REPLS, FarRepl, Preset
 from ..text.seams import printf_text
 from ..text.shells import ShellKind
-from .far import PROBE_WAIT, FarCall, Gateway, prompt_part, run_far
-
-if TYPE_CHECKING:
-    from .repl import _ReplCall
+from .far import PROBE_WAIT, FarCall, run_far
+from .frame import ReplContext
 
 PIECE = 3000  # characters of the code's literal per typed line (canonical mode: 4095)
 
 
-# --- the presets that work in a far shell ---------------------------------------------------
-
-_PYTHON_HELPER = """\
-def __tmux_send_far(i, c):
-    import ast, sys, traceback
-    m = "MARK"
-    print(m + "START_" + i + "___", flush=True)
-    s = 0
-    try:
-        for n in ast.parse(c, "<tmux-send>", "exec").body:
-            exec(compile(ast.Interactive(body=[n]), "<tmux-send>", "single"), globals())
-    except SystemExit:
-        sys.stdout.write("\\n" + m + "END_" + i + " 0___" + m + "ERR_" + i + "___\\n")
-        sys.stdout.flush()
-        raise
-    except BaseException as e:
-        s = 1
-        t = e.__traceback__
-        traceback.print_exception(type(e), e, t.tb_next if t else None)
-    sys.stderr.flush()
-    sys.stdout.write("\\n" + m + "END_" + i + " %d___" % s + m + "ERR_" + i + "___\\n")
-    sys.stdout.flush()
-"""
-
-# node: the code runs as a script in the REPL's own context (top-level let/const
-# persist), its value shown as the REPL would, errors reported as "Uncaught ...".
-_NODE_HELPER = """\
-globalThis.__tmux_send_far = (i, c) => {
-  const vm = require("vm"), util = require("util"), m = "MARK";
-  console.log(m + "START_" + i + "___");
-  let s = 0;
-  try {
-    const v = vm.runInThisContext(c, { filename: "tmux-send", breakOnSigint: true });
-    if (v !== undefined) console.log(util.inspect(v, { colors: false }));
-  } catch (e) {
-    s = 1;
-    const text = e instanceof Error ? `${e.name}: ${e.message}` : util.inspect(e);
-    const frames = e instanceof Error && e.stack
-      ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
-    console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
-  }
-  process.stdout.write("\\n" + m + "END_" + i + " " + s + "___" + m + "ERR_" + i + "___\\n");
-};
-"""
-
-
-class FarRepl(NamedTuple):
-    """How one preset's REPL is driven in a far shell."""
-
-    typed: str  # a regex: the REPL's prompt with text typed after it
-    define: str  # the helper's source, evaluated by one typed line
-    wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
-    variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
-    astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
-
-
-FAR_REPLS = {
-    "python": FarRepl(
-        r"^(>>>|\.\.\.) \S",
-        _PYTHON_HELPER.replace('"MARK"', f'"{MARK}"'),
-        "exec({lit}); print({mark})",
-        "__tmux_send_c {op} {lit}",
-        "\\U{:08x}",
-    ),
-    "node": FarRepl(
-        r"^> \S",
-        _NODE_HELPER.replace('"MARK"', f'"{MARK}"'),
-        "eval({lit}); console.log({mark})",
-        "void (globalThis.__tmux_send_c {op} {lit})",
-        "\\u{{{:x}}}",
-    ),
-}
-
-
 def far_repl_for(preset: Preset) -> FarRepl:
     """How ``preset`` runs in a far shell; raises :class:`FarReplUnsupported`."""
-    spec = FAR_REPLS.get(preset.name)
-    if spec is None or not preset.aliases:  # a --prompt REPL may borrow a preset's name
+    spec = preset.far  # none for a --prompt REPL, even one with a preset's name
+    if spec is None:
         supported = ", ".join(FAR_REPLS)
         raise FarReplUnsupported(
             f"the pane's shell has a far shell in front (ssh, su, sudo ...), and a "
@@ -241,7 +165,7 @@ class FarReplStart(FarCall):
         self._type(define_line(self.spec, self.record.call_id))
         pattern = def_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
-        if pattern.search(self._read_until(lambda d: pattern.search(d) is not None, until)):
+        if pattern.search(self.read_until(lambda d: pattern.search(d) is not None, until)):
             self.record.status = 0
             return
         self.record.status = EXIT_FAILURE
@@ -342,12 +266,12 @@ class FarReplEval(FarCall):
 # --- the requests -----------------------------------------------------------------------------
 
 
-def start_far(call: _ReplCall, gateway: Gateway, preset: Preset, command: bytes) -> CallRecord:
+def start_far(call: ReplContext, gateway: Gateway, preset: Preset, command: bytes) -> CallRecord:
     """Start ``preset``'s REPL with shell command ``command`` in the far shell in front
     of the pane; done when its prompt shows and the helper is defined."""
     spec = far_repl_for(preset)
     frame = call.frame
-    record = call._record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
+    record = call.record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
     made: list[FarReplStart] = []
 
     def make(*args: Any) -> FarCall:
@@ -380,7 +304,7 @@ def start_far(call: _ReplCall, gateway: Gateway, preset: Preset, command: bytes)
     elif record.status == 0:
         record.status = 1
         record.notes.append(f"The command ended without showing the {preset.name} prompt.")
-    return call._done(record)
+    return call.done(record)
 
 
 def _to_notes(record: CallRecord) -> Callable[[bytes], None]:
@@ -389,10 +313,10 @@ def _to_notes(record: CallRecord) -> Callable[[bytes], None]:
     return lambda data: record.notes.append(data.decode("utf-8", "replace").strip())
 
 
-def evaluate_far(call: _ReplCall, state: ReplRecord, code: bytes) -> CallRecord:
+def evaluate_far(call: ReplContext, state: ReplRecord, code: bytes) -> CallRecord:
     """Evaluate ``code`` in the far REPL ``state`` names (checked to be in front)."""
     far = state.far or {}
-    record = call._record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
+    record = call.record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
     record.shell, record.far = far.get("shell"), far.get("document")
     spec = FAR_REPLS[state.name]
     gateway = Gateway(state.pid, str((record.far or {}).get("via", "")), False)
@@ -422,14 +346,14 @@ def evaluate_far(call: _ReplCall, state: ReplRecord, code: bytes) -> CallRecord:
             "have started it anew). It is forgotten; ask the person to quit it."
         )
         record.pane_tail = screen_tail(call.tmux, call.pane.pane_id)
-    return call._done(record)
+    return call.done(record)
 
 
-def close_far(call: _ReplCall, state: ReplRecord) -> CallRecord:
+def close_far(call: ReplContext, state: ReplRecord) -> CallRecord:
     """Type the REPL's quit command; done when the end marker of the call that started
     it shows (the far shell is back at its prompt)."""
     far = state.far or {}
-    record = call._record("repl_close", state.quit, state.name)
+    record = call.record("repl_close", state.quit, state.name)
     record.shell, record.far = far.get("shell"), far.get("document")
     gateway = Gateway(state.pid, str((record.far or {}).get("via", "")), False)
     closing = FarCall(
@@ -443,7 +367,7 @@ def close_far(call: _ReplCall, state: ReplRecord) -> CallRecord:
             ["send-keys", "-t", pane_id, "Enter"],
         )
         limit = min(call.frame.deadline, time.monotonic() + call.options.idle_timeout)
-        seen = closing._read_until(lambda d: mark in d, limit)
+        seen = closing.read_until(lambda d: mark in d, limit)
     finally:
         closing.close()
     if mark in seen:
@@ -456,32 +380,4 @@ def close_far(call: _ReplCall, state: ReplRecord) -> CallRecord:
         record.status = EXIT_FAILURE
         record.notes.append(f"The {state.name} REPL did not quit after `{state.quit}`.")
         record.pane_tail = screen_tail(call.tmux, pane_id)
-    return call._done(record)
-
-
-def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
-    """Whether the far REPL ``state`` names (its gateway checked to be in front) is at
-    its prompt: True; the far shell's prompt back: False (the person quit it). Raises
-    :class:`HalfTypedLine` for text typed at the REPL's prompt, :class:`PaneBusy` when
-    the line shows something else (the REPL busy with the person's code)."""
-    line = prompt_part(tmux, pane.pane_id)
-    far = state.far or {}
-    if re.fullmatch(r"\.\.\.", line):  # python's and node's continuation prompt
-        raise HalfTypedLine(
-            f"the far {state.name} REPL shows `...`: the person has begun a block there and "
-            "not finished it. tmux-send will not add to it; ask them to finish or clear it."
-        )
-    if compile_pattern(state.prompt_re, "the prompt").search(line):
-        return True
-    if line and line == far.get("prompt"):
-        return False
-    spec = FAR_REPLS.get(state.name)
-    if spec is not None and re.search(spec.typed, line):
-        raise HalfTypedLine(
-            f"the person has typed at the far {state.name} REPL's prompt (`{line}`) and not "
-            "run it yet. tmux-send will not add to their input; ask them to run or clear it."
-        )
-    raise PaneBusy(
-        f"the far {state.name} REPL's prompt does not show (the cursor's line shows "
-        f"`{line}`): it may be busy with something the person started. Ask the person."
-    )
+    return call.done(record)

@@ -38,13 +38,14 @@ from ..errors import (
     WriteFailed,
 )
 from ..infra.runtime import remove_quietly, write_private_file
+from ..pane.front import FarShell, pane_front
 from ..pane.info import find_pane
 from ..pane.records import PaneDir
 from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_call_id
 from ..target import Target
 from ..text.seams import printf_text, sh_temp_beside
-from .command import far_gateway, run_in_frame
-from .frame import CallFrame, Notice, pane_call
+from .command import run_in_frame
+from .frame import CallFrame, Notice, pane_call, shell_front
 
 Op = Literal["write", "read", "edit"]
 
@@ -380,10 +381,11 @@ def edit_file(
         at = _only_occurrence(path, before, old)
         after = before[:at] + new + before[at + len(old) :]
         _check_size(path, len(after))
-        if far_gateway(frame.view.pane) is not None:
+        if isinstance(frame.front, FarShell):
             _far_prompt_back(call)
         view = find_pane(target.tmux, target.session, frame.view.pane.pane_id)
-        call = call._replace(frame=frame._replace(view=view))
+        front = pane_front(target.tmux, view.pane, frame.records)  # the pane looked at anew
+        call = call._replace(frame=frame._replace(view=view, front=front))
         shown = f"edit {_visible(path)}: write ({len(after)} bytes)"
         run = _write(call, after, backup, first.header.sha256, shown)
         diff = unified_diff(path, before, after) if run.header is not None else b""
@@ -416,7 +418,7 @@ def _write(call: _Call, data: bytes, backup: bool, old_sha: str, shown: str) -> 
 def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: str) -> _Run:
     """Run :data:`SCRIPT` once in the pane's shell. A script that failed raises its
     error; an interrupted run (timeout, cancellation) comes back without a header."""
-    far = far_gateway(call.frame.view.pane) is not None
+    far = isinstance(shell_front(call.frame), FarShell)
     transport: Transport = (
         FarTransport() if far else LocalTransport(call.frame.records, new_call_id())
     )
@@ -452,7 +454,7 @@ def _far_prompt_back(call: _Call) -> None:
     import select
     import time
 
-    from .far import prompt_part
+    from ..pane.front import prompt_part
 
     until = time.monotonic() + FAR_PROMPT_WAIT
     fds = [call.cancel.fd] if call.cancel is not None else []

@@ -10,27 +10,33 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..cancel import Cancel
-from ..errors import BridgeError, Cancelled
-from ..infra.runtime import ensure_private_dir
-from ..pane.info import PaneView, find_pane
+from ..errors import BridgeError, ReplMismatch
+from ..infra.runtime import ensure_private_dir, remove_quietly, write_private_file
+from ..infra.tmux import Tmux
+from ..pane.front import FarShell, Front, LocalShell, OpenRepl, pane_front
+from ..pane.info import PaneInfo, PaneView, find_pane
 from ..pane.records import PaneDir
-from ..results import RunOptions
+from ..results import CallRecord, Mode, RunOptions
 from ..target import Target
 
 Notice = Callable[[str], None]
+Sink = Callable[[bytes], None]
 
 
 class CallFrame(NamedTuple):
     """A pane held for one call: what tmux showed of it once the lock was held, its
-    records, when the call started and its overall deadline (``time.monotonic()``)."""
+    records, when the call started and its overall deadline (``time.monotonic()``), and
+    what is in front of its shell (decided once, :func:`~tmux_bridge.pane.front.pane_front`)."""
 
     view: PaneView
     records: PaneDir
     started: float
     deadline: float
+    front: Front
 
 
 @contextlib.contextmanager
@@ -53,16 +59,29 @@ def pane_call(
         with records.locked(deadline, cancel, lambda: notice(lock_holder_note(records))) as waited:
             if waited:
                 view = find_pane(target.tmux, target.session, view.pane.pane_id)
-            yield CallFrame(view, records, started, deadline)
+            front = pane_front(target.tmux, view.pane, records)
+            yield CallFrame(view, records, started, deadline, front)
     except BridgeError as exc:
         exc.pane = exc.pane or view.pane.pane_id  # the audit log names the pane
         raise
 
 
-def check_not_cancelled(cancel: Cancel | None) -> None:
-    """Raise :class:`Cancelled` when the caller cancelled before anything was typed."""
-    if cancel is not None and cancel.signum is not None:
-        raise Cancelled(cancel.signum)
+def shell_front(frame: CallFrame) -> LocalShell | FarShell:
+    """The shell in front of the pane (its own or a far one), for the modes that type
+    shell code: refuses while a REPL tmux-send started is open there (raises its
+    :class:`ReplMismatch`, or for a far REPL what its line shows); a REPL record no
+    longer in front is forgotten."""
+    front = frame.front
+    if isinstance(front, OpenRepl):
+        state = front.record
+        raise front.refusal or ReplMismatch(
+            f"a {state.name} REPL tmux-send started is open in the bridge terminal; "
+            "evaluate code in it, or close it first.",
+            repl=state.name,
+        )
+    if front.gone is not None:
+        frame.records.clear_repl()
+    return front
 
 
 def lock_holder_note(records: PaneDir) -> str:
@@ -75,3 +94,43 @@ def lock_holder_note(records: PaneDir) -> str:
         f"tmux-send: waiting for another tmux-send call to finish "
         f"(pid {holder.pid}, running for {age:.0f} s: {holder.command[:80]!r})"
     )
+
+
+@dataclass
+class ReplContext:
+    """One REPL request on a held pane: what the local REPL calls
+    (:mod:`tmux_bridge.calls.repl`) and the far ones (:mod:`tmux_bridge.calls.farrepl`)
+    share. ``pane`` is the frame's, or tmux's view of it once the shell was found ready;
+    ``files`` are the call's own files, removed by :meth:`done`."""
+
+    tmux: Tmux
+    frame: CallFrame
+    pane: PaneInfo
+    options: RunOptions
+    stdout: Sink
+    notice: Notice
+    cancel: Cancel | None
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def records(self) -> PaneDir:
+        return self.frame.records
+
+    def record(self, mode: Mode, command: str, repl: str) -> CallRecord:
+        """A new call record of ``mode`` (``repl_start``, ``repl_eval``, ``repl_close``)."""
+        record = CallRecord(mode, command, self.pane, self.options)
+        record.repl = repl
+        return record
+
+    def done(self, record: CallRecord) -> CallRecord:
+        """The call's files removed, its duration set: ``record``, finished."""
+        for path in self.files:
+            remove_quietly(path)
+        record.duration = time.monotonic() - self.frame.started
+        return record
+
+    def write(self, path: str, content: bytes) -> str:
+        """A 0600 file of the call's, removed by :meth:`done`."""
+        write_private_file(path, content)
+        self.files.append(path)
+        return path

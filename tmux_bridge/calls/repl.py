@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..errors import (
     EXIT_FAILURE,
     InvalidRequest,
@@ -27,11 +27,11 @@ from ..errors import (
 from ..infra import procfs
 from ..infra.patterns import compile_pattern
 from ..infra.relay import close_fd, open_pidfd
-from ..infra.runtime import remove_quietly, write_private_file
-from ..infra.tmux import Tmux, paste_commands
+from ..infra.tmux import paste_commands
 from ..pane import readiness
-from ..pane.info import PaneInfo, screen_tail
-from ..pane.records import PaneDir, ReplRecord
+from ..pane.front import FarShell, OpenRepl
+from ..pane.info import screen_tail
+from ..pane.records import ReplRecord
 from ..results import CallRecord, RunOptions
 from ..target import Target
 from ..text.echo import after_echo, echo_prompt, prompt_after_echo, without_echo
@@ -47,7 +47,7 @@ from ..text.shells import (
     scratch_path,
     typed_line,
 )
-from .frame import CallFrame, Notice, check_not_cancelled, pane_call
+from .frame import CallFrame, Notice, ReplContext, pane_call
 from .stream import PaneStream
 
 Sink = Callable[[bytes], None]
@@ -88,42 +88,6 @@ def preset_for(request: ReplRequest) -> Preset:
     return preset
 
 
-def repl_in_front(state: ReplRecord, pane: PaneInfo) -> bool:
-    """Whether the recorded REPL still runs and is the program in the pane's foreground
-    (for a far REPL: the program that leads to its far shell)."""
-    if state.pane_id != pane.pane_id:
-        return False
-    repl = procfs.proc_stat(state.pid)
-    shell = procfs.proc_stat(pane.pid)
-    if repl is None or shell is None:
-        return False
-    if state.far is not None:  # a far shell on the pane's own terminal (a nested
-        return procfs.holds_terminal(state.pid, shell.tpgid)  # shell, su) gives it away
-    return repl.pgrp == shell.tpgid
-
-
-def repl_open(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
-    """:func:`repl_in_front`, and for a far REPL its prompt on the cursor's line (the
-    far shell's prompt back: the person quit it). Raises :class:`HalfTypedLine` or
-    :class:`PaneBusy` when the far REPL's line shows something else."""
-    if not repl_in_front(state, pane):
-        return False
-    if state.far is None:
-        return True
-    from .farrepl import far_repl_shows
-
-    return far_repl_shows(tmux, state, pane)
-
-
-def repl_shown(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
-    """:func:`repl_open` for a listing: a far REPL busy or with text typed at its prompt
-    is still open."""
-    try:
-        return repl_open(tmux, state, pane)
-    except PaneNotReady:
-        return True
-
-
 # --- the requests --------------------------------------------------------------------------
 
 
@@ -140,10 +104,10 @@ def run_repl(
     ``text`` in it (what ``tmux-send --repl NAME`` does), under one lock."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        state = _open_repl(target.tmux, frame, preset)
-        call = _ReplCall(target, frame, options, stdout, notice, cancel)
-        if state is not None:
-            return call.evaluate(preset, state, text, request.template)
+        repl = _open_repl(frame, preset)
+        call = _ReplCall(target.tmux, frame, frame.view.pane, options, stdout, notice, cancel)
+        if repl is not None:
+            return call.evaluate(preset, repl, text, request.template)
         return call.start(preset, text)
 
 
@@ -160,12 +124,13 @@ def start_repl(
     :class:`ReplMismatch` when a REPL tmux-send started is open already."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        state = _open_repl(target.tmux, frame, preset)
-        if state is not None:
-            raise ReplMismatch(
-                f"a {state.name} REPL is open already; evaluate code in it.", repl=state.name
-            )
-        return _ReplCall(target, frame, options, stdout, notice, cancel).start(preset, command)
+        repl = _open_repl(frame, preset)
+        if repl is not None:
+            name = repl.record.name
+            raise ReplMismatch(f"a {name} REPL is open already; evaluate code in it.", repl=name)
+        return _ReplCall(
+            target.tmux, frame, frame.view.pane, options, stdout, notice, cancel
+        ).start(preset, command)
 
 
 def evaluate(
@@ -180,14 +145,14 @@ def evaluate(
     """Evaluate ``code`` in the open REPL. Raises :class:`ReplNotOpen` when none is."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        state = _open_repl(target.tmux, frame, preset)
-        if state is None:
+        repl = _open_repl(frame, preset)
+        if repl is None:
             raise ReplNotOpen(
                 f"no {preset.name} REPL is open in the bridge terminal; start it first.",
                 wanted=preset.name,
             )
-        call = _ReplCall(target, frame, options, stdout, notice, cancel)
-        return call.evaluate(preset, state, code, request.template)
+        call = _ReplCall(target.tmux, frame, frame.view.pane, options, stdout, notice, cancel)
+        return call.evaluate(preset, repl, code, request.template)
 
 
 def close_repl(
@@ -197,8 +162,9 @@ def close_repl(
     prompt. With no REPL open nothing is typed (status 0, a note says so)."""
     with pane_call(target, options, cancel, notice) as frame:
         pane = frame.view.pane
-        state = frame.records.read_repl()
-        if state is None or not repl_open(target.tmux, state, pane):
+        front = frame.front
+        if not isinstance(front, OpenRepl):
+            state = front.gone
             frame.records.clear_repl()
             record = CallRecord("repl_close", "", pane, options)
             record.status = 0
@@ -208,13 +174,17 @@ def close_repl(
                 else f"The {state.name} REPL is no longer running; nothing was changed."
             )
             return record
-        call = _ReplCall(target, frame, options, lambda _data: None, notice, cancel)
-        record = call.close(state)
+        if front.refusal is not None:
+            raise front.refusal
+        call = _ReplCall(
+            target.tmux, frame, frame.view.pane, options, lambda _data: None, notice, cancel
+        )
+        record = call.close(front)
         frame.records.clear_repl()
         return record
 
 
-def _open_repl(tmux: Tmux, frame: CallFrame, preset: Preset) -> ReplRecord | None:
+def _open_repl(frame: CallFrame, preset: Preset) -> OpenRepl | None:
     """The REPL tmux-send started that is still in front, checked against ``preset``;
     a stale record is forgotten. Refuses a pane with a pipe of its own, unless it is
     the live view's watch (which re-arms its pipe after the call and resyncs)."""
@@ -224,16 +194,20 @@ def _open_repl(tmux: Tmux, frame: CallFrame, preset: Preset) -> ReplRecord | Non
             "the bridge pane already has a `tmux pipe-pane` open (a logging plugin?). "
             "REPL mode reads the pane's output through one; close the other first."
         )
-    state = frame.records.read_repl()
-    if state is not None and repl_open(tmux, state, pane):
-        if state.name != preset.name:
+    front = frame.front
+    if isinstance(front, OpenRepl):
+        if front.refusal is not None:
+            raise front.refusal
+        name = front.record.name
+        if name != preset.name:
             raise ReplMismatch(
-                f"the open REPL is {state.name}, not {preset.name}; use it, or close it first.",
-                repl=state.name,
+                f"the open REPL is {name}, not {preset.name}; use it, or close it first.",
+                repl=name,
                 wanted=preset.name,
             )
-        return state
-    if state is not None:
+        return front
+    state = front.gone
+    if state is not None:  # a REPL record no longer in front
         frame.records.clear_repl()
         if state.name == preset.name:
             raise ReplNotOpen(
@@ -245,46 +219,11 @@ def _open_repl(tmux: Tmux, frame: CallFrame, preset: Preset) -> ReplRecord | Non
     return None
 
 
-class _ReplCall:
+class _ReplCall(ReplContext):
     """One REPL request on a held pane."""
-
-    def __init__(
-        self,
-        target: Target,
-        frame: CallFrame,
-        options: RunOptions,
-        stdout: Sink,
-        notice: Notice,
-        cancel: Cancel | None,
-    ) -> None:
-        self.tmux = target.tmux
-        self.frame = frame
-        self.pane = frame.view.pane
-        self.records: PaneDir = frame.records
-        self.options = options
-        self.stdout = stdout
-        self.notice = notice
-        self.cancel = cancel
-        self.files: list[str] = []
 
     def _stream(self, record: CallRecord) -> PaneStream:
         return PaneStream(self.tmux, self.pane, record, self.stdout, self.notice, self.cancel)
-
-    def _record(self, mode: str, command: str, repl: str) -> CallRecord:
-        record = CallRecord(mode, command, self.pane, self.options)  # type: ignore[arg-type]
-        record.repl = repl
-        return record
-
-    def _done(self, record: CallRecord) -> CallRecord:
-        for path in self.files:
-            remove_quietly(path)
-        record.duration = time.monotonic() - self.frame.started
-        return record
-
-    def _write(self, path: str, content: bytes) -> str:
-        write_private_file(path, content)
-        self.files.append(path)
-        return path
 
     # --- start ---------------------------------------------------------------------------
 
@@ -292,18 +231,16 @@ class _ReplCall:
         """Type the start command into the shell; done when the REPL's prompt shows.
         The shell must be at its prompt with nothing typed, as for any command; a far
         shell in front (ssh, su ...) gets the REPL (:mod:`tmux_bridge.calls.farrepl`)."""
-        from .command import far_gateway
-
-        gateway = far_gateway(self.pane)
-        if gateway is not None:
+        front = self.frame.front
+        if isinstance(front, FarShell):
             from .farrepl import start_far
 
-            return start_far(self, gateway, preset, command)
+            return start_far(self, front.gateway, preset, command)
         kind, pane = readiness.ready_shell(
             self.tmux, self.frame.view, self.records, self.frame.deadline, self.cancel
         )
         self.pane = pane
-        record = self._record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
+        record = self.record("repl_start", command.decode("utf-8", "surrogateescape"), preset.name)
         record.shell = kind
         try:
             runner_path = self._runner(kind, record, command)
@@ -320,13 +257,13 @@ class _ReplCall:
             )
             self._started_outcome(outcome, stream, scanner, preset, record)
         finally:
-            self._done(record)
+            self.done(record)
         return record
 
     def _runner(self, kind: ShellKind, record: CallRecord, command: bytes) -> str:
         base = self.records.file(record.call_id)
-        command_path = self._write(base + ".cmd", command)
-        self._write(scratch_path(base + ".run"), b"")  # the runner writes it, kept 0600
+        command_path = self.write(base + ".cmd", command)
+        self.write(scratch_path(base + ".run"), b"")  # the runner writes it, kept 0600
         spec = RunnerSpec(
             call_id=record.call_id,
             runner_path=base + ".run",
@@ -336,7 +273,7 @@ class _ReplCall:
             banner=display_command(record.command),
             shell_binary=procfs.shell_executable(self.pane.pid),
         )
-        return self._write(base + ".run", runner_script(kind, spec).encode())
+        return self.write(base + ".run", runner_script(kind, spec).encode())
 
     def _started(self, stream: PaneStream, preset: Preset) -> bool:
         """The REPL's prompt is the unfinished last line and its process is in front."""
@@ -373,20 +310,21 @@ class _ReplCall:
     # --- evaluate ------------------------------------------------------------------------
 
     def evaluate(
-        self, preset: Preset, state: ReplRecord, code: bytes, template: str | None
+        self, preset: Preset, repl: OpenRepl, code: bytes, template: str | None
     ) -> CallRecord:
         """Evaluate ``code`` in the open REPL; done at the end marker it prints."""
-        if state.far is not None:
+        state = repl.record
+        if repl.far:
             from .farrepl import evaluate_far
 
             code = template.encode().replace(b"{code}", code) if template else code
             return evaluate_far(self, state, code)
-        record = self._record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
+        record = self.record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
         if template is not None:
             code = template.encode().replace(b"{code}", code)
         plan = plan_eval(preset, record.call_id, code, self.records.path)
         for path, content in plan.files.items():
-            self._write(path, content)
+            self.write(path, content)
         stream = self._stream(record)
         stream.repl_known = state.pid
         stream.prompt_re = prompt = compile_pattern(preset.ready, PROMPT)
@@ -411,7 +349,7 @@ class _ReplCall:
             )
             self._evaluated(outcome, stream, scanner, collected, plan.echo_lines, preset, record)
         finally:
-            self._done(record)
+            self.done(record)
         return record
 
     def _evaluated(
@@ -443,14 +381,15 @@ class _ReplCall:
 
     # --- close ---------------------------------------------------------------------------
 
-    def close(self, state: ReplRecord) -> CallRecord:
+    def close(self, repl: OpenRepl) -> CallRecord:
         """Type the REPL's own quit command; done when its process is gone and the shell
         holds the terminal again."""
-        if state.far is not None:
+        state = repl.record
+        if repl.far:
             from .farrepl import close_far
 
             return close_far(self, state)
-        record = self._record("repl_close", state.quit, state.name)
+        record = self.record("repl_close", state.quit, state.name)
         pidfd = open_pidfd(state.pid)
         pane_id = self.pane.pane_id
         if state.quit:
@@ -466,7 +405,7 @@ class _ReplCall:
             self._closed(state, pidfd, record)
         finally:
             close_fd(pidfd)
-            self._done(record)
+            self.done(record)
         return record
 
     def _closed(self, state: ReplRecord, pidfd: int, record: CallRecord) -> None:

@@ -18,18 +18,17 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
 from ..infra.patterns import Pattern
 from ..infra.relay import Relay, close_fd, open_pidfd
 from ..infra.tmux import Tmux, paste_commands
-from ..pane.info import WATCH_PIPE_OPTION, PaneInfo, cursor_line
+from ..pane.info import PaneInfo, cursor_line, take_pipe
 from ..results import CallRecord
-from ..text import seams
 from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
-from .clock import CallClock, announce_waiting
-from .frame import Notice, check_not_cancelled
+from .clock import CallClock, announce_waiting, cancelled
+from .frame import Notice
 
 Sink = Callable[[bytes], None]
 Scanner = MarkerScanner | PassThrough
@@ -92,10 +91,7 @@ class PaneStream:
             check_not_cancelled(self.cancel)
             self.tmux.run_all(
                 ["copy-mode", "-q", "-t", pane_id],
-                # a live view's watch may hold the pipe: ours replaces it, and the mark
-                # goes so that the watch never closes ours (it re-arms when we are done)
-                ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-                ["pipe-pane", "-O", "-t", pane_id, seams.pipe_command(["cat"], relay.path)],
+                *take_pipe(pane_id, relay.path),
                 ["send-keys", "-t", pane_id, *clear],
                 *keys,
                 ["send-keys", "-t", pane_id, "Enter"],
@@ -103,8 +99,7 @@ class PaneStream:
             return self._wait(relay, pidfd, scanner, deadline, done, collect)
         finally:
             self.tmux.run("pipe-pane", "-t", pane_id, check=False)
-            if self.cancel is not None and self.cancel.signum is not None:
-                self.record.cancelled = self.cancel.signum
+            cancelled(self.record, self.cancel)
             relay.close()
             close_fd(pidfd)
 
@@ -122,7 +117,7 @@ class PaneStream:
             now = time.monotonic()
             if scanner.started:
                 self._look_for_input(clock, now)
-            step = clock.next_step(now, self._cancelled(), self.record)
+            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
             if step == "interrupt" and self.at_prompt():
                 self.record.prompt_back = True  # nothing runs: the code stopped short
                 self._flush_text()
@@ -183,11 +178,6 @@ class PaneStream:
             self._flush_text()
             return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
         return None
-
-    def _cancelled(self) -> bool:
-        if self.cancel is not None and self.cancel.signum is not None:
-            self.record.cancelled = self.cancel.signum
-        return self.record.cancelled is not None
 
     def _look_for_input(self, clock: CallClock, now: float) -> None:
         """Code waiting for the person (``input()``) is not idle; the REPL's own line

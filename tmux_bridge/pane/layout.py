@@ -14,8 +14,7 @@ import socket
 import time
 from typing import Any
 
-from ..calls.frame import check_not_cancelled
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..errors import BridgeError, InvalidRequest, LabelTaken, PaneNotReady
 from ..infra import procfs
 from ..infra.runtime import pane_directory
@@ -23,18 +22,13 @@ from ..target import Target
 from ..text import seams
 from ..text.seams import is_name
 from .context import prune, read_context
+from .front import NESTED, REMOTE, repl_shown
 from .info import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
 from .readiness import check_ready, split_at_column
 from .records import PaneDir, pane_dir_name
 
 # How long a new pane's shell may take to show its prompt before COMMAND is typed.
 NEW_SHELL_WAIT = 15.0
-# Programs in front of a pane's shell that are themselves a way to another shell.
-REMOTE = frozenset({"ssh", "mosh", "mosh-client", "et", "telnet"})
-NESTED = frozenset(
-    {"bash", "zsh", "fish", "sh", "dash", "ksh", "busybox", "su", "sudo", "docker",
-     "podman", "kubectl", "nix", "nix-shell", "poetry", "toolbox", "distrobox"}
-)  # fmt: skip
 
 
 def check_label(name: str) -> str:
@@ -210,8 +204,6 @@ def front(target: Target, pane: PaneInfo, kind: str | None, records: PaneDir) ->
         return {"kind": "program", "program": pane.current_command}
     if _at_prompt(pane):
         return {"kind": "prompt", "program": None}
-    from ..calls.repl import repl_shown
-
     repl = records.read_repl()
     if repl is not None and repl_shown(target.tmux, repl, pane):
         return {"kind": "repl", "program": repl.name}

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import time
 
-from ..calls.frame import check_not_cancelled
-from ..cancel import Cancel
+from ..cancel import Cancel, check_not_cancelled
 from ..errors import HalfTypedLine, PaneBusy, PaneNotAtPrompt
 from ..infra import procfs
 from ..infra.procfs import (

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..calls.repl import repl_shown
 from ..errors import NoBridgeSession, PaneNotReady
 from ..infra import procfs
 from ..target import Target
 from ..text.shells import ShellKind
 from . import readiness
+from .front import repl_shown
 from .info import PaneInfo, find_pane
 from .records import PaneDir
 

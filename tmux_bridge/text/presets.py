@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from .markers import end_marker, start_marker
+from .markers import MARK, end_marker, start_marker
 
 
 class EvalPlan(NamedTuple):
@@ -29,12 +29,86 @@ class EvalPlan(NamedTuple):
     lead: bytes = b"\r\n"  # what precedes the end marker in the pane's output stream
 
 
+# Python: evaluate statement by statement in "single" mode, as the REPL does, so that
+# expression values are shown; skip our own frame in tracebacks. One evaluator for the
+# local REPL (the code in a file at ``p``) and the far one (the code typed as ``c``):
+# ``g`` the REPL's globals, ``b`` the start marker, ``e`` the end marker with ``%s`` for
+# the status, ``n`` what goes before it.
+_PYTHON_RUN = """\
+def __tmux_send_run(g, b, e, n, c, p=None):
+    import ast, sys, traceback
+    print(b, flush=True)
+    s = 0
+    try:
+        if p is not None:
+            with open(p, encoding="utf-8", errors="surrogateescape") as f:
+                c = f.read()
+        for x in ast.parse(c, "<tmux-send>", "exec").body:
+            exec(compile(ast.Interactive(body=[x]), "<tmux-send>", "single"), g)
+    except SystemExit:
+        sys.stdout.write(n + e % "0" + "\\n")
+        sys.stdout.flush()
+        raise
+    except BaseException as exc:
+        s = 1
+        t = exc.__traceback__
+        traceback.print_exception(type(exc), exc, t.tb_next if t else None)
+    sys.stderr.flush()
+    sys.stdout.write(n + e % ("%d" % s) + "\\n")
+    sys.stdout.flush()
+"""
+
+# The presets that work in a far shell get a helper, typed into the REPL once
+# (calls/farrepl.py drives them): python's calls the same evaluator.
+_PYTHON_HELPER = (
+    _PYTHON_RUN
+    + """\
+def __tmux_send_far(i, c):
+    m = "MARK"
+    e = m + "END_" + i + " %s___" + m + "ERR_" + i + "___"
+    __tmux_send_run(globals(), m + "START_" + i + "___", e, "\\n", c)
+"""
+)
+
+# node: the code runs as a script in the REPL's own context (top-level let/const
+# persist), its value shown as the REPL would, errors reported as "Uncaught ...".
+_NODE_HELPER = """\
+globalThis.__tmux_send_far = (i, c) => {
+  const vm = require("vm"), util = require("util"), m = "MARK";
+  console.log(m + "START_" + i + "___");
+  let s = 0;
+  try {
+    const v = vm.runInThisContext(c, { filename: "tmux-send", breakOnSigint: true });
+    if (v !== undefined) console.log(util.inspect(v, { colors: false }));
+  } catch (e) {
+    s = 1;
+    const text = e instanceof Error ? `${e.name}: ${e.message}` : util.inspect(e);
+    const frames = e instanceof Error && e.stack
+      ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
+    console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
+  }
+  process.stdout.write("\\n" + m + "END_" + i + " " + s + "___" + m + "ERR_" + i + "___\\n");
+};
+"""
+
+
+class FarRepl(NamedTuple):
+    """How one preset's REPL is driven in a far shell (calls/farrepl.py drives it)."""
+
+    typed: str  # a regex: the REPL's prompt with text typed after it
+    define: str  # the helper's source, evaluated by one typed line
+    wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
+    variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
+    astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
+
+
 class Preset(NamedTuple):
     name: str
     aliases: tuple[str, ...]
     ready: str  # regex matched against the last line on screen: the REPL's prompt
     quit: str  # typed to leave the REPL the way it expects
     error: str | None  # regex over the output when the end marker carries no status
+    far: FarRepl | None = None  # how it runs in a far shell (python, node), if it can
 
 
 PRESETS: dict[str, Preset] = {
@@ -46,8 +120,28 @@ PRESETS: dict[str, Preset] = {
             r"^(>>>|\.\.\.) ?$",
             "exit()",
             None,
+            FarRepl(
+                r"^(>>>|\.\.\.) \S",
+                _PYTHON_HELPER.replace('"MARK"', f'"{MARK}"'),
+                "exec({lit}); print({mark})",
+                "__tmux_send_c {op} {lit}",
+                "\\U{:08x}",
+            ),
         ),
-        Preset("node", ("nodejs", "js"), r"^> ?$", ".exit", None),
+        Preset(
+            "node",
+            ("nodejs", "js"),
+            r"^> ?$",
+            ".exit",
+            None,
+            FarRepl(
+                r"^> \S",
+                _NODE_HELPER.replace('"MARK"', f'"{MARK}"'),
+                "eval({lit}); console.log({mark})",
+                "void (globalThis.__tmux_send_c {op} {lit})",
+                "\\u{{{:x}}}",
+            ),
+        ),
         Preset(
             "psql",
             ("postgres", "postgresql"),
@@ -65,6 +159,9 @@ PRESETS: dict[str, Preset] = {
         Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:"),
     )
 }
+
+# The presets that run in a far shell, by name: a view of PRESETS.
+FAR_REPLS: dict[str, FarRepl] = {p.name: p.far for p in PRESETS.values() if p.far is not None}
 
 
 def find_preset(name: str) -> Preset | None:
@@ -94,38 +191,21 @@ def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> Eval
     return EvalPlan({}, text, tuple(text.split("\n")), markers=False)
 
 
-# Python: evaluate statement by statement in "single" mode, as the REPL does, so that
-# expression values are shown; skip our own frame in tracebacks.
-_PYTHON = """\
-def __tmux_send_eval(g, start, end, path):
-    import ast, sys, traceback
-    print(start, flush=True)
-    status = 0
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            tree = ast.parse(f.read(), "<tmux-send>", "exec")
-        for node in tree.body:
-            exec(compile(ast.Interactive(body=[node]), "<tmux-send>", "single"), g)
-    except SystemExit:
-        sys.stdout.write("\\r\\n" + end % "0" + "\\n")
-        sys.stdout.flush()
-        raise
-    except BaseException as exc:
-        status = 1
-        tb = exc.__traceback__
-        traceback.print_exception(type(exc), exc, tb.tb_next if tb else None)
-    sys.stderr.flush()
-    sys.stdout.write("\\r\\n" + end % ("%d" % status) + "\\n")
-    sys.stdout.flush()
+_CRLF = "\r\n"  # before the local end marker
+_PYTHON = (
+    _PYTHON_RUN
+    + """\
 try:
-    __tmux_send_eval(globals(), ARGS)
+    __tmux_send_run(globals(), ARGS)
 finally:
-    del __tmux_send_eval
+    del __tmux_send_run
 """
+)
 
 
 def _python(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
-    args = f"{start!r}, {end_marker(call_id, '%s')!r}, {base + '.code'!r}"
+    end = end_marker(call_id, "%s")
+    args = f"{start!r}, {end!r}, {_CRLF!r}, None, {base + '.code'!r}"
     wrapper = _PYTHON.replace("ARGS", args)
     typed = f"exec(open({base + '.py'!r}).read())"
     # "\r\n" before the end marker reaches the stream as "\r\r\n" (see MarkerScanner)
