@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from .agents.detect import Agent as Agent
     from .agents.inbox import Message
     from .agents.messaging import Attempt, Sent
+    from .audit.stats import Friction as Friction
+    from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
     from .pane.watch import Listener, Snapshot
     from .results import CheckResult
@@ -476,10 +478,11 @@ class Bridge:
         check_private_dir(self.target.runtime_dir)
         return read(self.target.runtime_dir, count, unfinished=True)
 
-    def stats(self, count: int | None = None) -> dict[str, Any]:
+    def stats(self, count: int | None = None) -> FrictionSummary:
         """The friction summary of the latest ``count`` calls (all when ``None``): per
         pane and overall, calls, failures by exit status, timeouts, refusals by reason,
-        the slowest commands and those that failed most often."""
+        the slowest commands and those that failed most often (``.document()``: the
+        JSON form)."""
         from .audit.stats import summarize
 
         return summarize(self.log(count))

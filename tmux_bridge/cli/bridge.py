@@ -130,7 +130,7 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
 
         summary = bridge.stats(count)
         if as_json:
-            _say_json(summary)
+            _say_json(summary.document())
         else:
             _say(*render_lines(summary))
         return 0
