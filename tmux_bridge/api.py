@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .agents.detect import Agent as Agent
     from .agents.inbox import Message
     from .agents.messaging import Attempt, Sent
+    from .audit.log import LoggedCall as LoggedCall
     from .audit.stats import Friction as Friction
     from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
@@ -468,15 +469,17 @@ class Bridge:
 
     # --- the audit log -----------------------------------------------------------------
 
-    def log(self, count: int | None = None) -> list[dict[str, Any]]:
+    def log(self, count: int | None = None) -> list[LoggedCall]:
         """The latest ``count`` calls of the audit log (all when ``None``), oldest first,
         each once: its end entry, or its start (``running`` true or false) for a call
-        that has not ended. Refuses an unsafe runtime directory."""
-        from .audit.log import read
+        that has not ended (``.document()``: the entry as logged). Refuses an unsafe
+        runtime directory."""
+        from .audit.log import LoggedCall, read
         from .infra.runtime import check_private_dir
 
         check_private_dir(self.target.runtime_dir)
-        return read(self.target.runtime_dir, count, unfinished=True)
+        entries = read(self.target.runtime_dir, count, unfinished=True)
+        return [LoggedCall.of(entry) for entry in entries]
 
     def stats(self, count: int | None = None) -> FrictionSummary:
         """The friction summary of the latest ``count`` calls (all when ``None``): per
@@ -485,7 +488,7 @@ class Bridge:
         JSON form)."""
         from .audit.stats import summarize
 
-        return summarize(self.log(count))
+        return summarize(call.fields for call in self.log(count))
 
     # --- several panes -----------------------------------------------------------------
 

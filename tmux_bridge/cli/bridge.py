@@ -14,6 +14,7 @@ from ..text.seams import json_text, shorten, visible, visible_lines
 from .common import run_cli
 
 if TYPE_CHECKING:
+    from ..api import LoggedCall
     from ..results import PaneEntry, PaneLabel
 
 HELP = """Open the terminal that AI agents send commands to with tmux-send.
@@ -137,7 +138,7 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
     entries = bridge.log(20 if count is None else count)
     for entry in entries:
         if as_json:
-            _say_json(entry)
+            _say_json(entry.document())
         else:
             _say(_log_line(entry))
     if not entries and not as_json:
@@ -145,16 +146,15 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
     return 0
 
 
-def _log_line(entry: dict[str, Any]) -> str:
-    when = str(entry.get("time", ""))[:19].replace("T", " ")
-    status = entry.get("exit_status")
-    timed_out = f" ({entry['timed_out']} timeout)" if entry.get("timed_out") else ""
-    if entry.get("event") == "start":  # a call whose end is not logged
-        status, timed_out = "-", " (running)" if entry.get("running") else " (never ended)"
-    command = shorten(str(entry.get("command", "")).replace("\n", "\u23ce "), 100)
-    duration = entry.get("duration_s")
-    took = f"{duration:.2f}s" if isinstance(duration, (int, float)) else ""
-    return f"{when}  {entry.get('mode', '')!s:<7} {status!s:>3}{timed_out} {took:>7}  {command}"
+def _log_line(entry: LoggedCall) -> str:
+    when = (entry.time or "")[:19].replace("T", " ")
+    status: object = entry.exit_status
+    timed_out = f" ({entry.timed_out} timeout)" if entry.timed_out else ""
+    if entry.started:  # a call whose end is not logged
+        status, timed_out = "-", " (running)" if entry.running else " (never ended)"
+    command = shorten((entry.command or "").replace("\n", "\u23ce "), 100)
+    took = f"{entry.duration_s:.2f}s" if entry.duration_s is not None else ""
+    return f"{when}  {entry.mode or '':<7} {status!s:>3}{timed_out} {took:>7}  {command}"
 
 
 @cli.command()
