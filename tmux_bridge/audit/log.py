@@ -85,7 +85,7 @@ class LoggedCall(NamedTuple):
     older versions too); the others are the fields a face shows, typed (``None``: absent,
     or not of that type)."""
 
-    fields: dict[str, Any]
+    fields: dict[str, object]
     time: str | None
     mode: str | None
     command: str | None
@@ -96,7 +96,7 @@ class LoggedCall(NamedTuple):
     running: bool  # a start whose process still runs
 
     @classmethod
-    def of(cls, fields: dict[str, Any]) -> LoggedCall:
+    def of(cls, fields: dict[str, object]) -> LoggedCall:
         """The call whose log entry is ``fields``."""
         duration = fields.get("duration_s")
         status = fields.get("exit_status")
@@ -112,7 +112,7 @@ class LoggedCall(NamedTuple):
             bool(fields.get("running")),
         )
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> dict[str, object]:
         """The entry as the log holds it (with ``running`` for a start)."""
         return dict(self.fields)
 
