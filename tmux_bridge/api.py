@@ -26,7 +26,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
-from .results import CallRecord, CallResult, Mode, RunOptions, check_options
+from .results import (
+    BridgeStatus,
+    CallRecord,
+    CallResult,
+    FitResult,
+    Mode,
+    NewSession,
+    PaneEntry,
+    PaneLabel,
+    RunOptions,
+    Upload,
+    check_options,
+)
 from .target import Target
 
 if TYPE_CHECKING:
@@ -34,6 +46,9 @@ if TYPE_CHECKING:
     from .agents.detect import Agent as Agent
     from .agents.inbox import Message
     from .agents.messaging import Attempt, Sent
+    from .audit.log import LoggedCall as LoggedCall
+    from .audit.stats import Friction as Friction
+    from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
     from .pane.watch import Listener, Snapshot
     from .results import CheckResult
@@ -392,9 +407,10 @@ class Bridge:
             log=False,
         )
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> BridgeStatus:
         """Whether the session runs, its shell, what is in front, the open REPL and a
-        call in flight. Never raises for a missing session: ``running`` says."""
+        call in flight (``.document()``: the JSON form). Never raises for a missing
+        session: ``running`` says."""
         from .pane.status import bridge_status
 
         return bridge_status(self.target)
@@ -407,11 +423,11 @@ class Bridge:
 
         return list_sessions(self.target.tmux)
 
-    def create_session(self, name: str, cwd: str) -> dict[str, Any]:
+    def create_session(self, name: str, cwd: str) -> NewSession:
         """Start session ``name`` (1-64 of ``A-Z a-z 0-9 _ -``) on the target's tmux
         server, running the person's login shell in ``cwd`` (absolute, existing), with
         the bridge pane's long scrollback, so the person can attach and watch. Returns
-        its name and the pane's id; logged for the person."""
+        its name, the pane's id and target, and ``cwd``; logged for the person."""
         from .pane.info import find_pane
         from .pane.sessions import new_session
 
@@ -422,7 +438,7 @@ class Bridge:
             raise
         self._log_event("session_create", name)
         pane = find_pane(self.target.tmux, name, None).pane
-        return {"session": name, "pane": pane.pane_id, "target": pane.target, "cwd": cwd}
+        return NewSession(name, pane.pane_id, pane.target, cwd)
 
     def kill_session(self, name: str) -> None:
         """End session ``name`` and what runs in it; logged for the person."""
@@ -453,27 +469,30 @@ class Bridge:
 
     # --- the audit log -----------------------------------------------------------------
 
-    def log(self, count: int | None = None) -> list[dict[str, Any]]:
+    def log(self, count: int | None = None) -> list[LoggedCall]:
         """The latest ``count`` calls of the audit log (all when ``None``), oldest first,
         each once: its end entry, or its start (``running`` true or false) for a call
-        that has not ended. Refuses an unsafe runtime directory."""
-        from .audit.log import read
+        that has not ended (``.document()``: the entry as logged). Refuses an unsafe
+        runtime directory."""
+        from .audit.log import LoggedCall, read
         from .infra.runtime import check_private_dir
 
         check_private_dir(self.target.runtime_dir)
-        return read(self.target.runtime_dir, count, unfinished=True)
+        entries = read(self.target.runtime_dir, count, unfinished=True)
+        return [LoggedCall.of(entry) for entry in entries]
 
-    def stats(self, count: int | None = None) -> dict[str, Any]:
+    def stats(self, count: int | None = None) -> FrictionSummary:
         """The friction summary of the latest ``count`` calls (all when ``None``): per
         pane and overall, calls, failures by exit status, timeouts, refusals by reason,
-        the slowest commands and those that failed most often."""
+        the slowest commands and those that failed most often (``.document()``: the
+        JSON form)."""
         from .audit.stats import summarize
 
-        return summarize(self.log(count))
+        return summarize(call.fields for call in self.log(count))
 
     # --- several panes -----------------------------------------------------------------
 
-    def panes(self, every_session: bool = False, refresh: bool = False) -> list[dict[str, Any]]:
+    def panes(self, every_session: bool = False, refresh: bool = False) -> list[PaneEntry]:
         """Every pane of the bridge session (``every_session``: of the tmux server): its
         target, label, shell, user, directory, what is in front, a call in flight, the
         platform and last command remembered for it. ``refresh`` first probes the
@@ -485,7 +504,7 @@ class Bridge:
             return entries
         from concurrent.futures import ThreadPoolExecutor
 
-        ready = [e["pane"] for e in entries if e.get("front", {}).get("kind") == "prompt"]
+        ready = [e.pane for e in entries if e.front is not None and e.front.kind == "prompt"]
         with ThreadPoolExecutor(max_workers=max(len(ready), 1)) as pool:
             for pane_id in ready:
                 pool.submit(self._quiet_info, pane_id)
@@ -527,13 +546,13 @@ class Bridge:
             update_pane(self.target.runtime_dir, key, {"platform": platform})
         return result, facts
 
-    def label(self, name: str | None) -> dict[str, Any]:
+    def label(self, name: str | None) -> PaneLabel:
         """Label the target's pane ``name`` (unique on the server; ``None`` removes
         it). Returns the pane's id, target and label."""
         from .pane.layout import set_label
 
         pane = set_label(self.target, name)
-        return {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
+        return PaneLabel(pane.pane_id, pane.target, pane.label or None)
 
     def split(
         self,
@@ -541,7 +560,7 @@ class Bridge:
         horizontal: bool = False,
         command: str | None = None,
         cancel: Cancel | None = None,
-    ) -> dict[str, Any]:
+    ) -> PaneLabel:
         """Open a new pane beside the target's pane (in its directory, the person's
         shell, their focus unchanged), label it, and type ``command`` there once its
         shell shows a prompt (a program such as ``ssh`` keeps running: nothing waits for
@@ -553,8 +572,7 @@ class Bridge:
         if command is not None:
             wait_for_new_shell(self.target, pane.pane_id, cancel)
             Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
-        info = {"pane": pane.pane_id, "target": pane.target, "label": pane.label or None}
-        return {**info, "note": note} if note else info
+        return PaneLabel(pane.pane_id, pane.target, pane.label or None, note)
 
     # --- the live view (tmux-bridge serve's /ws) ----------------------------------------
 
@@ -594,14 +612,14 @@ class Bridge:
 
         send_terminal_input(self.target.tmux, self.pane_id(), data)
 
-    def fit(self, cols: int, rows: int) -> dict[str, Any]:
+    def fit(self, cols: int, rows: int) -> FitResult:
         """Ask for the pane's window to be ``cols`` x ``rows``: applied only while no
         person is attached (their terminal is never shrunk or pinned)."""
         from .pane.termio import fit
 
         return fit(self.target.tmux, self.pane_id(), cols, rows)
 
-    def upload(self, name: str, mime: str, data: bytes) -> dict[str, Any]:
+    def upload(self, name: str, mime: str, data: bytes) -> Upload:
         """Save a file (at most 8 MiB) in the runtime directory's ``uploads`` and paste
         it into the pane: text up to 256 KiB inline, else its absolute path. Logged."""
         import os

@@ -11,6 +11,14 @@ import os
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .errors import InvalidRequest, exit_status
+from .pane.shapes import BridgeStatus as BridgeStatus
+from .pane.shapes import FitResult as FitResult
+from .pane.shapes import NewSession as NewSession
+from .pane.shapes import PaneEntry as PaneEntry
+from .pane.shapes import PaneFront as PaneFront
+from .pane.shapes import PaneLabel as PaneLabel
+from .pane.shapes import StatusRepl as StatusRepl
+from .pane.shapes import Upload as Upload
 
 if TYPE_CHECKING:
     from .pane.info import PaneInfo

@@ -303,9 +303,9 @@ def test_the_log_is_read_as_one_entry_per_call(tmp_path: Path) -> None:
     ]
     assert calls[1] == log[2]
     assert [c["command"] for c in audit.read(str(directory), 2, unfinished=True)] == ["top", "C-c"]
-    overall = summarize(calls)["overall"]
-    assert (overall["calls"], overall["never_ended"], overall["running"]) == (5, 2, 1)
-    assert [u["command"] for u in overall["unfinished"]] == ["sleep 99", "1+1", "top"]
+    overall = summarize(calls).overall
+    assert (overall.calls, overall.never_ended, overall.running) == (5, 2, 1)
+    assert [u.command for u in overall.unfinished] == ["sleep 99", "1+1", "top"]
     text = "\n".join(render_lines(summarize(calls)))
     assert "5 calls (1 ok, 1 failed, 0 timed out, 0 refused, 2 never ended, 1 running)" in text
     assert "  running      ?  sleep 99" in text

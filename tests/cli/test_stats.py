@@ -12,7 +12,7 @@ from typing import Any
 
 from tmux_bridge import Bridge as Api
 from tmux_bridge import Target, Tmux
-from tmux_bridge.audit.stats import summarize
+from tmux_bridge.audit.stats import TOP, summarize
 
 from ..support.pane import BIN, TestPane
 
@@ -114,6 +114,11 @@ def test_stats_count_a_known_sequence_of_calls(
     assert "pane_busy x1" in text.stdout
 
 
+def _summary(entries: list[Any], top: int = TOP) -> dict[str, Any]:
+    """The summary's JSON form, as ``tmux-bridge log --stats --json`` prints it."""
+    return summarize(entries, top).document()
+
+
 def _counts(summary: dict[str, Any]) -> tuple[int, ...]:
     return tuple(summary[key] for key in ("calls", "ok", "failed", "timeouts", "refused", "checks"))
 
@@ -151,7 +156,7 @@ LOG = [
 
 
 def test_summary_of_a_literal_log() -> None:
-    summary = summarize([*LOG, "not an object", 7])
+    summary = _summary([*LOG, "not an object", 7])
     assert (summary["entries"], summary["first"], summary["last"]) == (
         11,
         "2024-05-01T10:00:00+0000",
@@ -184,13 +189,13 @@ def test_summary_of_a_literal_log() -> None:
 
 def test_top_limits_the_lists() -> None:
     log = [entry("%0", f"cmd {i}", 1, duration_s=float(i)) for i in range(10)]
-    overall = summarize(log, top=3)["overall"]
+    overall = _summary(log, top=3)["overall"]
     assert [s["command"] for s in overall["slowest"]] == ["cmd 9", "cmd 8", "cmd 7"]
     assert [f["command"] for f in overall["most_failed"]] == ["cmd 0", "cmd 1", "cmd 2"]
 
 
 def test_an_empty_log() -> None:
-    summary = summarize([])
+    summary = _summary([])
     assert (summary["entries"], summary["panes"]) == (0, {})
     assert _counts(summary["overall"]) == (0, 0, 0, 0, 0, 0)
 

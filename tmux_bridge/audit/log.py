@@ -79,6 +79,48 @@ class AuditEntry(NamedTuple):
         return {key: value for key, value in self._asdict().items() if value is not ABSENT}
 
 
+class LoggedCall(NamedTuple):
+    """One call as :func:`read` gives it: its end entry, or its start (``started``) with
+    ``running``. ``fields`` is the JSON object as logged (every key in its order, those of
+    older versions too); the others are the fields a face shows, typed (``None``: absent,
+    or not of that type)."""
+
+    fields: dict[str, object]
+    time: str | None
+    mode: str | None
+    command: str | None
+    exit_status: int | None
+    timed_out: str | None
+    duration_s: float | None
+    started: bool  # only its start is logged: it has not ended
+    running: bool  # a start whose process still runs
+
+    @classmethod
+    def of(cls, fields: dict[str, object]) -> LoggedCall:
+        """The call whose log entry is ``fields``."""
+        duration = fields.get("duration_s")
+        status = fields.get("exit_status")
+        return cls(
+            fields,
+            _string(fields.get("time")),
+            _string(fields.get("mode")),
+            _string(fields.get("command")),
+            status if isinstance(status, int) and not isinstance(status, bool) else None,
+            _string(fields.get("timed_out")),
+            float(duration) if isinstance(duration, (int, float)) else None,
+            fields.get("event") == "start",
+            bool(fields.get("running")),
+        )
+
+    def document(self) -> dict[str, object]:
+        """The entry as the log holds it (with ``running`` for a start)."""
+        return dict(self.fields)
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def record(directory: str, entry: AuditEntry | dict[str, Any]) -> None:
     """Append ``entry`` with the current time. Never fails the call: a log that cannot
     be written is skipped, and so is one whose directory is not our own private one

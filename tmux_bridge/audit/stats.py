@@ -24,10 +24,105 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 TOP = 5  # slowest and most often failed commands listed
 UNKNOWN_PANE = "unknown"
+
+
+class Unfinished(NamedTuple):
+    """A call that has not ended (only its start is logged), as its start says."""
+
+    command: object
+    mode: object
+    pane: object
+    client: object
+    pid: object
+    running: bool  # its process still runs (else it never ended)
+    time: object
+
+    def document(self) -> dict[str, object]:
+        return dict(self._asdict())
+
+
+class Slow(NamedTuple):
+    """One of the slowest calls that ran."""
+
+    command: object
+    mode: object
+    pane: object
+    duration_s: float
+    exit_status: object
+    timed_out: object
+    time: object
+
+    def document(self) -> dict[str, object]:
+        return dict(self._asdict())
+
+
+class Failed(NamedTuple):
+    """A command that failed or timed out: how often, its exit statuses (most frequent
+    first) and the time of the last failure."""
+
+    command: str
+    failures: int
+    exit_statuses: dict[str, int]
+    last: object
+
+    def document(self) -> dict[str, object]:
+        return dict(self._asdict())
+
+
+class Friction(NamedTuple):
+    """The counts of one pane (its ``target``, the last one logged) or of all panes."""
+
+    target: str | None
+    calls: int
+    ok: int
+    failed: int
+    failures_by_status: dict[str, int]
+    timeouts: int
+    timeouts_by_kind: dict[str, int]
+    refused: int
+    refusals_by_reason: dict[str, int]
+    never_ended: int
+    running: int
+    unfinished: tuple[Unfinished, ...]
+    checks: int
+    slowest: tuple[Slow, ...]
+    most_failed: tuple[Failed, ...]
+
+    def document(self) -> dict[str, object]:
+        """The counts as JSON, the lists as lists of objects."""
+        document: dict[str, object] = self._asdict()
+        for key in ("unfinished", "slowest", "most_failed"):
+            items: tuple[Unfinished | Slow | Failed, ...] = getattr(self, key)
+            document[key] = [item.document() for item in items]
+        return document
+
+
+class FrictionSummary(NamedTuple):
+    """The friction summary: how many entries, the first and last time, the counts of
+    all panes (``overall``) and of each pane, in the order panes first appear."""
+
+    entries: int
+    first: str | None
+    last: str | None
+    overall: Friction
+    panes: dict[str, Friction]
+
+    def document(self) -> dict[str, object]:
+        """The summary as ``tmux-bridge log --stats --json`` prints it (``overall``
+        without a target)."""
+        overall = self.overall.document()
+        del overall["target"]
+        return {
+            "entries": self.entries,
+            "first": self.first,
+            "last": self.last,
+            "overall": overall,
+            "panes": {pane: friction.document() for pane, friction in self.panes.items()},
+        }
 
 
 def outcome(entry: dict[str, Any]) -> str:
@@ -44,6 +139,19 @@ def outcome(entry: dict[str, Any]) -> str:
     return "ok" if entry.get("exit_status") == 0 else "failed"
 
 
+class _Failing:
+    """A command's failures so far."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.failures = 0
+        self.exit_statuses: Counter[str] = Counter()
+        self.last: object = None
+
+    def freeze(self) -> Failed:
+        return Failed(self.command, self.failures, _by_count(self.exit_statuses), self.last)
+
+
 class _Tally:
     """The counts of one pane (or of all)."""
 
@@ -53,8 +161,8 @@ class _Tally:
         self.timeout_kinds: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
         self.ran: list[dict[str, Any]] = []
-        self.failures: dict[str, dict[str, Any]] = {}
-        self.unfinished: list[dict[str, Any]] = []
+        self.failures: dict[str, _Failing] = {}
+        self.unfinished: list[Unfinished] = []
         self.target: str | None = None
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -81,35 +189,31 @@ class _Tally:
     def _failed(self, entry: dict[str, Any]) -> None:
         command = str(entry.get("command", ""))
         key = f"{command}\0{entry.get('command_sha256')}"  # a long one: the whole text's
-        record = self.failures.setdefault(
-            key, {"command": command, "failures": 0, "exit_statuses": Counter(), "last": None}
-        )
-        record["failures"] += 1
-        record["exit_statuses"][str(entry.get("exit_status"))] += 1
-        record["last"] = entry.get("time")
+        record = self.failures.setdefault(key, _Failing(command))
+        record.failures += 1
+        record.exit_statuses[str(entry.get("exit_status"))] += 1
+        record.last = entry.get("time")
 
-    def summary(self, top: int) -> dict[str, Any]:
+    def summary(self, top: int) -> Friction:
         counts = self.counts
-        return {
-            "target": self.target,
-            "calls": sum(counts.values()) - counts["check"],
-            "ok": counts["ok"],
-            "failed": counts["failed"],
-            "failures_by_status": _by_count(self.statuses),
-            "timeouts": counts["timeout"],
-            "timeouts_by_kind": _by_count(self.timeout_kinds),
-            "refused": counts["refused"],
-            "refusals_by_reason": _by_count(self.reasons),
-            "never_ended": counts["never_ended"],
-            "running": counts["running"],
-            "unfinished": self.unfinished[-top:],
-            "checks": counts["check"],
-            "slowest": [_slow(entry) for entry in _slowest(self.ran)[:top]],
-            "most_failed": [
-                {**record, "exit_statuses": _by_count(record["exit_statuses"])}
-                for record in sorted(self.failures.values(), key=lambda r: -r["failures"])[:top]
-            ],
-        }
+        failing = sorted(self.failures.values(), key=lambda r: -r.failures)[:top]
+        return Friction(
+            target=self.target,
+            calls=sum(counts.values()) - counts["check"],
+            ok=counts["ok"],
+            failed=counts["failed"],
+            failures_by_status=_by_count(self.statuses),
+            timeouts=counts["timeout"],
+            timeouts_by_kind=_by_count(self.timeout_kinds),
+            refused=counts["refused"],
+            refusals_by_reason=_by_count(self.reasons),
+            never_ended=counts["never_ended"],
+            running=counts["running"],
+            unfinished=tuple(self.unfinished[-top:]),
+            checks=counts["check"],
+            slowest=tuple(_slow(entry) for entry in _slowest(self.ran)[:top]),
+            most_failed=tuple(record.freeze() for record in failing),
+        )
 
 
 def _by_count(counter: Counter[str]) -> dict[str, int]:
@@ -126,31 +230,31 @@ def _slowest(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda entry: -_duration(entry))
 
 
-def _unfinished(entry: dict[str, Any], what: str) -> dict[str, Any]:
-    return {
-        "command": entry.get("command"),
-        "mode": entry.get("mode"),
-        "pane": entry.get("pane") or UNKNOWN_PANE,
-        "client": entry.get("client"),
-        "pid": entry.get("pid"),
-        "running": what == "running",
-        "time": entry.get("time"),
-    }
+def _unfinished(entry: dict[str, Any], what: str) -> Unfinished:
+    return Unfinished(
+        command=entry.get("command"),
+        mode=entry.get("mode"),
+        pane=entry.get("pane") or UNKNOWN_PANE,
+        client=entry.get("client"),
+        pid=entry.get("pid"),
+        running=what == "running",
+        time=entry.get("time"),
+    )
 
 
-def _slow(entry: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "command": entry.get("command"),
-        "mode": entry.get("mode"),
-        "pane": entry.get("pane") or UNKNOWN_PANE,
-        "duration_s": _duration(entry),
-        "exit_status": entry.get("exit_status"),
-        "timed_out": entry.get("timed_out"),
-        "time": entry.get("time"),
-    }
+def _slow(entry: dict[str, Any]) -> Slow:
+    return Slow(
+        command=entry.get("command"),
+        mode=entry.get("mode"),
+        pane=entry.get("pane") or UNKNOWN_PANE,
+        duration_s=_duration(entry),
+        exit_status=entry.get("exit_status"),
+        timed_out=entry.get("timed_out"),
+        time=entry.get("time"),
+    )
 
 
-def summarize(entries: Iterable[Any], top: int = TOP) -> dict[str, Any]:
+def summarize(entries: Iterable[Any], top: int = TOP) -> FrictionSummary:
     """The friction summary of audit-log ``entries`` (oldest first): overall and per
     pane, in the order panes first appear. Entries that are not JSON objects are
     skipped."""
@@ -165,12 +269,10 @@ def summarize(entries: Iterable[Any], top: int = TOP) -> dict[str, Any]:
             tally.add(entry)
         if isinstance(entry.get("time"), str):
             times.append(entry["time"])
-    document = overall.summary(top)
-    del document["target"]
-    return {
-        "entries": sum(overall.counts.values()),
-        "first": times[0] if times else None,
-        "last": times[-1] if times else None,
-        "overall": document,
-        "panes": {pane: tally.summary(top) for pane, tally in panes.items()},
-    }
+    return FrictionSummary(
+        entries=sum(overall.counts.values()),
+        first=times[0] if times else None,
+        last=times[-1] if times else None,
+        overall=overall.summary(top),
+        panes={pane: tally.summary(top) for pane, tally in panes.items()},
+    )

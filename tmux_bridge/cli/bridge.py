@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,10 @@ from .. import __version__
 from ..target import Target
 from ..text.seams import json_text, shorten, visible, visible_lines
 from .common import run_cli
+
+if TYPE_CHECKING:
+    from ..api import LoggedCall
+    from ..results import PaneEntry, PaneLabel
 
 HELP = """Open the terminal that AI agents send commands to with tmux-send.
 
@@ -127,14 +131,14 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
 
         summary = bridge.stats(count)
         if as_json:
-            _say_json(summary)
+            _say_json(summary.document())
         else:
             _say(*render_lines(summary))
         return 0
     entries = bridge.log(20 if count is None else count)
     for entry in entries:
         if as_json:
-            _say_json(entry)
+            _say_json(entry.document())
         else:
             _say(_log_line(entry))
     if not entries and not as_json:
@@ -142,16 +146,15 @@ def log(count: int | None, as_json: bool, stats: bool) -> int:
     return 0
 
 
-def _log_line(entry: dict[str, Any]) -> str:
-    when = str(entry.get("time", ""))[:19].replace("T", " ")
-    status = entry.get("exit_status")
-    timed_out = f" ({entry['timed_out']} timeout)" if entry.get("timed_out") else ""
-    if entry.get("event") == "start":  # a call whose end is not logged
-        status, timed_out = "-", " (running)" if entry.get("running") else " (never ended)"
-    command = shorten(str(entry.get("command", "")).replace("\n", "\u23ce "), 100)
-    duration = entry.get("duration_s")
-    took = f"{duration:.2f}s" if isinstance(duration, (int, float)) else ""
-    return f"{when}  {entry.get('mode', '')!s:<7} {status!s:>3}{timed_out} {took:>7}  {command}"
+def _log_line(entry: LoggedCall) -> str:
+    when = (entry.time or "")[:19].replace("T", " ")
+    status: object = entry.exit_status
+    timed_out = f" ({entry.timed_out} timeout)" if entry.timed_out else ""
+    if entry.started:  # a call whose end is not logged
+        status, timed_out = "-", " (running)" if entry.running else " (never ended)"
+    command = shorten((entry.command or "").replace("\n", "\u23ce "), 100)
+    took = f"{entry.duration_s:.2f}s" if entry.duration_s is not None else ""
+    return f"{when}  {entry.mode or '':<7} {status!s:>3}{timed_out} {took:>7}  {command}"
 
 
 @cli.command()
@@ -163,19 +166,19 @@ def status(as_json: bool) -> int:
 
     info = Bridge(client="tmux-bridge").status()
     if as_json:
-        _say_json(info)
-        return 0 if info["running"] else 1
-    if not info["running"]:
-        _say(f"{info['session']}: not running (start it with tmux-bridge)")
+        _say_json(info.document())
+        return 0 if info.running else 1
+    if not info.running:
+        _say(f"{info.session}: not running (start it with tmux-bridge)")
         return 1
-    front = info["foreground"] or "the shell's prompt"
-    repl = info["repl"]
-    flight = info["in_flight"]
+    front = info.foreground or "the shell's prompt"
+    repl = info.repl
+    flight = info.in_flight.document() if info.in_flight else None
     lines = [
-        f"session    {info['session']} (running, pane {info['pane']})",
-        f"shell      {info['shell']} (pid {info['shell_pid']}) in {info['cwd']}",
+        f"session    {info.session} (running, pane {info.pane})",
+        f"shell      {info.shell} (pid {info.shell_pid}) in {info.cwd}",
         f"in front   {front}",
-        f"repl       {repl['name']} (pid {repl['pid']})" if repl else "repl       none",
+        f"repl       {repl.name} (pid {repl.pid})" if repl else "repl       none",
         (
             f"tmux-send  pid {flight['pid']}, {flight['elapsed_s']} s: "
             + shorten(str(flight["command"]), 80)
@@ -220,11 +223,11 @@ def split(
     text = (command[0] if len(command) == 1 else _joined(command)) if command else None
     info = Bridge(Target.from_env(pane=pane), client="tmux-bridge").split(name, horizontal, text)
     if as_json:
-        _say_json(info)
+        _say_json(info.document())
     else:
         _say(_pane_line(info))
-    if info.get("note") and not as_json:
-        _say(f"tmux-bridge: {info['note']}", err=True)
+    if info.note and not as_json:
+        _say(f"tmux-bridge: {info.note}", err=True)
     return 0
 
 
@@ -234,9 +237,9 @@ def _joined(words: tuple[str, ...]) -> str:
     return shlex.join(words)
 
 
-def _pane_line(info: dict[str, Any]) -> str:
-    label = f"  {info['label']}" if info.get("label") else ""
-    return f"{info['target']}  {info['pane']}{label}"
+def _pane_line(info: PaneLabel) -> str:
+    label = f"  {info.label}" if info.label else ""
+    return f"{info.target}  {info.pane}{label}"
 
 
 @cli.command()
@@ -273,35 +276,35 @@ def panes(every_session: bool, refresh: bool, as_json: bool) -> int:
 
     entries = Bridge(client="tmux-bridge").panes(every_session, refresh)
     if as_json:
-        _say_json(entries)
+        _say_json([entry.document() for entry in entries])
     else:
         for entry in entries:
             _say(_panes_line(entry))
     return 0
 
 
-def _panes_line(entry: dict[str, Any]) -> str:
-    if entry.get("gone"):
-        return f"{entry['target']:<20} {entry['pane']:<5} (gone)"
-    front = entry["front"]
-    shown = front["kind"] + (f" {front['program']}" if front["program"] else "")
-    last = entry.get("last_command") or {}
+def _panes_line(entry: PaneEntry) -> str:
+    if entry.gone or entry.front is None:
+        return f"{entry.target:<20} {entry.pane:<5} (gone)"
+    front = entry.front
+    shown = front.kind + (f" {front.program}" if front.program else "")
+    last = entry.last_command or {}
     done = (
         f"  last: {shorten(str(last.get('command', '')), 40)} -> {last.get('exit_status')}"
         if last
         else ""
     )
-    flight = "  (tmux-send call in flight)" if entry["in_flight"] else ""
-    mark = "*" if entry["bridge"] else " "
-    platform = entry.get("platform") or {}
+    flight = "  (tmux-send call in flight)" if entry.in_flight else ""
+    mark = "*" if entry.bridge else " "
+    platform = entry.platform or {}
     where = (
         f"{platform.get('distro') or platform.get('os')}/{platform.get('arch')} "
         if platform
         else ""
     )
     return (
-        f"{mark}{entry['target']:<19} {entry['pane']:<5} {entry['label'] or '-':<12} "
-        f"{entry['shell'] or '?':<5} {where}{entry['user'] or '?'}@{entry['host']} {entry['cwd']}  "
+        f"{mark}{entry.target:<19} {entry.pane:<5} {entry.label or '-':<12} "
+        f"{entry.shell or '?':<5} {where}{entry.user or '?'}@{entry.host} {entry.cwd}  "
         f"[{shown}]{done}{flight}"
     )
 

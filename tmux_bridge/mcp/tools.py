@@ -310,7 +310,7 @@ class Tools:
     async def status(
         self, ctx: Ctx, pane: Pane = None
     ) -> Annotated[CallToolResult, StatusDocument]:
-        return await self._plain(ctx, "status", pane, lambda bridge: bridge.status())
+        return await self._plain(ctx, "status", pane, lambda bridge: bridge.status().document())
 
     async def list_panes(
         self,
@@ -318,7 +318,10 @@ class Tools:
         every_session: Annotated[bool, Field(description="Every session's panes.")] = False,
     ) -> Annotated[CallToolResult, PanesDocument]:
         return await self._plain(
-            ctx, "list_panes", None, lambda bridge: {"panes": bridge.panes(every_session)}
+            ctx,
+            "list_panes",
+            None,
+            lambda bridge: {"panes": [e.document() for e in bridge.panes(every_session)]},
         )
 
     async def pane_info(self, ctx: Ctx, pane: Pane = None, max_time: MaxTime = MAX_TIME) -> Result:

@@ -26,6 +26,7 @@ from .front import NESTED, REMOTE, repl_shown
 from .info import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
 from .readiness import check_ready, split_at_column
 from .records import PaneDir, pane_dir_name
+from .shapes import PaneEntry, PaneFront
 
 # How long a new pane's shell may take to show its prompt before COMMAND is typed.
 NEW_SHELL_WAIT = 15.0
@@ -126,7 +127,7 @@ def _learn_prompt(target: Target, pane: PaneInfo, screen: list[str]) -> None:
 # --- what runs where ------------------------------------------------------------------
 
 
-def list_panes(target: Target, every_session: bool = False) -> list[dict[str, Any]]:
+def list_panes(target: Target, every_session: bool = False) -> list[PaneEntry]:
     """One entry per pane of the target's session (``every_session``: of the server),
     with live facts and the remembered context; drops the context of gone panes."""
     places = list_places(target.tmux)
@@ -151,69 +152,76 @@ def _bridge_pane_id(target: Target) -> str | None:
 
 def describe_pane(
     target: Target, place: Place, facts: dict[str, Any], is_bridge: bool
-) -> dict[str, Any]:
+) -> PaneEntry:
     """One pane's entry: where it is, its label, its shell and what is in front."""
     try:
         pane = find_pane(target.tmux, target.session, place.pane_id).pane
     except BridgeError:  # gone since it was listed
-        return {"pane": place.pane_id, "target": place.target, "gone": True}
+        return PaneEntry(place.pane_id, place.target, gone=True)
     kind = procfs.shell_kind(pane.pid)
     records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
     flight = records.read_inflight()
-    return {
-        "pane": pane.pane_id,
-        "target": pane.target,
-        "label": pane.label or None,
-        "bridge": is_bridge,
-        "shell": kind,
-        "shell_pid": pane.pid,
-        "user": _owner(pane.pid),
-        "host": socket.gethostname(),
-        "cwd": procfs.working_dir(pane.pid) or pane.current_path,
-        "front": front(target, pane, kind, records),
-        "in_flight": flight.document() if flight is not None else None,
-        "attached": pane.attached > 0,
-        "platform": facts.get("platform"),
-        "last_command": facts.get("last_command"),
-        **far_facts(pane, facts.get("far")),
-    }
+    user, host = _owner(pane.pid), socket.gethostname()
+    cwd = procfs.working_dir(pane.pid) or pane.current_path
+    in_front = front(target, pane, kind, records)
+    far, far_left = far_facts(pane, facts.get("far"))
+    return PaneEntry(
+        pane=pane.pane_id,
+        target=pane.target,
+        label=pane.label or None,
+        bridge=is_bridge,
+        shell=kind,
+        shell_pid=pane.pid,
+        user=user,
+        host=host,
+        cwd=cwd,
+        front=in_front,
+        in_flight=flight,
+        attached=pane.attached > 0,
+        platform=facts.get("platform"),
+        last_command=facts.get("last_command"),
+        far=far,
+        far_left=far_left,
+    )
 
 
-def far_facts(pane: PaneInfo, far: dict[str, Any] | None) -> dict[str, Any]:
+def far_facts(
+    pane: PaneInfo, far: dict[str, Any] | None
+) -> tuple[dict[str, object] | None, str | None]:
     """The far shell tmux-send last ran a command in (through ssh, su, sudo ...), while
     the program that leads there is still in front; else when the person left it."""
     if not far:
-        return {"far": None}
+        return None, None
     shell = procfs.proc_stat(pane.pid)
     if shell is not None and shell.tpgid == far.get("gateway_pid"):
-        return {"far": far}
+        return far, None
     where = f"{far.get('user')}@{far.get('host')}"
-    return {
-        "far": None,
-        "far_left": f"the person left the far shell ({far.get('via')} to {where}) "
-        "since tmux-send's last command there",
-    }
+    left = (
+        f"the person left the far shell ({far.get('via')} to {where}) "
+        "since tmux-send's last command there"
+    )
+    return None, left
 
 
-def front(target: Target, pane: PaneInfo, kind: str | None, records: PaneDir) -> dict[str, Any]:
+def front(target: Target, pane: PaneInfo, kind: str | None, records: PaneDir) -> PaneFront:
     """What is in front of the pane: ``prompt``, ``repl``, ``nested_shell``,
     ``remote_shell``, ``program`` or ``dead``, and the program's name."""
     if pane.dead:
-        return {"kind": "dead", "program": None}
+        return PaneFront("dead", None)
     if kind is None:
-        return {"kind": "program", "program": pane.current_command}
+        return PaneFront("program", pane.current_command)
     if _at_prompt(pane):
-        return {"kind": "prompt", "program": None}
+        return PaneFront("prompt", None)
     repl = records.read_repl()
     if repl is not None and repl_shown(target.tmux, repl, pane):
-        return {"kind": "repl", "program": repl.name}
+        return PaneFront("repl", repl.name)
     name = _foreground_name(pane) or pane.current_command
     base = os.path.basename(name)
     if base in REMOTE:
-        return {"kind": "remote_shell", "program": base}
+        return PaneFront("remote_shell", base)
     if base in NESTED:
-        return {"kind": "nested_shell", "program": base}
-    return {"kind": "program", "program": name}
+        return PaneFront("nested_shell", base)
+    return PaneFront("program", name)
 
 
 def _foreground_name(pane: PaneInfo) -> str | None:

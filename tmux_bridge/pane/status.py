@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import NoBridgeSession, PaneNotReady
 from ..infra import procfs
 from ..target import Target
@@ -12,33 +10,28 @@ from . import readiness
 from .front import repl_shown
 from .info import PaneInfo, find_pane
 from .records import PaneDir
+from .shapes import BridgeStatus, StatusRepl
 
 
-def bridge_status(target: Target) -> dict[str, Any]:
+def bridge_status(target: Target) -> BridgeStatus:
     """The session, its shell and working directory, what is in front, the open REPL and
     a call in flight. Never raises for a missing session: ``running`` says."""
-    status: dict[str, Any] = {"session": target.session, "running": False}
     try:
         pane = find_pane(target.tmux, target.session, target.pane).pane
     except NoBridgeSession:
-        return status
-    status["running"] = True
+        return BridgeStatus(target.session, False)
     kind = procfs.shell_kind(pane.pid)
-    status["pane"] = pane.pane_id
-    status["shell"] = kind or procfs.command_name(pane.pid) or pane.current_command
-    status["shell_pid"] = pane.pid
-    status["cwd"] = procfs.working_dir(pane.pid) or pane.current_path
-    status["foreground"] = _foreground(pane, kind)
+    shell = kind or procfs.command_name(pane.pid) or pane.current_command
+    cwd = procfs.working_dir(pane.pid) or pane.current_path
+    foreground = _foreground(pane, kind)
     records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
     state = records.read_repl()
-    status["repl"] = (
-        {"name": state.name, "pid": state.pid}
-        if state is not None and repl_shown(target.tmux, state, pane)
-        else None
-    )
+    shown = state is not None and repl_shown(target.tmux, state, pane)
+    repl = StatusRepl(state.name, state.pid) if state is not None and shown else None
     flight = records.read_inflight()
-    status["in_flight"] = flight.document() if flight is not None else None
-    return status
+    return BridgeStatus(
+        target.session, True, pane.pane_id, shell, pane.pid, cwd, foreground, repl, flight
+    )
 
 
 def _foreground(pane: PaneInfo, kind: ShellKind | None) -> str | None:

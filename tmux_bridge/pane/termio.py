@@ -20,6 +20,7 @@ from ..infra.runtime import ensure_private_dir, write_private_file
 from ..infra.tmux import Tmux, paste_commands, sequence
 from ..text.seams import pasted_text
 from .info import LIST_CLIENTS, people_attached
+from .shapes import FitResult, Upload
 
 MAX_UPLOAD = 8 * 1024 * 1024  # bytes of one file
 MAX_INLINE = 256 * 1024  # text up to this size is pasted as it is
@@ -75,7 +76,7 @@ def check_size(cols: int, rows: int) -> None:
         )
 
 
-def fit(tmux: Tmux, pane_id: str, cols: int, rows: int) -> dict[str, object]:
+def fit(tmux: Tmux, pane_id: str, cols: int, rows: int) -> FitResult:
     """Resize the pane's window to ``cols`` x ``rows`` when nobody is attached to its
     session (a person's terminal decides otherwise); the window's ``window-size``
     option is restored at once, so the next person to attach gets their own size.
@@ -95,12 +96,10 @@ def fit(tmux: Tmux, pane_id: str, cols: int, rows: int) -> dict[str, object]:
     size = tmux.run("display-message", "-p", "-t", pane_id, "#{pane_width} #{pane_height}")
     width, height = size.stdout.split()
     reason = None if applied else "a person is attached: their terminal keeps its size"
-    return {"applied": applied, "cols": int(width), "rows": int(height), "reason": reason}
+    return FitResult(applied, int(width), int(height), reason)
 
 
-def upload(
-    tmux: Tmux, pane_id: str, directory: str, name: str, mime: str, data: bytes
-) -> dict[str, object]:
+def upload(tmux: Tmux, pane_id: str, directory: str, name: str, mime: str, data: bytes) -> Upload:
     """Save a file dropped on the terminal into ``directory`` (private, 0700; the file
     0600) and paste into the pane: a text of one line (UTF-8, up to 256 KiB; a final
     newline dropped) as that line, anything else (several lines, an image, other bytes)
@@ -120,7 +119,7 @@ def upload(
     line = _as_line(mime, data)
     pasted = "text" if line is not None else ("image-path" if mime.startswith("image/") else "path")
     _paste(tmux, pane_id, line if line is not None else path)
-    return {"path": path, "bytes": len(data), "pasted": pasted}
+    return Upload(path, len(data), pasted)
 
 
 def _as_line(mime: str, data: bytes) -> str | None:

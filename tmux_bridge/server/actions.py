@@ -58,7 +58,7 @@ def _create_session(backend: TmuxBackend, request: Request, _cancel: Cancel) -> 
     name = request.session or f"api-{os.urandom(4).hex()}"
     cwd = request.cwd or os.path.expanduser("~")
     info = backend.bridge(request).create_session(name, cwd)
-    return reply(request.action, session=name, metadata=info)
+    return reply(request.action, session=name, metadata=info.document())
 
 
 def _kill_session(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
@@ -169,7 +169,7 @@ def _close_repl(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[
 
 def _status(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
     bridge = backend.bridge(request)
-    return reply(request.action, session=bridge.target.session, metadata=bridge.status())
+    return reply(request.action, session=bridge.target.session, metadata=bridge.status().document())
 
 
 def _screen(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:

@@ -29,7 +29,15 @@ from ..errors import (
     WaitTimeout,
 )
 from ..report import to_document
-from ..results import CallResult, Mode, RunOptions, new_call_id
+from ..results import (
+    BridgeStatus,
+    CallResult,
+    Mode,
+    NewSession,
+    RunOptions,
+    StatusRepl,
+    new_call_id,
+)
 from ..rules import check_repl_name
 from .contract import DEFAULT_LINES, DEFAULT_WAIT_MS, Request, reply, screen_matcher
 
@@ -120,9 +128,8 @@ def _create(stub: StubBackend, request: Request) -> dict[str, Any]:
         raise SessionExists(f"a session {name!r} already runs in the stub.")
     cwd = request.cwd or os.path.expanduser("~")
     session = stub._add(name, cwd)
-    target = f"{name}:0.0"
-    info = {"session": name, "pane": session.pane_id, "target": target, "cwd": cwd}
-    return reply(request.action, session=name, metadata=info)
+    info = NewSession(name, session.pane_id, f"{name}:0.0", cwd)
+    return reply(request.action, session=name, metadata=info.document())
 
 
 def _kill(stub: StubBackend, request: Request) -> dict[str, Any]:
@@ -156,12 +163,12 @@ def _capture(stub: StubBackend, request: Request) -> dict[str, Any]:
 def _status(stub: StubBackend, request: Request) -> dict[str, Any]:
     name = request.session or stub.default
     session = stub.sessions.get(name)
-    status: dict[str, Any] = {"session": name, "running": session is not None}
-    if session is not None:
-        status.update(pane=session.pane_id, shell="stub", cwd=session.cwd, foreground=None)
-        status.update(repl={"name": session.repl, "pid": None} if session.repl else None)
-        status.update(in_flight=None)
-    return reply(request.action, session=name, metadata=status)
+    if session is None:
+        status = BridgeStatus(name, False)
+    else:
+        repl = StatusRepl(session.repl, None) if session.repl else None
+        status = BridgeStatus(name, True, session.pane_id, "stub", None, session.cwd, None, repl)
+    return reply(request.action, session=name, metadata=status.document())
 
 
 def _screen(stub: StubBackend, request: Request) -> dict[str, Any]:

@@ -302,18 +302,18 @@ class Connection:
                 await asyncio.to_thread(bridge.terminal_input, payload)
             elif kind == RESIZE:
                 cols, rows = parse_size(payload)
-                result = await asyncio.to_thread(bridge.fit, cols, rows)
-                self.send({"type": "resize", "agent": name, **result})
+                fitted = await asyncio.to_thread(bridge.fit, cols, rows)
+                self.send({"type": "resize", "agent": name, **fitted.document()})
             else:
                 file_name, _, rest = payload.partition(b"\x00")
                 mime, _, data = rest.partition(b"\x00")
-                result = await asyncio.to_thread(
+                saved = await asyncio.to_thread(
                     bridge.upload,
                     file_name.decode("utf-8", "replace"),
                     mime.decode("ascii", "replace"),
                     data,
                 )
-                self.send({"type": "upload", "agent": name, "ok": True, **result})
+                self.send({"type": "upload", "agent": name, "ok": True, **saved.document()})
         except BridgeError as exc:
             self.send({"type": "error", "frame": frame[0] if frame else None, "ok": False,
                        "error": str(exc) or exc.render(), "code": exc.code})  # fmt: skip
@@ -353,7 +353,7 @@ async def _unsubscribe(conn: Connection, message: dict[str, Any]) -> dict[str, A
 
 async def _list_panes(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
     panes = await asyncio.to_thread(conn.bridge_for("").panes, True)
-    return {"ok": True, "panes": panes}
+    return {"ok": True, "panes": [entry.document() for entry in panes]}
 
 
 async def _list_agents(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
