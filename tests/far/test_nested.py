@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -282,6 +283,58 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
         b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
         assert b.send_text("--", "echo local") == (0, "local\n", "")
         # the far side was killed before it could remove its stderr file (docs/far-shells.md)
+        for left in far_err_files(USERS["dash"]) - before:
+            left.unlink()
+
+
+def _stream_cat(b: TestPane) -> int | None:
+    """The ``cat`` tmux started for a far call's pipe: the server's child whose stdout is
+    a FIFO named ``stream`` in a ``tmux-send-far-`` directory."""
+    server = int(b.tmux("display-message", "-p", "#{pid}").strip())
+    try:
+        with open(f"/proc/{server}/task/{server}/children") as f:
+            children = [int(pid) for pid in f.read().split()]
+    except OSError:
+        return None
+    for pid in children:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/1")
+        except OSError:
+            continue
+        if "/tmux-send-far-" in target and target.endswith("/stream"):
+            return pid
+    return None
+
+
+def test_output_still_on_its_way_when_the_connection_drops_is_kept(sshd: Sshd) -> None:
+    """What the far command printed before the connection dropped is returned even when
+    it is still on its way to tmux-send (the pipe's reader is late, as on a loaded
+    machine): here the reader is stopped until the call has closed the pane's pipe."""
+    folder = Path(tempfile.mkdtemp(prefix="tb-flag-"))  # the far user can look in it
+    folder.chmod(0o755)
+    flag = folder / "go"
+    with private_pane("bash") as b:
+        ssh_pane(b, sshd, "dash")
+        before = far_err_files(USERS["dash"])
+        command = f"until [ -e {flag} ]; do sleep 0.05; done; echo started; sleep 30"
+        proc = b.start_send("--json", "--", command)
+        b.wait_for(lambda: _stream_cat(b) is not None, "the pipe's cat")
+        cat = _stream_cat(b)
+        assert cat is not None
+        os.kill(cat, signal.SIGSTOP)  # what tmux copies now waits in its pipe
+        try:
+            flag.touch()
+            b.wait_for(lambda: "started" in b.screen().splitlines(), "the output shown")
+            for pid in sshd.connections(USERS["dash"]):
+                os.kill(pid, signal.SIGKILL)
+            b.wait_for(lambda: b.pane("#{pane_pipe}") == "0", "the call to close the pipe")
+        finally:
+            os.kill(cat, signal.SIGCONT)
+            shutil.rmtree(folder)
+        out, _ = proc.communicate(timeout=15)
+        doc = json.loads(out)
+        assert (doc["error_code"], doc["stdout"]) == ("far_shell_lost", "started\n"), doc
+        b.wait_for(lambda: b.foreground() == "bash", "the local shell back in front")
         for left in far_err_files(USERS["dash"]) - before:
             left.unlink()
 

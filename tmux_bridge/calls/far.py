@@ -17,6 +17,7 @@ and silence.
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import termios
@@ -58,7 +59,8 @@ PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
-LOST_DRAIN = 0.3  # seconds to read on after the gateway exited
+LOST_DRAIN = 0.3  # seconds to read on after the gateway exited, when its cat is not found
+LOST_DRAIN_LIMIT = 1.0  # seconds at most to wait for the cat to pass on what tmux copied
 
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
@@ -363,11 +365,7 @@ class FarCall:
     def _lost(self) -> None:
         """The gateway exited: read what is left; a far shell that printed its exit
         status ended as asked (``exit 3``), any other way is a lost connection."""
-        until = time.monotonic() + LOST_DRAIN
-        while not self.scanner.done and time.monotonic() < until:
-            select.select([self.relay.master], [], [], max(until - time.monotonic(), 0))
-            while (chunk := self.relay.read()) is not None:
-                self._feed(chunk)
+        self._drain()
         if self.scanner.ended:
             self._finish()
             return
@@ -384,6 +382,41 @@ class FarCall:
             "(the connection dropped or the far side was killed); its output until then "
             "was printed, its status is unknown. The pane is back at its own shell."
         )
+
+    def _drain(self) -> None:
+        """Read everything tmux copied of the pane before now: the pane's pipe is closed,
+        so its ``cat`` writes the rest into our FIFO and exits; read until it has (a
+        loaded machine may run it late), at most :data:`LOST_DRAIN_LIMIT` s. Without a
+        ``cat`` to wait for, read for :data:`LOST_DRAIN` s."""
+        writer = self._writer()
+        if writer is not None:
+            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
+            self.piped = False
+        start = time.monotonic()
+        until = start + (LOST_DRAIN_LIMIT if writer is not None else LOST_DRAIN)
+        while not self.scanner.done:
+            writing = writer is not None and procfs.has_open(writer, self.stream_path)
+            while (chunk := self.relay.read()) is not None:
+                self._feed(chunk)
+            now = time.monotonic()
+            if (writer is not None and not writing) or now >= until:
+                return
+            select.select([self.relay.master], [], [], min(until - now, 0.02))
+
+    @property
+    def stream_path(self) -> str:
+        """Our FIFO's path as the kernel shows a process's open file."""
+        return os.path.realpath(self.relay.path)
+
+    def _writer(self) -> int | None:
+        """The ``cat`` that tmux started for our pipe: its child with our FIFO open."""
+        server = self.tmux.run("display-message", "-p", "#{pid}", check=False).stdout.strip()
+        if not server.isdigit():
+            return None
+        for child in procfs.children(int(server)):
+            if procfs.has_open(child, self.stream_path):
+                return child
+        return None
 
     def _finish(self) -> None:
         record = self.record
