@@ -331,6 +331,8 @@ class CommandCall:
         output = self.scanners[index].feed(data)
         if output:
             self._deliver(index, output)
+            if self.posix is not None:
+                self.posix.ran()  # the runner is running: the command printed
         return True
 
     def _deliver(self, index: int, output: bytes) -> None:
@@ -454,15 +456,22 @@ class _PosixRunnerWatch:
         self.seen_open = False
         self.closed_at: float | None = None
 
+    def ran(self) -> None:
+        """The runner is known to have run (its command printed), even if it was cut
+        short before a check saw it open."""
+        self.seen_open = True
+
     def cut_short(self) -> bool:
         if procfs.has_open(self.shell_pid, self.runner_path):
             self.seen_open = True
             self.closed_at = None
             return False
-        if not self.seen_open:
-            return False
         stat = procfs.proc_stat(self.shell_pid)
         if stat is None or stat.tpgid != stat.pgrp:
+            # a job of the shell's holds the terminal: the runner started it
+            self.seen_open = self.seen_open or stat is not None
+            return False
+        if not self.seen_open:
             return False
         now = time.monotonic()
         if self.closed_at is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..cancel import Cancel
@@ -96,21 +95,31 @@ def lock_holder_note(records: PaneDir) -> str:
     )
 
 
-@dataclass
 class ReplContext:
     """One REPL request on a held pane: what the local REPL calls
     (:mod:`tmux_bridge.calls.repl`) and the far ones (:mod:`tmux_bridge.calls.farrepl`)
     share. ``pane`` is the frame's, or tmux's view of it once the shell was found ready;
-    ``files`` are the call's own files, removed by :meth:`done`."""
+    ``files`` are the call's own files, removed by :meth:`done`. (A plain class: the
+    ``dataclasses`` module costs tmux-send's start-up about 10 ms.)"""
 
-    tmux: Tmux
-    frame: CallFrame
-    pane: PaneInfo
-    options: RunOptions
-    stdout: Sink
-    notice: Notice
-    cancel: Cancel | None
-    files: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        tmux: Tmux,
+        frame: CallFrame,
+        pane: PaneInfo,
+        options: RunOptions,
+        stdout: Sink,
+        notice: Notice,
+        cancel: Cancel | None,
+    ) -> None:
+        self.tmux = tmux
+        self.frame = frame
+        self.pane = pane
+        self.options = options
+        self.stdout = stdout
+        self.notice = notice
+        self.cancel = cancel
+        self.files: list[str] = []
 
     @property
     def records(self) -> PaneDir:

@@ -11,7 +11,7 @@ cursor's line are looked at; nothing is typed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import HalfTypedLine, PaneBusy, PaneNotReady
 from ..infra import procfs
@@ -58,8 +58,7 @@ def interactive(pid: int) -> bool:
 # --- what is in front ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Gateway:
+class Gateway(NamedTuple):
     """The pane's foreground program that leads to a far shell."""
 
     pid: int  # the leader of the pane's foreground process group
@@ -67,24 +66,21 @@ class Gateway:
     local_shell: bool  # a shell of this machine on the pane's own terminal
 
 
-@dataclass(frozen=True)
-class LocalShell:
+class LocalShell(NamedTuple):
     """The pane's own shell is in front (or a program that is no way to a far shell).
     ``gone``: the record of a REPL tmux-send started that is no longer in front."""
 
     gone: ReplRecord | None = None
 
 
-@dataclass(frozen=True)
-class FarShell:
+class FarShell(NamedTuple):
     """A far shell behind ``gateway`` is in front (``gone`` as for :class:`LocalShell`)."""
 
     gateway: Gateway
     gone: ReplRecord | None = None
 
 
-@dataclass(frozen=True)
-class OpenRepl:
+class OpenRepl(NamedTuple):
     """The REPL tmux-send started is in front (``far``: in a far shell). ``refusal``: a
     far REPL whose line shows something else (text typed at it, busy), raised by the
     modes where they would refuse; a listing still counts the REPL as open."""
