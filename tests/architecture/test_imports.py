@@ -110,6 +110,26 @@ def test_tmux_send_does_not_import_the_servers_dependencies() -> None:
     assert _loaded_after_import("tmux_bridge.cli.send", SERVER_DEPENDENCIES) == []
 
 
+# What a call of tmux-send imports after its entry (lazily, by mode), and standard-library
+# modules that cost its start-up milliseconds: ``dataclasses`` pulls in ``inspect``, ``ast``
+# and ``dis``, about 10 ms a call (measured with bench/run.py --only latency).
+CALL_PATH = [
+    "tmux_bridge.cli.request", "tmux_bridge.api", "tmux_bridge.calls.command",
+    "tmux_bridge.calls.repl", "tmux_bridge.calls.far", "tmux_bridge.calls.files",
+    "tmux_bridge.calls.check",
+]  # fmt: skip
+SLOW_STDLIB = ["dataclasses", "inspect", "ast", "dis"]
+
+
+@pytest.mark.parametrize("module", CALL_PATH)
+def test_a_call_imports_no_slow_standard_library_module(module: str) -> None:
+    assert _loaded_after_import(module, SLOW_STDLIB) == []
+
+
+def test_the_check_sees_a_slow_standard_library_module() -> None:
+    assert _loaded_after_import("dataclasses", SLOW_STDLIB) == SLOW_STDLIB
+
+
 def test_tmux_bridge_imports_the_servers_dependencies_only_for_serve() -> None:
     assert _loaded_after_import("tmux_bridge.cli.bridge", SERVER_DEPENDENCIES) == []
 
