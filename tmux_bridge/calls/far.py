@@ -23,7 +23,6 @@ import select
 import termios
 import time
 from collections.abc import Callable
-from typing import Literal
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
@@ -52,6 +51,7 @@ from ..text.output import TerminalText
 from ..text.shells import ShellKind
 from .clock import CallClock, cancelled
 from .frame import Notice
+from .waiting import PaneCall, Signal
 
 Sink = Callable[[bytes], None]
 
@@ -95,7 +95,7 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
             raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
 
 
-class FarCall:
+class FarCall(PaneCall):
     """One call in a far shell: the stream, the probe, the command line, the outcome."""
 
     def __init__(
@@ -108,13 +108,9 @@ class FarCall:
         notice: Notice,
         cancel: Cancel | None,
     ) -> None:
-        self.tmux = tmux
-        self.pane = pane
+        super().__init__(tmux, pane, record, notice, cancel)
         self.gateway = gateway
-        self.record = record
         self.sinks = sinks
-        self.notice = notice
-        self.cancel = cancel
         self.relay = FifoRelay()
         self.pidfd = open_pidfd(gateway.pid)
         self.piped = False
@@ -125,8 +121,9 @@ class FarCall:
         self.discard = False  # the rest up to the end marker is not the command's output
         self.held = b""  # output held back: the unfinished last line
         self.gone = False
-        self.ladder: tuple[Literal["INT", "QUIT"], ...] = ("INT", "QUIT")
         self.waiter = "the command"  # what may wait for input, for the notice
+        self.kind: ShellKind = "bash"  # the far shell's, once :meth:`wait` knows it
+        self.look_at = 0.0  # when to look at the pane next, after a silence
 
     # --- the probe -------------------------------------------------------------------
 
@@ -209,27 +206,30 @@ class FarCall:
     def wait(self, kind: ShellKind, deadline: float) -> None:
         """Read until the end marker's stderr end, a timeout ran its course, or the
         gateway went away (what :meth:`run` does once the line is typed)."""
-        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=self.ladder)
-        look_at = time.monotonic() + PROMPT_LOOK
-        while not self.scanner.done and not self.ready():
-            now = time.monotonic()
-            clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
-            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
-            if step == "give-up":
-                self.record.prompt_back = False
-                break
-            if step is not None:
-                self._interrupt("C-c" if step == "interrupt" else "C-\\", step, clock, now)
-            if self._poll(clock):
-                clock.saw_output(time.monotonic())
-                look_at = time.monotonic() + PROMPT_LOOK
-            elif self.gone:
-                self._lost()
-                return
-            elif time.monotonic() >= look_at:
-                look_at = time.monotonic() + PROMPT_LOOK
-                self._look(kind, clock)
+        self.kind = kind
+        self.look_at = time.monotonic() + PROMPT_LOOK
+        if self.wait_loop(deadline) == "gone":
+            self._lost()
+            return
         self._finish()
+
+    def over(self, clock: CallClock) -> str | None:
+        return "ended" if self.scanner.done or self.ready() else None
+
+    def look(self, clock: CallClock, now: float) -> None:
+        """After :data:`PROMPT_LOOK` s of silence, look at the pane (:meth:`_look`)."""
+        clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
+        if now >= self.look_at:
+            self.look_at = now + PROMPT_LOOK
+            self._look(self.kind, clock)
+
+    def wait_for_events(self, clock: CallClock) -> str | None:
+        if self._poll(clock):
+            now = time.monotonic()
+            clock.saw_output(now)
+            self.look_at = now + PROMPT_LOOK
+            return None
+        return "gone" if self.gone else None
 
     def ready(self) -> bool:
         """Whether the call is done before any end marker (a REPL's prompt showing)."""
@@ -348,17 +348,14 @@ class FarCall:
                     "is paused)"
                 )
 
-    def _interrupt(self, key: str, step: str, clock: CallClock, now: float) -> None:
+    def interrupt(self, which: Signal) -> None:
         """Ctrl-C (or Ctrl-\\) typed into the pane: it reaches the far terminal, whose
         line discipline signals the far command (no signal of ours can cross ssh)."""
-        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
-        self.record.signals_sent.append(f"SIG{which}")
         self.tmux.run_all(
             ["copy-mode", "-q", "-t", self.pane.pane_id],
-            ["send-keys", "-t", self.pane.pane_id, key],
+            ["send-keys", "-t", self.pane.pane_id, "C-c" if which == "INT" else "C-\\"],
             check=False,
         )
-        clock.interrupted(which, now)
 
     # --- ending ----------------------------------------------------------------------
 

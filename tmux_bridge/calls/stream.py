@@ -16,7 +16,7 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, cast
 
 from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
@@ -27,15 +27,16 @@ from ..pane.info import PaneInfo, cursor_line, take_pipe
 from ..results import CallRecord
 from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
-from .clock import CallClock, announce_waiting, cancelled
+from .clock import CallClock, Step, announce_waiting, cancelled
 from .frame import Notice
+from .waiting import PaneCall, Signal
 
 Sink = Callable[[bytes], None]
 Scanner = MarkerScanner | PassThrough
 Outcome = Literal["ended", "ready", "gone", "timeout"]
 
 
-class PaneStream:
+class PaneStream(PaneCall):
     """One REPL-mode call: type into the pane and read its stream until an outcome.
 
     ``prompt_re`` is the REPL's prompt (to tell its own line editor from code waiting
@@ -52,18 +53,23 @@ class PaneStream:
         notice: Notice,
         cancel: Cancel | None,
     ) -> None:
-        self.tmux = tmux
-        self.pane = pane
-        self.record = record
+        super().__init__(tmux, pane, record, notice, cancel)
         self.stdout = stdout
-        self.notice = notice
-        self.cancel = cancel
         self.text = TerminalText()
         self.prompt_re: Pattern | None = None
         self.error_re: re.Pattern[str] | None = None
         self.saw_error = False
         self.started_ticks = procfs.ticks_now() - 1
         self.repl_known: int | None = None  # the REPL's pid, once it is known
+        # the call's stream, the watched process, what cuts the output and when the
+        # call is done: set by :meth:`run`
+        self.relay: Relay | None = None
+        self.pidfd = -1
+        self.scanner: Scanner = PassThrough()
+        self.done: Callable[[], bool] | None = None
+        self.collect: list[bytes] | None = None
+
+    ladder = ("INT",)  # SIGQUIT would end the REPL
 
     def run(
         self,
@@ -81,8 +87,9 @@ class PaneStream:
         of ``watch_pid`` ("gone") or a timeout or cancellation that the REPL survived
         ("timeout")."""
         pane_id = self.pane.pane_id
-        relay = Relay(self.pane.width, self.pane.height)
-        pidfd = open_pidfd(watch_pid)
+        relay = self.relay = Relay(self.pane.width, self.pane.height)
+        self.pidfd = open_pidfd(watch_pid)
+        self.scanner, self.done, self.collect = scanner, done, collect
         buffer = f"tmux-send-{self.record.call_id}"
         try:
             if paste is not None:
@@ -96,56 +103,47 @@ class PaneStream:
                 *keys,
                 ["send-keys", "-t", pane_id, "Enter"],
             )
-            return self._wait(relay, pidfd, scanner, deadline, done, collect)
+            return cast(Outcome, self.wait_loop(deadline))
         finally:
             self.tmux.run("pipe-pane", "-t", pane_id, check=False)
             cancelled(self.record, self.cancel)
             relay.close()
-            close_fd(pidfd)
+            self.pidfd = close_fd(self.pidfd)
 
-    def _wait(
-        self,
-        relay: Relay,
-        pidfd: int,
-        scanner: Scanner,
-        deadline: float,
-        done: Callable[[], bool] | None,
-        collect: list[bytes] | None,
-    ) -> Outcome:
-        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=("INT",))
-        while True:
-            now = time.monotonic()
-            if scanner.started:
-                self._look_for_input(clock, now)
-            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
-            if step == "interrupt" and self.at_prompt():
-                self.record.prompt_back = True  # nothing runs: the code stopped short
-                self._flush_text()
-                return "timeout"
-            if step == "interrupt":
-                self._interrupt()
-                clock.interrupted("INT", now)
-            elif step is not None:  # the REPL did not come back within the grace period
-                self.record.prompt_back = False
-                self._flush_text()
-                return "timeout"
-            if self._read_events(relay, pidfd, scanner, clock, collect):
-                self._flush_text()
-                return "gone"
-            outcome = self._outcome(scanner, clock, done)
-            if outcome is not None:
-                return outcome
+    def over(self, clock: CallClock) -> str | None:
+        scanner = self.scanner
+        if scanner.ended:
+            self._flush_text()
+            return "ended" if clock.running or self.record.timed_out is None else "timeout"
+        if self.done is not None and scanner.started and self.done():
+            return "ready"
+        if not clock.running and self.at_prompt():
+            self._flush_text()
+            return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
+        return None
 
-    def _read_events(
-        self,
-        relay: Relay,
-        pidfd: int,
-        scanner: Scanner,
-        clock: CallClock,
-        collect: list[bytes] | None,
-    ) -> bool:
-        """Wait for the stream, the watched process or a cancellation; True when the
+    def look(self, clock: CallClock, now: float) -> None:
+        if self.scanner.started:
+            self._look_for_input(clock, now)
+
+    def take(self, step: Step, clock: CallClock, now: float) -> str | None:
+        """A timeout at the REPL's own prompt ends the call (nothing runs: the code
+        stopped short); the REPL not back within the grace period ends it too."""
+        if step == "interrupt" and self.at_prompt():
+            self.record.prompt_back = True
+            self._flush_text()
+            return "timeout"
+        if step == "interrupt":
+            return super().take(step, clock, now)
+        self.record.prompt_back = False
+        self._flush_text()
+        return "timeout"
+
+    def wait_for_events(self, clock: CallClock) -> str | None:
+        """Wait for the stream, the watched process or a cancellation; "gone" when the
         watched process has exited (what it printed is handed over first)."""
+        assert self.relay is not None
+        relay, pidfd, scanner, collect = self.relay, self.pidfd, self.scanner, self.collect
         poller = select.poll()
         poller.register(relay.master, select.POLLIN)
         if pidfd >= 0:
@@ -163,20 +161,8 @@ class PaneStream:
             self._drain_after_exit(relay, scanner, collect, held)
             if collect is None:
                 self._emit_stream(scanner.flush())
-            return True
-        return False
-
-    def _outcome(
-        self, scanner: Scanner, clock: CallClock, done: Callable[[], bool] | None
-    ) -> Outcome | None:
-        if scanner.ended:
             self._flush_text()
-            return "ended" if clock.running or self.record.timed_out is None else "timeout"
-        if done is not None and scanner.started and done():
-            return "ready"
-        if not clock.running and self.at_prompt():
-            self._flush_text()
-            return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
+            return "gone"
         return None
 
     def _look_for_input(self, clock: CallClock, now: float) -> None:
@@ -255,9 +241,8 @@ class PaneStream:
         if not self.record.options.raw:
             self.emit(rest)
 
-    def _interrupt(self) -> None:
+    def interrupt(self, which: Signal) -> None:
         """Ctrl-C for the REPL: SIGINT to the program in front, which stays open."""
-        self.record.signals_sent.append("SIGINT")
         if not self._signal_repl():
             self.tmux.run("send-keys", "-t", self.pane.pane_id, "C-c", check=False)
 
