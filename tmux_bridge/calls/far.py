@@ -17,7 +17,6 @@ and silence.
 
 from __future__ import annotations
 
-import os
 import re
 import select
 import termios
@@ -27,13 +26,14 @@ from collections.abc import Callable
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
-from ..infra.relay import FifoRelay, close_fd, open_pidfd
+from ..infra.relay import close_fd, open_pidfd
 from ..infra.tmux import Tmux, paste_commands
 from ..pane.front import Gateway, prompt_part
-from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail, take_pipe
+from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail
 from ..pane.readiness import NOT_READY as _NOT_READY
 from ..pane.readiness import check_not_typing_far, split_at_column
 from ..pane.records import PaneDir
+from ..pane.tap import PaneTap
 from ..results import CallRecord
 from ..text.farshell import (
     FarFacts,
@@ -59,8 +59,6 @@ PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
-LOST_DRAIN = 0.3  # seconds to read on after the gateway exited, when its cat is not found
-LOST_DRAIN_LIMIT = 1.0  # seconds at most to wait for the cat to pass on what tmux copied
 
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
@@ -111,9 +109,8 @@ class FarCall(PaneCall):
         super().__init__(tmux, pane, record, notice, cancel)
         self.gateway = gateway
         self.sinks = sinks
-        self.relay = FifoRelay()
+        self.tap = PaneTap(tmux, pane.pane_id)
         self.pidfd = open_pidfd(gateway.pid)
-        self.piped = False
         self.scanner = FarScanner(record.call_id)
         self.cleaner = TerminalText()
         self.prompt = ""
@@ -158,8 +155,7 @@ class FarCall(PaneCall):
         pane_id = self.pane.pane_id
         check_not_cancelled(self.cancel)
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
-        self.tmux.run_all(*commands, *take_pipe(pane_id, self.relay.path), *then)
-        self.piped = True
+        self.tap.open(commands, list(then))
 
     def _settle(self, rest: bytes) -> None:
         """Let the far prompt be drawn before typing on (text typed while the shell runs
@@ -182,17 +178,13 @@ class FarCall(PaneCall):
         return with_helper_facts(facts, match.group(1))
 
     def read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
-        data = b""
-        while not done(data):
-            remaining = until - time.monotonic()
-            if remaining <= 0 or self.gone:
-                break
-            fds = [self.relay.master] + ([self.pidfd] if self.pidfd >= 0 else [])
-            ready, _, _ = select.select(fds, [], [], remaining)
-            if self.pidfd in ready:
-                self.gone = True
-            while (chunk := self.relay.read()) is not None:
-                data += chunk
+        """What the stream brings until ``done`` says so of it, ``until`` or the
+        gateway's exit (then :attr:`gone`)."""
+        if self.gone:
+            return b""
+        data = self.tap.read_until(done, until, self.pidfd)
+        if self.pidfd >= 0 and select.select([self.pidfd], [], [], 0)[0]:
+            self.gone = True
         return data
 
     # --- the command -----------------------------------------------------------------
@@ -257,7 +249,7 @@ class FarCall(PaneCall):
         """Wait for the stream, the gateway's exit, a cancellation or the next look;
         whether output came."""
         poller = select.poll()
-        poller.register(self.relay.master, select.POLLIN)
+        poller.register(self.tap.fd, select.POLLIN)
         if self.pidfd >= 0:
             poller.register(self.pidfd, select.POLLIN)
         if self.cancel is not None and self.record.cancelled is None:
@@ -266,7 +258,7 @@ class FarCall(PaneCall):
         for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), PROMPT_LOOK)):
             if fd == self.pidfd:
                 self.gone = True
-        while (chunk := self.relay.read()) is not None:
+        while (chunk := self.tap.read()) is not None:
             got = True
             self._feed(chunk)
         return got
@@ -362,7 +354,7 @@ class FarCall(PaneCall):
     def _lost(self) -> None:
         """The gateway exited: read what is left; a far shell that printed its exit
         status ended as asked (``exit 3``), any other way is a lost connection."""
-        self._drain()
+        self.tap.drain(self._feed, lambda: self.scanner.done)
         if self.scanner.ended:
             self._finish()
             return
@@ -379,41 +371,6 @@ class FarCall(PaneCall):
             "(the connection dropped or the far side was killed); its output until then "
             "was printed, its status is unknown. The pane is back at its own shell."
         )
-
-    def _drain(self) -> None:
-        """Read everything tmux copied of the pane before now: the pane's pipe is closed,
-        so its ``cat`` writes the rest into our FIFO and exits; read until it has (a
-        loaded machine may run it late), at most :data:`LOST_DRAIN_LIMIT` s. Without a
-        ``cat`` to wait for, read for :data:`LOST_DRAIN` s."""
-        writer = self._writer()
-        if writer is not None:
-            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
-            self.piped = False
-        start = time.monotonic()
-        until = start + (LOST_DRAIN_LIMIT if writer is not None else LOST_DRAIN)
-        while not self.scanner.done:
-            writing = writer is not None and procfs.has_open(writer, self.stream_path)
-            while (chunk := self.relay.read()) is not None:
-                self._feed(chunk)
-            now = time.monotonic()
-            if (writer is not None and not writing) or now >= until:
-                return
-            select.select([self.relay.master], [], [], min(until - now, 0.02))
-
-    @property
-    def stream_path(self) -> str:
-        """Our FIFO's path as the kernel shows a process's open file."""
-        return os.path.realpath(self.relay.path)
-
-    def _writer(self) -> int | None:
-        """The ``cat`` that tmux started for our pipe: its child with our FIFO open."""
-        server = self.tmux.run("display-message", "-p", "#{pid}", check=False).stdout.strip()
-        if not server.isdigit():
-            return None
-        for child in procfs.children(int(server)):
-            if procfs.has_open(child, self.stream_path):
-                return child
-        return None
 
     def _finish(self) -> None:
         record = self.record
@@ -445,11 +402,9 @@ class FarCall(PaneCall):
                 self.sinks[0](rest)
 
     def close(self) -> None:
-        if self.piped:
-            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
+        self.tap.close()
         cancelled(self.record, self.cancel)
         self.pidfd = close_fd(self.pidfd)
-        self.relay.close()
 
 
 def check_far_ready(

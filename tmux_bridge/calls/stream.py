@@ -2,10 +2,11 @@
 
 A REPL keeps the pane's terminal between calls, so its output cannot go through relay
 terminals the way a command's does. Instead each call opens ``tmux pipe-pane`` for its
-own duration, pointed at a pseudo-terminal of ours, types into the pane, and cuts the
-evaluation's output out of that stream between a start and an end marker the REPL
-itself prints (:class:`~tmux_bridge.text.output.MarkerScanner`). Only tmux is asked for the
-stream, so the same reader works for a REPL on another host.
+own duration, pointed at a FIFO of ours (:class:`~tmux_bridge.pane.tap.PaneTap`, as
+far calls do), types into the pane, and cuts the evaluation's output out of that stream
+between a start and an end marker the REPL itself prints
+(:class:`~tmux_bridge.text.output.MarkerScanner`). Only tmux is asked for the stream, so
+the same reader works for a REPL on another host.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from typing import Literal, cast
 from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
 from ..infra.patterns import Pattern
-from ..infra.relay import Relay, close_fd, open_pidfd
+from ..infra.relay import close_fd, open_pidfd
 from ..infra.tmux import Tmux, paste_commands
-from ..pane.info import PaneInfo, cursor_line, take_pipe
+from ..pane.info import PaneInfo, cursor_line
+from ..pane.tap import PaneTap
 from ..results import CallRecord
 from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
@@ -63,7 +65,7 @@ class PaneStream(PaneCall):
         self.repl_known: int | None = None  # the REPL's pid, once it is known
         # the call's stream, the watched process, what cuts the output and when the
         # call is done: set by :meth:`run`
-        self.relay: Relay | None = None
+        self.tap: PaneTap | None = None
         self.pidfd = -1
         self.scanner: Scanner = PassThrough()
         self.done: Callable[[], bool] | None = None
@@ -87,7 +89,7 @@ class PaneStream(PaneCall):
         of ``watch_pid`` ("gone") or a timeout or cancellation that the REPL survived
         ("timeout")."""
         pane_id = self.pane.pane_id
-        relay = self.relay = Relay(self.pane.width, self.pane.height)
+        self.tap = PaneTap(self.tmux, pane_id)
         self.pidfd = open_pidfd(watch_pid)
         self.scanner, self.done, self.collect = scanner, done, collect
         buffer = f"tmux-send-{self.record.call_id}"
@@ -96,18 +98,18 @@ class PaneStream(PaneCall):
                 load = paste_commands(buffer, pane_id, bracketed=False)[0]
                 self.tmux.run(*load, stdin=paste)
             check_not_cancelled(self.cancel)
-            self.tmux.run_all(
-                ["copy-mode", "-q", "-t", pane_id],
-                *take_pipe(pane_id, relay.path),
-                ["send-keys", "-t", pane_id, *clear],
-                *keys,
-                ["send-keys", "-t", pane_id, "Enter"],
+            self.tap.open(
+                [["copy-mode", "-q", "-t", pane_id]],
+                [
+                    ["send-keys", "-t", pane_id, *clear],
+                    *keys,
+                    ["send-keys", "-t", pane_id, "Enter"],
+                ],
             )
             return cast(Outcome, self.wait_loop(deadline))
         finally:
-            self.tmux.run("pipe-pane", "-t", pane_id, check=False)
+            self.tap.close()
             cancelled(self.record, self.cancel)
-            relay.close()
             self.pidfd = close_fd(self.pidfd)
 
     def over(self, clock: CallClock) -> str | None:
@@ -142,10 +144,10 @@ class PaneStream(PaneCall):
     def wait_for_events(self, clock: CallClock) -> str | None:
         """Wait for the stream, the watched process or a cancellation; "gone" when the
         watched process has exited (what it printed is handed over first)."""
-        assert self.relay is not None
-        relay, pidfd, scanner, collect = self.relay, self.pidfd, self.scanner, self.collect
+        assert self.tap is not None
+        tap, pidfd, scanner, collect = self.tap, self.pidfd, self.scanner, self.collect
         poller = select.poll()
-        poller.register(relay.master, select.POLLIN)
+        poller.register(tap.fd, select.POLLIN)
         if pidfd >= 0:
             poller.register(pidfd, select.POLLIN)
         if self.cancel is not None and self.record.cancelled is None:
@@ -153,12 +155,12 @@ class PaneStream(PaneCall):
         cap = 0.1 if not clock.running else float("inf")  # look for the prompt coming back
         ready = {fd for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), cap))}
         held = b""
-        if relay.master in ready and pidfd not in ready:
-            got, held = self._drain(relay, scanner, collect, pidfd)
+        if tap.fd in ready and pidfd not in ready:
+            got, held = self._drain(tap, scanner, collect, pidfd)
             if got:
                 clock.saw_output(time.monotonic())
         if pidfd in ready or held:
-            self._drain_after_exit(relay, scanner, collect, held)
+            self._drain_after_exit(tap, scanner, collect, held)
             if collect is None:
                 self._emit_stream(scanner.flush())
             self._flush_text()
@@ -182,13 +184,13 @@ class PaneStream(PaneCall):
         return bool(self.prompt_re.search(line.rstrip()))
 
     def _drain(
-        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, pidfd: int
+        self, tap: PaneTap, scanner: Scanner, collect: list[bytes] | None, pidfd: int
     ) -> tuple[bool, bytes]:
         """Pass on what the stream holds; stop at a piece read once the REPL had exited
         and return it (it may hold its shell's report of the signal that killed it,
         which is no output of the REPL's)."""
         got = False
-        while (data := relay.read()) is not None:
+        while (data := tap.read()) is not None:
             if pidfd >= 0 and select.select([pidfd], [], [], 0)[0]:
                 return got, data
             got = True
@@ -202,13 +204,13 @@ class PaneStream(PaneCall):
         return got, b""
 
     def _drain_after_exit(
-        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
+        self, tap: PaneTap, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
     ) -> None:
         """The rest of the stream once the REPL has exited: what it printed last (still
         on its way through tmux), without what its shell printed after it (a report of
         the signal that killed it, the end marker of the call that started it, the
         prompt)."""
-        output = scanner.feed(repl_part(read_until_end_marker(relay, EXIT_READ_LIMIT, held)))
+        output = scanner.feed(repl_part(read_until_end_marker(tap, EXIT_READ_LIMIT, held)))
         if not output:
             return
         if collect is not None:
@@ -275,20 +277,11 @@ EXIT_READ_LIMIT = 1.0
 _RUNNER_END = RUNNER_END
 
 
-def read_until_end_marker(relay: Relay, limit: float, data: bytes = b"") -> bytes:
-    """``data`` and what the relay gets after it until a command's end marker has come
-    (or ``limit`` seconds)."""
-    deadline = time.monotonic() + limit
-    while not _RUNNER_END.search(data):
-        chunk = relay.read()
-        if chunk is not None:
-            data += chunk
-            continue
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        select.select([relay.master], [], [], remaining)
-    return data
+def read_until_end_marker(tap: PaneTap, limit: float, data: bytes = b"") -> bytes:
+    """``data`` and what the stream brings after it until a command's end marker has
+    come (or ``limit`` seconds)."""
+    until = time.monotonic() + limit
+    return data + tap.read_until(lambda more: bool(_RUNNER_END.search(data + more)), until)
 
 
 def repl_part(data: bytes) -> bytes:
