@@ -207,6 +207,7 @@ class CommandCall:
         self.set_remain_on_exit = pane.remain_on_exit != "on"
         self.typed = False
         self.reading = True
+        self.detached = False  # the call became a job (on_timeout "detach")
         self.posix = _PosixRunnerWatch(pane.pid, self.runner_path) if kind == "posix" else None
 
     # --- setting up ------------------------------------------------------------------
@@ -272,7 +273,8 @@ class CommandCall:
             if self.posix is not None and self.posix.cut_short():
                 self._posix_interrupted(clock)
                 break
-        self._finish()
+        if not self.detached:
+            self._finish()
 
     def _look_for_input(self, clock: CallClock, now: float) -> None:
         if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
@@ -284,10 +286,23 @@ class CommandCall:
         if step == "give-up":
             self.record.prompt_back = False
             return True
+        if step == "interrupt" and self._detach():
+            return True
         which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
         self._interrupt(which)
         clock.interrupted(which, now)
         return False
+
+    def _detach(self) -> bool:
+        """A timeout with ``on_timeout`` "detach": the command runs on as a job
+        (:mod:`tmux_bridge.calls.keeper`); True when it does."""
+        record = self.record
+        if record.options.on_timeout != "detach" or cancelled(record, self.cancel):
+            return False
+        from .keeper import detach
+
+        self.detached = detach(self) is not None
+        return self.detached
 
     def _poll(self, clock: CallClock) -> list[tuple[int, int]]:
         """Wait for relay data, the shell's exit, a cancellation or the next deadline."""
@@ -421,7 +436,13 @@ class CommandCall:
                 self.sinks[index](rest)
 
     def close(self) -> None:
-        """Put the pane's option back, close everything, remove the call's files."""
+        """Put the pane's option back, close everything, remove the call's files (a
+        call that became a job only closes its descriptors: its keeper does the rest)."""
+        if self.detached:
+            self.pidfd = close_fd(self.pidfd)
+            for relay in self.relays:
+                relay.close()
+            return
         if self.typed and self.set_remain_on_exit:
             self.tmux.run(
                 "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
