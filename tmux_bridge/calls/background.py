@@ -86,9 +86,11 @@ def _spawn(spec: JobSpec) -> int:
         start_new_session=True,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(json.dumps(spec._asdict()).encode("utf-8", "surrogateescape"))
-    proc.stdin.close()
-    return os.dup(proc.stdout.fileno())
+    with proc:  # it forks the keeper and exits: nobody's child is left behind
+        proc.stdin.write(json.dumps(spec._asdict()).encode("utf-8", "surrogateescape"))
+        proc.stdin.close()
+        reply = os.dup(proc.stdout.fileno())
+    return reply
 
 
 def keep(spec: JobSpec, reply_fd: int) -> None:
@@ -135,9 +137,12 @@ def _no(_data: bytes) -> None:
 
 
 def main() -> None:
-    """``python -m tmux_bridge.calls.keeper``: the spec on stdin, the reply on stdout."""
+    """``python -m tmux_bridge.calls.background``: the spec on stdin; a keeper forked
+    from here replies on stdout, once this process has exited."""
     spec = JobSpec(**json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogateescape")))
     reply_fd = os.dup(1)
+    if os.fork() != 0:
+        os._exit(0)
     quiet_stdio()
     keep(spec, reply_fd)
 

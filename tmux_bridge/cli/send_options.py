@@ -70,12 +70,15 @@ Examples:
   tmux-send --write notes.txt < notes.txt
   tmux-send --read /etc/os-release
   tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'
+  tmux-send --background -- make -j8        # a job: prints its id
+  tmux-send --wait ID                       # its output; exits with its status
 
 \b
 Exit status:
   0-255  the command's own (128+N when a signal N killed it);
          in REPL mode 0, or 1 when the REPL reported an error
-  124    --timeout or --max-time fired (Ctrl-C, then Ctrl-\\ after 3 s)
+  124    --timeout or --max-time fired (Ctrl-C, then Ctrl-\\ after 3 s; with
+         --on-timeout detach the command runs on as a job; a --wait timed out)
   125    tmux-send could not run or finish the command, or could not
          write, read or edit the file (see stderr)
   2      bad usage

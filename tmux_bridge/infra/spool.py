@@ -59,7 +59,7 @@ def utf8_end(data: bytes) -> int:
     the one to three bytes of a character whose remaining bytes have not come yet."""
     for back in range(1, min(4, len(data) + 1)):
         byte = data[-back]
-        if byte < 0x80:
+        if byte < 0x80 or byte >= 0xF8:  # ASCII, or no UTF-8 at all
             return len(data)
         if byte >= 0xC0:  # the lead byte of the last character
             need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
