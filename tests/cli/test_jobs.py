@@ -238,3 +238,18 @@ def test_job_options_that_do_not_go_together(make_bridge: MakeBridge, flags: lis
     b = make_bridge("bash")
     code, _, err = b.send_text(*flags)
     assert code == 2 and "goes with" in err
+
+
+def test_status_and_panes_show_the_running_job(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    job = _background(b, "sh", "-c", _gated(b))
+    status = json.loads(b.bridge_cli("status", "--json").stdout)
+    assert status["in_flight"]["job"] == job
+    assert "sh -c" in status["in_flight"]["command"]
+    panes = json.loads(b.bridge_cli("panes", "--json").stdout)
+    assert [p["in_flight"]["job"] for p in panes if p["in_flight"]] == [job]
+    assert f"job {job} running" in b.bridge_cli("panes").stdout
+    _go(b)
+    assert b.send_text("--wait", job)[0] == 3
+    assert json.loads(b.bridge_cli("status", "--json").stdout)["in_flight"] is None
