@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ..support.pane import WAIT, MakeBridge, TestPane, dash_bridge
+from ..support.pane import WAIT, MakeBridge, TestPane, dash_bridge, enter_nested
 
 
 def _gated(b: TestPane) -> str:
@@ -253,3 +253,24 @@ def test_status_and_panes_show_the_running_job(make_bridge: MakeBridge) -> None:
     _go(b)
     assert b.send_text("--wait", job)[0] == 3
     assert json.loads(b.bridge_cli("status", "--json").stdout)["in_flight"] is None
+
+
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_a_job_in_a_far_shell(make_bridge: MakeBridge, shell: str) -> None:
+    b = make_bridge("bash")
+    b.start()
+    enter_nested(b, "dash" if shell == "sh" else shell, "sh" if shell == "sh" else None)
+    job = _background(b, "sh", "-c", _gated(b))
+    assert b.send_text("--", "true")[0] == 125  # the job holds the pane
+    # a far shell's stderr comes at the end (docs/far-shells.md); stdout as it is printed
+    b.wait_for(lambda: _job(b, "--job", job, "--all")["stdout"] == "started\n", "the start")
+    _go(b)
+    code, out, err = b.send_text("--wait", job)
+    assert (code, out, err) == (3, "started\ndone\n", "warn\n")
+    whole = _job(b, "--job", job, "--all")
+    assert (whole["stdout"], whole["stderr"]) == ("started\ndone\n", "warn\n")
+    far = _background(b, "sh", "-c", "echo started; exec sleep 60")
+    b.wait_for(lambda: _job(b, "--job", far, "--all")["stdout"] == "started\n", "the start")
+    killed = _job(b, "--kill", far)
+    assert (killed["state"], killed["exit_status"]) == ("interrupted", 130)
+    assert b.send_text("--", "echo back") == (0, "back\n", "")

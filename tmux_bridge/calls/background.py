@@ -5,7 +5,8 @@ the job id once the command runs. In a process with one thread (tmux-send) the k
 forked; in one with threads (``serve``, ``mcp``), where forking is unsafe, it is a fresh
 interpreter (``python -m tmux_bridge.calls.background``, the spec on its stdin, its
 reply on its stdout). The keeper finds the pane and holds its lock as any call does, and
-refuses as a call would before typing; the refusal is raised to the starter.
+refuses as a call would before typing; the refusal is raised to the starter. A far shell
+in front of the pane (ssh, su, sudo -i, a container) runs the job as a far call.
 """
 
 from __future__ import annotations
@@ -19,17 +20,19 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..cancel import Cancel, SignalCancel
-from ..errors import BridgeError, InvalidRequest
+from ..errors import BridgeError
 from ..infra.tmux import Tmux
 from ..pane import readiness
-from ..pane.front import FarShell
-from ..results import CallRecord, RunOptions
+from ..pane.front import FarShell, Gateway
+from ..results import MAX_SECONDS, CallRecord, RunOptions
 from ..target import Target
+from ..text.farshell import FarFacts
 from .command import CommandCall, command_bytes
-from .frame import pane_call, shell_front
+from .frame import CallFrame, pane_call, shell_front
 from .keeper import (
     JOB_OPTIONS,
     START_MARGIN,
+    Job,
     Reply,
     await_keeper,
     fork_keeper,
@@ -109,12 +112,10 @@ def keep(spec: JobSpec, reply_fd: int) -> None:
 def _keep(target: Target, spec: JobSpec, reply: Reply, cancel: Cancel) -> None:
     options = RunOptions(JOB_OPTIONS.idle_timeout, spec.max_time)
     with pane_call(target, options, cancel, _ignore) as frame:
-        if isinstance(shell_front(frame), FarShell):
-            raise InvalidRequest(
-                "a job runs in a pane's own shell (bash, zsh, fish, sh); a far shell "
-                "(ssh, su, sudo, a container) is in front of this one. Run it as a normal "
-                "call with a longer timeout, or use another pane."
-            )
+        front = shell_front(frame)
+        if isinstance(front, FarShell):
+            _keep_far(target, frame, front.gateway, spec, reply, cancel)
+            return
         kind, pane = readiness.ready_shell(
             target.tmux, frame.view, frame.records, frame.deadline, cancel
         )
@@ -126,6 +127,42 @@ def _keep(target: Target, spec: JobSpec, reply: Reply, cancel: Cancel) -> None:
             target.tmux, pane, kind, frame.records, text, record, (_no, _no), _ignore, cancel
         )
         run_call(call, target.runtime_dir, reply)
+
+
+def _keep_far(
+    target: Target, frame: CallFrame, gateway: Gateway, spec: JobSpec, reply: Reply, cancel: Cancel
+) -> None:
+    """A job in the far shell in front of the pane (ssh, su, sudo -i, a container, a
+    nested shell): the far call of :mod:`tmux_bridge.calls.far`, its output spooled. The
+    job exists once the far shell passed its checks and the command is about to be
+    typed; a refusal before that is the starter's error."""
+    from .far import run_far
+
+    pane = frame.view.pane
+    shown = command_bytes("bash", spec.command).decode("utf-8", "surrogateescape")
+    record = CallRecord("command", shown, pane, JOB_OPTIONS, call_id=spec.job)
+    held: list[Job] = []
+
+    def chooser(facts: FarFacts) -> bytes:
+        held.append(Job(target.tmux, target.runtime_dir, record, frame.records))
+        reply.send({"job": spec.job})
+        return command_bytes(facts.shell, spec.command)
+
+    sinks = (lambda data: held[0].out(data), lambda data: held[0].err(data))
+    frame.records.write_inflight(record.command)
+    lost: str | None = None
+    try:
+        run_far(
+            target.tmux, pane, gateway, chooser, record, time.monotonic() + MAX_SECONDS,
+            (sinks[0], sinks[1], _ignore, cancel), frame.records, frame.view.screen,
+        )  # fmt: skip
+    except BridgeError as exc:
+        if not held:
+            raise
+        lost = f"The far shell or the pane went away while the job ran: {exc}"
+    finally:
+        frame.records.clear_inflight()
+    held[0].end(record, lost)
 
 
 def _ignore(_message: str) -> None:
