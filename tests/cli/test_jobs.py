@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import subprocess
 import time
 from typing import Any
@@ -274,3 +276,27 @@ def test_a_job_in_a_far_shell(make_bridge: MakeBridge, shell: str) -> None:
     killed = _job(b, "--kill", far)
     assert (killed["state"], killed["exit_status"]) == ("interrupted", 130)
     assert b.send_text("--", "echo back") == (0, "back\n", "")
+
+
+def test_a_job_whose_keeper_is_killed_is_lost(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    job = _background(b, "sh", "-c", "echo started; exec sleep 60")
+    keeper = json.loads((b.runtime / "jobs" / job / "job.json").read_text())["keeper"]
+    os.kill(keeper, signal.SIGKILL)
+    lost = _wait_for_state(b, job, "lost")
+    assert lost["exit_status"] is None
+    assert any("ended without" in note for note in lost["notes"])
+    code, _, err = b.send_text("--", "true")  # the command itself still has the pane
+    assert code == 125 and "runs in this pane" not in err
+
+
+def test_jobs_refuse_a_runtime_directory_open_to_others(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    job = _background(b, "echo", "hi")
+    assert b.send_text("--wait", job)[0] == 0
+    (b.runtime / "jobs").chmod(0o755)
+    refused = _job(b, "--job", job)
+    assert (refused["error_code"], refused["exit"]) == ("runtime_dir_unsafe", 125)
+    assert _job(b, "--jobs")["error_code"] == "runtime_dir_unsafe"

@@ -19,9 +19,9 @@ import time
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ..errors import InvalidRequest, NoSuchJob, PaneBusy
+from ..errors import BridgeError, InvalidRequest, NoSuchJob, PaneBusy
 from ..infra import procfs
-from ..infra.runtime import atomic_write, ensure_private_dir, remove_quietly
+from ..infra.runtime import atomic_write, check_private_dir, ensure_private_dir, remove_quietly
 from ..infra.spool import read_span, spool_size, utf8_end
 from ..pane.records import PaneDir
 from ..results import JobResult
@@ -63,13 +63,21 @@ def jobs_root(runtime_dir: str) -> str:
 
 def job_dir(runtime_dir: str, job_id: str) -> str:
     """The directory of job ``job_id``; :class:`InvalidRequest` for an id that is no
-    job id (ten hex digits)."""
+    job id (ten hex digits), :class:`RuntimeDirError` when the runtime directory or its
+    ``jobs`` is not our own 0700 directory (nothing in it is read then)."""
     if not (len(job_id) == 10 and all(c in "0123456789abcdef" for c in job_id)):
         raise InvalidRequest(
             f"{job_id!r} is no job id: a job id is ten hex digits, as starting the job "
             "printed it. List the jobs to find it."
         )
+    _check_root(runtime_dir)
     return os.path.join(jobs_root(runtime_dir), job_id)
+
+
+def _check_root(runtime_dir: str) -> None:
+    check_private_dir(runtime_dir)
+    if os.path.lexists(jobs_root(runtime_dir)):
+        check_private_dir(jobs_root(runtime_dir))
 
 
 def create(runtime_dir: str, record: JobRecord) -> str:
@@ -182,6 +190,7 @@ def result_of(path: str, record: JobRecord, out: bytes, err: bytes) -> JobResult
 def listing(runtime_dir: str) -> list[JobResult]:
     """Every job of the runtime directory, oldest first; ended jobs read more than a
     day ago are removed first."""
+    _check_root(runtime_dir)
     root = jobs_root(runtime_dir)
     found = []
     for path, job_id in _job_dirs(root):
@@ -203,7 +212,7 @@ def pane_job(records: PaneDir) -> JobRecord | None:
             job_id = f.read().strip()
         path = job_dir(records.root, job_id)
         record = current(path, load(path, job_id))
-    except (OSError, ValueError, NoSuchJob, InvalidRequest):
+    except (OSError, ValueError, BridgeError):
         return None
     return record if record.running else None
 
