@@ -433,6 +433,8 @@ class CommandCall(PaneCall):
         call that became a job only closes its descriptors: its keeper does the rest)."""
         if self.detached:
             self.pidfd = close_fd(self.pidfd)
+            if self.mirror is not None:
+                self.mirror.close()
             for relay in self.relays:
                 relay.close()
             return
