@@ -31,6 +31,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from jobs_measure import jobs
 from machine import describe, load_average
 from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
@@ -48,6 +49,7 @@ MEASUREMENTS = [
     ("prompt", prompt),
     ("ws", ws),
     ("nested", nested),
+    ("jobs", jobs),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

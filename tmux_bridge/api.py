@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
-from .results import CallRecord, CallResult, Mode, RunOptions, check_options
+from .results import CallRecord, CallResult, JobResult, Mode, RunOptions, check_options
 from .target import Target
 
 if TYPE_CHECKING:
@@ -179,6 +179,103 @@ class Bridge:
             raise
         self._log_check(result.command, started, result)
         return result
+
+    # --- jobs --------------------------------------------------------------------------
+
+    def start_job(
+        self,
+        command: bytes | str | Sequence[str],
+        options: RunOptions = DEFAULT_OPTIONS,
+    ) -> JobResult:
+        """Start ``command`` in the pane's own shell as a job: it keeps running (the pane
+        busy, the person watching) after this returns, which is once it runs. Its output
+        is spooled in the runtime directory for :meth:`job` and :meth:`wait_job`. Only
+        ``options.max_time`` applies: how long to wait for the pane. Raises what
+        :meth:`run` raises before anything is typed, and ``pane_busy`` naming the job
+        when a job runs in the pane already. Logged."""
+        from .calls import background, jobs
+
+        text = command if isinstance(command, (str, bytes)) else " ".join(command)
+        check_options(options)
+        started = self._log_start("job", _text(text))
+        try:
+            job_id = background.start(background.spec_of(self.target, command, options.max_time))
+        except BridgeError as exc:
+            self._log_error("job", _text(text), exc, started)
+            raise
+        result = jobs.peek(self.target.runtime_dir, job_id)
+        self._log_job(result, started)
+        return result
+
+    def job(self, job_id: str, *, everything: bool = False) -> JobResult:
+        """Job ``job_id`` now, with what it printed since the last read of it (each
+        byte is handed out once, whoever reads); ``everything``: all of it from the
+        start, the read position left alone."""
+        from .calls import jobs
+
+        return jobs.read(self.target.runtime_dir, job_id, everything)
+
+    def wait_job(
+        self,
+        job_id: str,
+        options: RunOptions = DEFAULT_OPTIONS,
+        *,
+        stdout: Sink | None = None,
+        stderr: Sink | None = None,
+        cancel: Cancel | None = None,
+    ) -> JobResult:
+        """Wait until job ``job_id`` ends, handing what it prints (from the last read
+        on) to ``stdout``/``stderr`` as it comes, or collecting it into the result.
+        ``options.idle_timeout`` (no new output) and ``options.max_time`` end the wait,
+        not the job (``timed_out``); so does ``cancel`` (:class:`Cancelled`)."""
+        from .calls.jobwait import wait
+
+        check_options(options)
+        out, err = stdout or _Collect(), stderr or _Collect()
+        try:
+            result = wait(self.target.runtime_dir, job_id, options, (out, err), cancel)
+        except BridgeError as exc:
+            exc.partial_stdout = bytes(out.data) if isinstance(out, _Collect) else b""
+            exc.partial_stderr = bytes(err.data) if isinstance(err, _Collect) else b""
+            raise
+        if isinstance(out, _Collect):
+            result = result._replace(stdout=bytes(out.data))
+        if isinstance(err, _Collect):
+            result = result._replace(stderr=bytes(err.data))
+        return result
+
+    def kill_job(self, job_id: str) -> JobResult:
+        """Interrupt job ``job_id`` as a timeout would (Ctrl-C, then Ctrl-\\ after 3 s)
+        and return it once it ended (``interrupted``); an ended job is returned as it
+        is. Reads nothing of its output. Logged."""
+        from .calls.jobwait import kill
+
+        result = kill(self.target.runtime_dir, job_id)
+        self._log_job(result, None, "job_kill")
+        return result
+
+    def jobs(self) -> list[JobResult]:
+        """Every job known in the runtime directory, oldest first, without output;
+        jobs that ended and were read more than a day ago are removed first."""
+        from .calls.jobs import listing
+
+        return listing(self.target.runtime_dir)
+
+    def _log_job(self, result: JobResult, started: str | None, mode: str = "job") -> None:
+        from .audit.log import ABSENT, AuditEntry, record
+
+        entry = AuditEntry(
+            call=started or ABSENT,
+            id=result.job,
+            mode=mode,
+            pane=result.pane,
+            target=result.target,
+            client=self.client,
+            command=result.command,
+            exit_status=result.exit_code,
+            state=result.state,
+        )
+        record(self.target.runtime_dir, entry)
 
     # --- REPLs -------------------------------------------------------------------------
 

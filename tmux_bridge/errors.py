@@ -121,6 +121,13 @@ class NoSuchPane(BridgeError):
     code = "no_such_pane"
 
 
+class NoSuchJob(BridgeError):
+    """No job of that id is known in the runtime directory (never started there, or
+    removed a day after it ended and was read)."""
+
+    code = "no_such_job"
+
+
 class AmbiguousPane(NoSuchPane):
     """A pane target names more than one pane (a label and another pane's place)."""
 

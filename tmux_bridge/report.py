@@ -35,6 +35,11 @@ def _interruption(result: CallResult) -> list[str]:
         cause = f"idle timeout: no output for {options.idle_timeout:g} s"
     else:
         cause = f"overall timeout: the command ran for {options.max_time:g} s"
+    if result.job is not None:
+        return [
+            f"tmux-send: {cause}. The command was not interrupted: it runs on as job "
+            f"{result.job}, whose output and exit status are kept until read."
+        ]
     sent = " then ".join(result.signals_sent) or "nothing"
     in_repl = result.mode == "repl_eval"
     lines = [f"tmux-send: {cause}. Sent {sent} to {'the REPL' if in_repl else 'the command'}."]
@@ -94,6 +99,7 @@ def to_document(
         "stderr_merged": result.stderr_merged,
         "far": result.far,
         "shell_restarted": result.shell_restarted,
+        "job": result.job,
         "error": None,
         "error_code": None,
     }
@@ -146,6 +152,7 @@ def error_document(
         "stderr_merged": False,
         "far": None,
         "shell_restarted": False,
+        "job": None,
         "error": error.render(),
         "error_code": error.code,
         "stdout": error.partial_stdout.decode("utf-8", "replace"),

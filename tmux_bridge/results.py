@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
 Mode = Literal[
     "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",
-    "write", "read", "edit",
+    "write", "read", "edit", "job",
 ]  # fmt: skip
 TimeoutKind = Literal["idle", "overall"]
 
@@ -66,6 +66,8 @@ class RunOptions(NamedTuple):
     idle_timeout: float = 10.0  # without output before the command is interrupted
     max_time: float = 120.0  # in all, counting any wait for the pane's lock
     raw: bool = False  # output byte for byte, terminal control sequences kept
+    # at a timeout, interrupt the command, or let it run on as a job ("detach")
+    on_timeout: Literal["interrupt", "detach"] = "interrupt"
 
 
 def check_options(options: RunOptions) -> None:
@@ -146,6 +148,7 @@ class CallResult(NamedTuple):
     far: dict[str, str | int] | None = None
     stderr_merged: bool = False  # stderr could not be told from stdout
     input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
+    job: str | None = None  # the job a timed-out call became (``on_timeout`` "detach")
 
 
 class CheckResult(NamedTuple):
@@ -218,6 +221,7 @@ class CallRecord:
         self.far: dict[str, str | int] | None = None
         self.stderr_merged = False
         self.input_detected_by: str | None = None
+        self.job: str | None = None
 
     def freeze(self) -> CallResult:
         """The call as it ended: each field of :class:`CallResult` is the attribute of
@@ -227,3 +231,76 @@ class CallRecord:
             fields[name] = tuple(fields[name])
         status = exit_status(self.status, self.timed_out, self.cancelled)
         return CallResult(exit_status=status, **fields)
+
+
+JobState = Literal["running", "exited", "interrupted", "lost"]
+
+
+class JobResult(NamedTuple):
+    """A job (:meth:`tmux_bridge.api.Bridge.start_job`) as one call found it: its state,
+    and what this call read of its output (``stdout``/``stderr``: since the last read,
+    or all of it; empty for a call that reads nothing). ``stdout_bytes`` and
+    ``stderr_bytes`` are the totals kept so far, ``dropped_bytes`` what did not fit in
+    the job's spool. ``started`` and ``ended`` are ``time.time()`` values;
+    ``exit_status`` is ``None`` while it runs (and when it was lost). ``timed_out`` is
+    set when a wait for it timed out (the job runs on)."""
+
+    job: str
+    pane: str
+    target: str
+    command: str
+    state: str
+    exit_status: int | None
+    stdout: bytes
+    stderr: bytes
+    stdout_bytes: int
+    stderr_bytes: int
+    started: float
+    ended: float | None
+    dropped_bytes: int = 0
+    notes: tuple[str, ...] = ()
+    timed_out: TimeoutKind | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """What a command-line face exits with: 0 while the job runs, 124 when a wait
+        timed out, the job's own status once it ended, 125 when it was lost."""
+        if self.timed_out is not None:
+            return 124
+        if self.state == "running":
+            return 0
+        return 125 if self.exit_status is None else self.exit_status
+
+    def document(self, notes: list[str] | None = None) -> dict[str, Any]:
+        """The job document every face gives (``--json``, HTTP, MCP): times as ISO 8601,
+        output as text, with ``stdout_b64``/``stderr_b64`` beside it when not UTF-8."""
+        document: dict[str, Any] = {
+            "job": self.job,
+            "pane": self.pane,
+            "target": self.target,
+            "command": self.command,
+            "state": self.state,
+            "exit_status": self.exit_status,
+            "timed_out": self.timed_out,
+            "stdout_bytes": self.stdout_bytes,
+            "stderr_bytes": self.stderr_bytes,
+            "dropped_bytes": self.dropped_bytes,
+            "started": _iso(self.started),
+            "ended": None if self.ended is None else _iso(self.ended),
+        }
+        for name, data in (("stdout", self.stdout), ("stderr", self.stderr)):
+            try:
+                document[name] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                import base64
+
+                document[name] = data.decode("utf-8", "replace")
+                document[name + "_b64"] = base64.b64encode(data).decode("ascii")
+        document["notes"] = [*(notes or []), *self.notes]
+        return document
+
+
+def _iso(when: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(when))

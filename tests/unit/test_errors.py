@@ -42,6 +42,7 @@ from tmux_bridge.errors import (
     NoChecksumTool,
     NoInputBox,
     NoSuchAgent,
+    NoSuchJob,
     NoSuchPane,
     NotDelivered,
     PaneBusy,
@@ -268,6 +269,7 @@ CODE_CASES = [
     CodeCase("invalid-sender", InvalidSender, "invalid_sender", 2),
     CodeCase("inbox", InboxError, "inbox_error", 125),
     CodeCase("inbox-corrupt", InboxCorrupt, "inbox_corrupt", 125),
+    CodeCase("no-job", NoSuchJob, "no_such_job", 125),
 ]
 
 _EXAMPLES: dict[type[BridgeError], BridgeError] = {

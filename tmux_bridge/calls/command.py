@@ -45,7 +45,7 @@ from ..text.shells import (
     scratch_path,
 )
 from ..text.shells import typed_line as make_typed_line
-from .clock import CallClock, announce_waiting, cancelled, interrupt_reason
+from .clock import CallClock, Step, announce_waiting, cancelled, interrupt_reason
 from .frame import CallFrame, Notice, pane_call, shell_front
 from .respawn import respawn_after_exit
 from .waiting import PaneCall, Signal
@@ -203,6 +203,7 @@ class CommandCall(PaneCall):
         self.set_remain_on_exit = pane.remain_on_exit != "on"
         self.typed = False
         self.reading = True
+        self.detached = False  # the call became a job (on_timeout "detach")
         self.posix = _PosixRunnerWatch(pane.pid, self.runner_path) if kind == "posix" else None
 
     # --- setting up ------------------------------------------------------------------
@@ -255,6 +256,8 @@ class CommandCall(PaneCall):
         """Read both relays until both sentinels are in, interrupting on a timeout or a
         cancellation; then hand the rest over (or restart a shell the command ended)."""
         ending = self.wait_loop(deadline)
+        if ending == "detached":  # a job's keeper holds the call now
+            return
         if ending == "gone":
             respawn_after_exit(self.tmux, self.pane, self.record, self._drain_all)
             return
@@ -276,6 +279,24 @@ class CommandCall(PaneCall):
         if self.posix is not None and self.posix.cut_short():
             return "cut-short"
         return None
+
+    def take(self, step: Step, clock: CallClock, now: float) -> str | None:
+        """The clock's step; at a timeout with ``on_timeout`` "detach", the command runs
+        on as a job instead of being interrupted."""
+        if step == "interrupt" and self._detach():
+            return "detached"
+        return super().take(step, clock, now)
+
+    def _detach(self) -> bool:
+        """A timeout with ``on_timeout`` "detach": the command runs on as a job
+        (:mod:`tmux_bridge.calls.keeper`); True when it does."""
+        record = self.record
+        if record.options.on_timeout != "detach" or cancelled(record, self.cancel):
+            return False
+        from .keeper import detach
+
+        self.detached = detach(self) is not None
+        return self.detached
 
     def _poll(self, clock: CallClock) -> list[tuple[int, int]]:
         """Wait for relay data, the shell's exit, a cancellation or the next deadline."""
@@ -408,7 +429,15 @@ class CommandCall(PaneCall):
                 self.sinks[index](rest)
 
     def close(self) -> None:
-        """Put the pane's option back, close everything, remove the call's files."""
+        """Put the pane's option back, close everything, remove the call's files (a
+        call that became a job only closes its descriptors: its keeper does the rest)."""
+        if self.detached:
+            self.pidfd = close_fd(self.pidfd)
+            if self.mirror is not None:
+                self.mirror.close()
+            for relay in self.relays:
+                relay.close()
+            return
         if self.typed and self.set_remain_on_exit:
             self.tmux.run(
                 "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False

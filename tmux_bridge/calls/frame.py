@@ -8,6 +8,7 @@ parallel. Keys, typed text and the screen take no lock (see :mod:`tmux_bridge.pa
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
@@ -55,7 +56,8 @@ def pane_call(
     view = find_pane(target.tmux, target.session, target.pane)
     records = PaneDir(target.runtime_dir, target.tmux, view.pane.pane_id)
     try:
-        with records.locked(deadline, cancel, lambda: notice(lock_holder_note(records))) as waited:
+        refuse_if_job(records)
+        with records.locked(deadline, cancel, lambda: _lock_busy(records, notice)) as waited:
             if waited:
                 view = find_pane(target.tmux, target.session, view.pane.pane_id)
             front = pane_front(target.tmux, view.pane, records)
@@ -81,6 +83,22 @@ def shell_front(frame: CallFrame) -> LocalShell | FarShell:
     if front.gone is not None:
         frame.records.clear_repl()
     return front
+
+
+def refuse_if_job(records: PaneDir) -> None:
+    """Raise :class:`PaneBusy` naming the job when a job holds the pane
+    (:mod:`tmux_bridge.calls.jobs`); one ``stat`` when none does."""
+    if os.path.exists(records.file("job")):
+        from .jobs import refuse_if_job as refuse
+
+        refuse(records)
+
+
+def _lock_busy(records: PaneDir, notice: Notice) -> None:
+    """The lock is still busy after a while: a job that took the pane meanwhile is a
+    refusal, another call a notice."""
+    refuse_if_job(records)
+    notice(lock_holder_note(records))
 
 
 def lock_holder_note(records: PaneDir) -> str:

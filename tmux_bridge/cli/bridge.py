@@ -181,6 +181,7 @@ def status(as_json: bool) -> int:
         f"repl       {repl.name} (pid {repl.pid})" if repl else "repl       none",
         (
             f"tmux-send  pid {flight['pid']}, {flight['elapsed_s']} s: "
+            + (f"job {flight['job']}: " if flight.get("job") else "")
             + shorten(str(flight["command"]), 80)
             if flight
             else "tmux-send  idle"
@@ -295,6 +296,8 @@ def _panes_line(entry: PaneEntry) -> str:
         else ""
     )
     flight = "  (tmux-send call in flight)" if entry.in_flight else ""
+    if entry.in_flight and entry.in_flight.job:
+        flight = f"  (job {entry.in_flight.job} running)"
     mark = "*" if entry.bridge else " "
     platform = entry.platform or {}
     where = (

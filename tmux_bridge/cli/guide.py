@@ -24,6 +24,20 @@ they should see. For everything else, prefer running commands yourself.
 - Pagers do not wait for keys: PAGER, GIT_PAGER, MANPAGER, SYSTEMD_PAGER and PSQL_PAGER
   are `cat` for the command unless the person set them.
 
+## Long work: jobs
+For builds, installs, test suites or servers that may run long or stay quiet, start a
+job rather than raising --timeout:
+    tmux-send --background -- make -j8      # prints the job id once it runs; exit 0
+    tmux-send --job ID                      # what it printed since your last read
+    tmux-send --wait ID --timeout 600       # wait for it; exit with its status
+    tmux-send --kill ID                     # Ctrl-C, then Ctrl-\\
+    tmux-send --jobs                        # every job and its state
+--job exits 0 while the job runs, then with its status; reads never repeat or skip a
+byte (--all: everything). A --wait that times out exits 124 and leaves the job running.
+--on-timeout detach turns a call whose timeout fires into a job (exit 124, the id on
+stderr). While a job runs, its pane refuses other calls (pane_busy names the job): use
+another pane (`tmux-bridge split`).
+
 ## Several panes
 The person may keep several panes (an app server, a database shell, an ssh session).
     tmux-bridge panes                            # target, label, shell, what is in front
@@ -123,7 +137,8 @@ Agents in other tmux panes (claude, codex, gemini ...) are listed by
 If your client has the tmux-bridge MCP server (`tmux-bridge mcp`), its tools are the
 same calls: run, start_repl, evaluate, close_repl, send_keys, type_text, read_screen,
 status, list_panes, pane_info, read_file, write_file, edit_file, list_agents,
-send_prompt, send_message. Each returns the
---json document; output streams as progress; cancelling a call is Ctrl-C. A tool error
+send_prompt, send_message, and for jobs start_job, read_job, wait_job, kill_job,
+list_jobs. Each returns the --json document; output streams as progress; cancelling a
+call is Ctrl-C (cancelling wait_job leaves the job running). A tool error
 ends with its error_code (no_bridge: ask the person to start `tmux-bridge`).
 """

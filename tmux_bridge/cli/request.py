@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..errors import BridgeError
 from ..text.seams import json_text, visible, visible_lines
 from .common import FdSink
+from .send_jobs import JOB_MODES, job_call
 
 if TYPE_CHECKING:
     from ..api import Bridge
@@ -41,6 +42,8 @@ class SendRequest(NamedTuple):
     old: str | None = None
     new: str | None = None
     backup: bool = True
+    job: str | None = None  # --job, --wait, --kill ID
+    everything: bool = False  # --job ID --all
 
 
 class Output:
@@ -101,6 +104,8 @@ def call(request: SendRequest, output: Output) -> int:
         try:
             if request.mode == "--check":
                 return _check(bridge, request, words, output, cancel)
+            if request.mode in JOB_MODES:
+                return job_call(bridge, request, words, output, cancel)
             result = _HANDLERS[request.mode](bridge, request, words, output, cancel)
         except BridgeError as exc:
             return _failed(output, exc, request)
@@ -110,7 +115,7 @@ def call(request: SendRequest, output: Output) -> int:
 def _command(request: SendRequest) -> str | bytes | Sequence[str]:
     """Shell code (one argument, or stdin for ``-``), or the words of one command."""
     words = request.words
-    if request.mode in ("command", "--repl", "--check") and list(words) == ["-"]:
+    if request.mode in ("command", "--repl", "--check", "--background") and list(words) == ["-"]:
         return sys.stdin.buffer.read()
     if request.mode == "--repl":
         return " ".join(words)
@@ -280,7 +285,9 @@ def _report(output: Output, result: CallResult) -> int:
 
 def _result_hints(result: CallResult) -> list[str]:
     hints = []
-    if result.timed_out:
+    if result.timed_out and result.job:
+        hints.append(f"`tmux-send --wait {result.job}` waits for it; `--job` reads it on.")
+    elif result.timed_out:
         hints.append("Pass a larger --timeout or --max-time for slow commands.")
     if result.mode == "repl_eval" and not result.prompt_back:
         hints.append("To quit the REPL: tmux-send --close.")
@@ -315,6 +322,8 @@ def _error_hint(exc: BridgeError, request: SendRequest) -> str:
         return f"Pass --repl {repl} to use it, or --close to quit it first."
     if exc.code == "repl_not_open" and wanted:
         return f"Start it again with `tmux-send --repl {wanted} -- <command>`."
+    if exc.code == "pane_busy" and exc.pane and "job " in str(exc):
+        return "`tmux-send --wait ID` waits for the job; `tmux-bridge split` opens another pane."
     if exc.code in ("no_such_pane", "ambiguous_pane"):
         return "`tmux-bridge panes` lists the panes with their targets and labels."
     if exc.code == "lock_timeout":

@@ -70,12 +70,15 @@ Examples:
   tmux-send --write notes.txt < notes.txt
   tmux-send --read /etc/os-release
   tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'
+  tmux-send --background -- make -j8        # a job: prints its id
+  tmux-send --wait ID                       # its output; exits with its status
 
 \b
 Exit status:
   0-255  the command's own (128+N when a signal N killed it);
          in REPL mode 0, or 1 when the REPL reported an error
-  124    --timeout or --max-time fired (Ctrl-C, then Ctrl-\\ after 3 s)
+  124    --timeout or --max-time fired (Ctrl-C, then Ctrl-\\ after 3 s; with
+         --on-timeout detach the command runs on as a job; a --wait timed out)
   125    tmux-send could not run or finish the command, or could not
          write, read or edit the file (see stderr)
   2      bad usage
@@ -213,6 +216,36 @@ Exit status:
     is_flag=True,
     help="With --write or --edit: do not copy the old file to PATH.~N~.",
 )
+@click.option(
+    "--on-timeout",
+    type=click.Choice(["interrupt", "detach"]),
+    default="interrupt",
+    show_default=True,
+    help="What a timeout does to the command: interrupt it (Ctrl-C, then Ctrl-\\), or "
+    "detach: let it run on as a job (exit 124, the job id on stderr).",
+)
+@click.option(
+    "--background",
+    is_flag=True,
+    help="Start COMMAND as a job: print its id and exit once it runs; it runs on in the pane.",
+)
+@click.option(
+    "--job",
+    "job_id",
+    metavar="ID",
+    help="Print what job ID printed since the last --job of it, and its state; exit 0 "
+    "while it runs, then with its status.",
+)
+@click.option("--all", "everything", is_flag=True, help="With --job: all of its output.")
+@click.option(
+    "--wait",
+    "wait_id",
+    metavar="ID",
+    help="Wait until job ID ends, printing its output; exit with its status (124 when "
+    "--timeout or --max-time fires first: the job runs on).",
+)
+@click.option("--kill", "kill_id", metavar="ID", help="Interrupt job ID (Ctrl-C, then Ctrl-\\).")
+@click.option("--jobs", "list_jobs", is_flag=True, help="List the jobs and their states.")
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -232,9 +265,14 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     files["--edit"] = params["edit_path"]
     repl_name, command = params["repl_name"], params["command"]
     prompt, template = params["prompt"], params["eval_template"]
+    jobs = {
+        "--background": params["background"], "--job": params["job_id"] is not None,
+        "--wait": params["wait_id"] is not None, "--kill": params["kill_id"] is not None,
+        "--jobs": params["list_jobs"],
+    }  # fmt: skip
     mode = _mode(
         repl_name, params["close"], params["keys"], params["type_text"], params["screen"],
-        params["info"], files,
+        params["info"], {**files, **jobs},
     )  # fmt: skip
     if params["check"]:
         if mode != "command":
@@ -244,10 +282,13 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     _check_combinations(mode, prompt, template, enter, allow_control, lines, command)
     old, new, no_backup = params["old"], params["new"], params["no_backup"]
     _check_file_options(mode, old, new, no_backup)
-    options = RunOptions(params["timeout"], params["max_time"], params["raw"])
+    job_id = params["job_id"] or params["wait_id"] or params["kill_id"]
+    _check_job_options(mode, params["everything"], params["on_timeout"])
+    options = RunOptions(params["timeout"], params["max_time"], params["raw"], params["on_timeout"])
     return SendRequest(
         mode, command, options, repl_name, prompt, template, params["type_text"], enter,
         allow_control, lines or 0, params["pane"], files.get(mode), old, new, not no_backup,
+        job_id, params["everything"],
     )  # fmt: skip
 
 
@@ -258,7 +299,7 @@ def _mode(
     type_text: str | None,
     screen: bool,
     info: bool,
-    files: dict[str, str | None],
+    files: dict[str, str | bool | None],
 ) -> str:
     modes = [
         name
@@ -269,7 +310,7 @@ def _mode(
             ("--type", type_text is not None),
             ("--screen", screen),
             ("--info", info),
-            *((flag, path is not None) for flag, path in files.items()),
+            *((flag, path not in (None, False)) for flag, path in files.items()),
         )
         if on
     ]
@@ -293,15 +334,23 @@ def _check_combinations(
         raise click.UsageError("--enter and --allow-control go with --type TEXT")
     if lines is not None and mode != "--screen":
         raise click.UsageError("--lines goes with --screen")
-    if mode in ("--close", "--type", "--screen", "--info", *_FILE_MODES) and command:
+    if mode in ("--close", "--type", "--screen", "--info", *_FILE_MODES, *_JOB_IDS) and command:
         raise click.UsageError(f"{mode} takes no COMMAND")
     if mode == "--keys" and not command:
         raise click.UsageError("--keys needs at least one key name, e.g. --keys Enter")
-    if mode in ("command", "--repl", "--check") and not command:
+    if mode in ("command", "--repl", "--check", "--background") and not command:
         raise click.UsageError("no COMMAND given (put it after --, or - to read it from stdin)")
 
 
 _FILE_MODES = ("--write", "--read", "--edit")
+_JOB_IDS = ("--job", "--wait", "--kill", "--jobs")
+
+
+def _check_job_options(mode: str, everything: bool, on_timeout: str) -> None:
+    if everything and mode != "--job":
+        raise click.UsageError("--all goes with --job ID")
+    if on_timeout != "interrupt" and mode != "command":
+        raise click.UsageError("--on-timeout goes with a command (not with " + mode + ")")
 
 
 def _check_file_options(mode: str, old: str | None, new: str | None, no_backup: bool) -> None:

@@ -63,6 +63,37 @@ class ResultDocument(BaseModel):
     info: dict[str, Any] | None = Field(None, description="pane_info: the platform")
 
 
+class JobDocument(BaseModel):
+    """A job (``tmux-send --job ID --json``): its state and what this call read of it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    job: str = Field(description="the job's id, for read_job, wait_job and kill_job")
+    pane: str
+    target: str
+    command: str
+    state: str = Field(description="running, exited, interrupted (killed, Ctrl-C) or lost")
+    exit_status: int | None = Field(description="the command's own; null while it runs")
+    timed_out: str | None = Field(description="a wait_job that gave up: the job runs on")
+    stdout: str = Field(description="this read's output: new since the last read")
+    stderr: str
+    stdout_bytes: int = Field(description="the job's stdout so far, in bytes")
+    stderr_bytes: int
+    dropped_bytes: int = Field(description="output beyond the spool's 1 GiB, not kept")
+    started: str
+    ended: str | None
+    notes: list[str]
+
+
+class JobsDocument(BaseModel):
+    """Every job (``tmux-send --jobs --json``), as ``jobs``."""
+
+    jobs: list[dict[str, Any]] = Field(
+        description="each job's document without output: job, pane, command, state, "
+        "exit_status, stdout_bytes, stderr_bytes, started, ended"
+    )
+
+
 class StatusDocument(BaseModel):
     """What ``tmux-bridge status --json`` prints."""
 

@@ -210,6 +210,62 @@ TOOLS: tuple[ToolText, ...] = (
         "sees messages with `tmux-bridge inbox` and a notice on their status line.",
     ),
 )
+JOB_TOOLS: tuple[ToolText, ...] = (
+    ToolText(
+        "start_job",
+        False,
+        True,
+        "Start a job in the person's terminal",
+        "Start a shell command as a job: it runs on in the pane (the person watches it) "
+        "after this returns, which is once it runs. Returns the job document; its job is "
+        "the id read_job, wait_job and kill_job take. Use it for builds, installs, test "
+        "suites and servers, anything that may run long or stay quiet, instead of run with "
+        "a long timeout. While it runs the pane refuses other calls (pane_busy names the "
+        "job): use another pane. max_time is how long to wait for the pane. "
+        + PANE
+        + " "
+        + NO_BRIDGE,
+    ),
+    ToolText(
+        "read_job",
+        True,
+        False,
+        "Read a job's new output",
+        "A job's state and what it printed since the last read of it (all: everything "
+        "from the start): stdout and stderr apart, exact; every byte is handed out once. "
+        "exit_status is null while it runs, then the command's own. The person watches the "
+        "job run in their tmux-bridge pane.",
+    ),
+    ToolText(
+        "wait_job",
+        True,
+        False,
+        "Wait for a job to end",
+        "Wait until a job ends and return what it printed that was not read yet; new "
+        "output arrives as progress notifications. timeout (seconds without new output) "
+        "and max_time end the wait, not the job (timed_out says so; wait again). "
+        "Cancelling the call leaves the job running in the tmux-bridge pane.",
+    ),
+    ToolText(
+        "kill_job",
+        False,
+        True,
+        "Interrupt a job",
+        "Interrupt a job as a timeout would (Ctrl-C, then Ctrl-\\ after 3 s) and return it "
+        "once it ended (state interrupted), as the person would with Ctrl-C in their "
+        "tmux-bridge pane. A job that ended already is returned as it is.",
+    ),
+    ToolText(
+        "list_jobs",
+        True,
+        False,
+        "List the jobs",
+        "Every job known in the runtime directory, oldest first, without output: id, pane, "
+        "command, state, exit status, bytes so far, start and end: what `tmux-send --jobs` "
+        "shows the person of their tmux-bridge panes. Changes nothing.",
+    ),
+)
+TOOLS = TOOLS + JOB_TOOLS
 TOOL_NAMES = tuple(tool.name for tool in TOOLS)
 READ_ONLY = frozenset(tool.name for tool in TOOLS if tool.read_only)
 
@@ -229,9 +285,10 @@ INSTRUCTIONS = (
 ADVICE = {
     "no_bridge": "Tell the person to start it by running `tmux-bridge` in their own "
     "terminal (do not try to start it yourself), then call the tool again.",
-    "pane_busy": "Look with read_screen. Answer what the program asks with type_text or "
-    "send_keys, or ask the person to finish or stop it; interrupt it (send_keys C-c) "
-    "only if it is yours or the person agrees.",
+    "pane_busy": "If a job runs there (the message names it), wait_job waits for it; "
+    "use another pane meanwhile. Otherwise look with read_screen. Answer what the "
+    "program asks with type_text or send_keys, or ask the person to finish or stop it; "
+    "interrupt it (send_keys C-c) only if it is yours or the person agrees.",
     "half_typed_line": "The person has typed at the prompt and not run it: ask them to run "
     "or clear their line; do not clear it yourself.",
     "pane_not_at_prompt": "Ask the person to bring the pane back to a shell prompt "
@@ -241,6 +298,7 @@ ADVICE = {
     "lock_timeout": "Another call holds the pane; call again later, or pass a larger "
     "max_time to wait longer.",
     "no_such_pane": "list_panes shows the panes with their targets and labels.",
+    "no_such_job": "list_jobs shows the jobs that are known.",
     "ambiguous_pane": "list_panes shows the panes with their targets and labels; name the "
     "pane by its id (%N).",
     "repl_not_open": "Start it with start_repl first.",

@@ -22,12 +22,14 @@ from ..api import NO_ORIGIN, Bridge, Origin
 from ..cancel import Cancel
 from ..errors import BridgeError, InvalidRequest
 from ..report import error_document, to_document
-from ..results import CallResult, RunOptions
+from ..results import CallResult, JobResult, RunOptions
 from ..target import Target
 from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
 from .progress import Calls, Key, Live, Report, in_thread
 from .schemas import (
     AgentsDocument,
+    JobDocument,
+    JobsDocument,
     MessageDocument,
     PanesDocument,
     ReceiptDocument,
@@ -49,6 +51,8 @@ MODES = {  # the mode an error document names, as the result's would
     "read_screen": "screen", "pane_info": "command", "read_file": "read",
     "write_file": "write", "edit_file": "edit", "status": "status", "list_panes": "panes",
     "list_agents": "agents", "send_prompt": "prompt", "send_message": "message",
+    "start_job": "job", "read_job": "job", "wait_job": "job", "kill_job": "job",
+    "list_jobs": "job",
 }  # fmt: skip
 
 Pane = Annotated[
@@ -397,12 +401,96 @@ class Tools:
         return await self._call(ctx, "edit_file", path, pane, make, max_output)
 
 
+JobId = Annotated[
+    str, Field(min_length=1, max_length=64, description="The job's id, as start_job gave it.")
+]
+JobReply = Annotated[CallToolResult, JobDocument]
+
+
+class JobTools(Tools):
+    """The tools for jobs: commands that run on after the call that started them."""
+
+    async def start_job(
+        self,
+        command: Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)],
+        ctx: Ctx,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+    ) -> JobReply:
+        options = RunOptions(max_time=max_time)
+        return await self._job(
+            ctx, "start_job", command, pane, lambda b, _c: b.start_job(command, options)
+        )
+
+    async def read_job(
+        self,
+        job: JobId,
+        ctx: Ctx,
+        all: Annotated[bool, Field(description="Everything from the start.")] = False,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> JobReply:
+        return await self._job(
+            ctx, "read_job", job, None, lambda b, _c: b.job(job, everything=all), max_output
+        )
+
+    async def wait_job(
+        self,
+        job: JobId,
+        ctx: Ctx,
+        timeout: Annotated[
+            float, Field(gt=0, le=MAX_SECONDS, description="Seconds without new output.")
+        ] = 60.0,
+        max_time: MaxTime = MAX_TIME,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> JobReply:
+        options, live = RunOptions(timeout, max_time), Live(_reporter(ctx))
+
+        def make(bridge: Bridge, cancel: Cancel) -> JobResult:
+            result = bridge.wait_job(job, options, stdout=live.out, stderr=live.err, cancel=cancel)
+            return result._replace(stdout=bytes(live.stdout), stderr=bytes(live.stderr))
+
+        return await self._job(ctx, "wait_job", job, None, make, max_output, live)
+
+    async def kill_job(self, job: JobId, ctx: Ctx) -> JobReply:
+        return await self._job(ctx, "kill_job", job, None, lambda b, _c: b.kill_job(job))
+
+    async def list_jobs(self, ctx: Ctx) -> Annotated[CallToolResult, JobsDocument]:
+        return await self._plain(
+            ctx, "list_jobs", None, lambda bridge: {"jobs": [j.document() for j in bridge.jobs()]}
+        )
+
+    async def _job(
+        self,
+        ctx: Ctx,
+        tool: str,
+        shown: str,
+        pane: str | None,
+        make: Callable[[Bridge, Cancel], JobResult],
+        max_output: int = DEFAULT_CAP,
+        live: Live | None = None,
+    ) -> CallToolResult:
+        """One job call; its document, each stream capped (the totals kept)."""
+        bridge = self._bridge(ctx, pane)
+        try:
+            result = await in_thread(
+                self.calls, lambda cancel: make(bridge, cancel), live, http_key(ctx)
+            )
+        except BridgeError as exc:
+            return failure(exc, tool, shown, [])
+        document = result.document()
+        for name, data in (("stdout", result.stdout), ("stderr", result.stderr)):
+            total = document[name + "_bytes"]
+            cap_stream(document, name, data, max_output, self.base.runtime_dir)
+            document[name + "_bytes"] = total
+        return success(document)
+
+
 Agent = Annotated[str, Field(min_length=1, max_length=128, description="A name from list_agents.")]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)]
 Wait = Annotated[float, Field(gt=0, le=MAX_SECONDS, description="Seconds to wait at most.")]
 
 
-class AgentTools(Tools):
+class AgentTools(JobTools):
     """The tools for agents talking to agents."""
 
     async def list_agents(self, ctx: Ctx) -> Annotated[CallToolResult, AgentsDocument]:

@@ -45,13 +45,16 @@ class InFlight(NamedTuple):
     pid: int
     since: float  # time.time()
     command: str
+    job: str | None = None  # the job whose keeper holds the pane (docs/jobs.md)
 
     def document(self) -> dict[str, object]:
-        """The call as ``status`` and ``panes`` show it: pid, seconds so far, command."""
+        """The call as ``status`` and ``panes`` show it: pid, seconds so far, command,
+        and the job it is (null for a call)."""
         return {
             "pid": self.pid,
             "elapsed_s": round(time.time() - self.since, 1),
             "command": self.command,
+            "job": self.job,
         }
 
 
@@ -164,7 +167,13 @@ class PaneDir:
             record = InFlight(int(pid), float(since), command)
         except (OSError, ValueError):
             return None
-        return record if os.path.exists(f"/proc/{record.pid}") else None
+        if not os.path.exists(f"/proc/{record.pid}"):
+            return None
+        try:  # a job's keeper holds the pane: which job (calls/jobs.py writes the file)
+            with open(self.file("job"), encoding="ascii") as f:
+                return record._replace(job=f.read().strip() or None)
+        except (OSError, ValueError):
+            return record
 
     def clear_inflight(self) -> None:
         remove_quietly(self.file(INFLIGHT_FILE))

@@ -16,7 +16,7 @@ from ..api import Bridge
 from ..cancel import Cancel
 from ..errors import BridgeError
 from ..report import error_document, to_document
-from ..results import CallResult, RunOptions
+from ..results import CallResult, JobResult, RunOptions
 from ..target import Target
 from .contract import DEFAULT_LINES, DEFAULT_WAIT_MS, Request, reply, screen_matcher
 
@@ -184,6 +184,45 @@ def _screen(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str
     )
 
 
+def _job_reply(request: Request, bridge: Bridge, result: JobResult) -> dict[str, Any]:
+    """A job's document (``tmux-send --json`` of the job modes) as ``metadata.result``,
+    its stdout as ``output``."""
+    document = result.document()
+    return reply(
+        request.action,
+        session=bridge.target.session,
+        output=document["stdout"],
+        metadata={"result": document},
+    )
+
+
+def _start_job(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
+    bridge = backend.bridge(request)
+    command = request.command if isinstance(request.command, str) else list(request.command or ())
+    return _job_reply(request, bridge, bridge.start_job(command, _run_options(request)))
+
+
+def _job(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
+    bridge = backend.bridge(request)
+    return _job_reply(request, bridge, bridge.job(str(request.job), everything=request.all))
+
+
+def _wait_job(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge = backend.bridge(request)
+    result = bridge.wait_job(str(request.job), _run_options(request), cancel=cancel)
+    return _job_reply(request, bridge, result)
+
+
+def _kill_job(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
+    bridge = backend.bridge(request)
+    return _job_reply(request, bridge, bridge.kill_job(str(request.job)))
+
+
+def _jobs(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
+    found = backend.bridge(request).jobs()
+    return reply(request.action, metadata={"jobs": [job.document() for job in found]})
+
+
 def error_metadata(request: Request, error: BridgeError) -> dict[str, Any]:
     """For a call that types into the pane and was refused: its error document (the
     same as ``tmux-send --json`` gives) as ``result``; nothing for other actions."""
@@ -223,4 +262,9 @@ HANDLERS: dict[str, Handler] = {
     "close_repl": _close_repl,
     "status": _status,
     "screen": _screen,
+    "start_job": _start_job,
+    "job": _job,
+    "wait_job": _wait_job,
+    "kill_job": _kill_job,
+    "jobs": _jobs,
 }

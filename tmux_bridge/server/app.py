@@ -43,7 +43,10 @@ from .contract import (
 # Actions that may wait long (a command, a REPL, wait_for) get their own threads, so that
 # however many of them wait (on a pane's lock, say), the quick ones (keys to answer a
 # prompt, a capture) still find a thread.
-SLOW_ACTIONS = frozenset({"run", "start_repl", "evaluate", "close_repl", "send_and_capture"})
+SLOW_ACTIONS = frozenset(
+    {"run", "start_repl", "evaluate", "close_repl", "send_and_capture", "start_job", "wait_job"}
+    | {"kill_job"}
+)
 SLOW_WORKERS = 32
 QUICK_WORKERS = 8
 COMPILE_WORKERS = 2  # wait_for compiled off the event loop (milliseconds each)

@@ -28,7 +28,8 @@ CONTRACT_ACTIONS = (
     "kill_session",
 )
 EXTRA_ACTIONS = ("run", "start_repl", "evaluate", "close_repl", "status", "screen")
-ACTIONS = CONTRACT_ACTIONS + EXTRA_ACTIONS
+JOB_ACTIONS = ("start_job", "job", "wait_job", "kill_job", "jobs")  # docs/jobs.md
+ACTIONS = CONTRACT_ACTIONS + EXTRA_ACTIONS + JOB_ACTIONS
 
 MAX_BODY = 256 * 1024  # bytes of one request body
 MAX_TEXT = 8000  # characters of literal input
@@ -69,6 +70,8 @@ class Request(NamedTuple):
     raw: bool = False
     name: str | None = None
     code: str | None = None
+    job: str | None = None  # a job's id (start_job gives it)
+    all: bool = False  # job: all of its output, not what is new
     matcher: Callable[[str], bool] | None = None
 
 
@@ -189,6 +192,8 @@ FIELDS: dict[str, Parser] = {
     "raw": _boolean,
     "name": _string(MAX_NAME),
     "code": _string(MAX_COMMAND),
+    "job": _string(MAX_NAME),
+    "all": _boolean,
 }
 
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -199,6 +204,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "run": ("command",),
     "start_repl": ("name", "command"),
     "evaluate": ("name", "code"),
+    "start_job": ("command",),
+    "job": ("job",),
+    "wait_job": ("job",),
+    "kill_job": ("job",),
 }
 
 

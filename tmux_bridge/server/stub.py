@@ -21,6 +21,7 @@ from typing import Any
 from ..cancel import Cancel
 from ..errors import (
     Cancelled,
+    InvalidRequest,
     NoBridgeSession,
     NoSuchPane,
     ReplMismatch,
@@ -39,7 +40,14 @@ from ..results import (
     new_call_id,
 )
 from ..rules import check_repl_name
-from .contract import DEFAULT_LINES, DEFAULT_WAIT_MS, Request, reply, screen_matcher
+from .contract import (
+    DEFAULT_LINES,
+    DEFAULT_WAIT_MS,
+    JOB_ACTIONS,
+    Request,
+    reply,
+    screen_matcher,
+)
 
 PROMPT = "$ "
 HEIGHT = 24  # rows of the simulated screen
@@ -101,6 +109,11 @@ class StubBackend:
         return {"session": self.default}
 
     def handle(self, request: Request, cancel: Cancel) -> dict[str, Any]:
+        if request.action in JOB_ACTIONS:
+            raise InvalidRequest(
+                f"{request.action}: the stub runs no jobs (it has no shell); serve without "
+                "--mode stub to use jobs."
+            )
         if request.action in ("send_and_capture", "run", "start_repl", "evaluate", "close_repl"):
             return _SLOW[request.action](self, request, cancel)
         with self.lock:

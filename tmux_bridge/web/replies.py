@@ -22,6 +22,7 @@ HTTP_STATUS: dict[str, int] = {
     "not_found": 404,
     "no_bridge": 404,
     "no_such_pane": 404,
+    "no_such_job": 404,
     "session_closed": 404,
     "method_not_allowed": 405,
     "wait_timeout": 408,

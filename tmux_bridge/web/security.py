@@ -37,7 +37,7 @@ ROLE = "tmux_bridge.role"  # scope key: "full", "read" (the read-only token) or 
 PUBLIC_PATHS = ("/health", "/", "/view.js", "/view.css")  # no token (/health says less)
 PUBLIC_PREFIXES = ("/vendor/",)  # the browser view's third-party files
 DEFAULT_WS_ORIGINS = ("localhost:*",)  # besides the page's own origin
-READING_ACTIONS = frozenset({"list_sessions", "capture_pane", "status", "screen"})
+READING_ACTIONS = frozenset({"list_sessions", "capture_pane", "status", "screen", "jobs"})
 
 
 class Gates(NamedTuple):

@@ -1,0 +1,101 @@
+"""The jobs measurement (issue 22): starting a job (``tmux-send --background -- true``)
+against a normal ``tmux-send -- true``; ``--job`` on an idle job (a ``sleep`` in a second
+pane) against a normal call; and ``seq 1 N`` started as a job and read in one ``--wait``
+(md5 checked) against the same command typed into the pane and awaited on its stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from measures import (
+    Config,
+    Outcome,
+    ShellState,
+    Step,
+    interleaved,
+    seq_md5,
+    short,
+    timed_send,
+    to_ms,
+)
+from results import Metric, count_ok, ratio
+from tmuxserver import BenchError, Pane
+
+
+def jobs(state: ShellState, cfg: Config) -> Outcome:
+    pane = state.pane
+    lines = cfg.throughput_lines
+    command = f"seq 1 {lines}"
+    expected = seq_md5(lines)
+    matches: list[bool] = []
+
+    def start() -> float:
+        elapsed, out = timed_send(pane, "--background", "--", "true")
+        pane.send("--wait", out.decode().strip())  # the pane is free again
+        return elapsed
+
+    def waited() -> float:
+        began = time.perf_counter()
+        _, out = timed_send(pane, "--background", "--", command)
+        result = pane.send("--wait", out.decode().strip(), "--timeout", "120", timeout=300)
+        elapsed = time.perf_counter() - began
+        matches.append(hashlib.md5(result.stdout).hexdigest() == expected)
+        return elapsed
+
+    with _idle_job(pane) as idle:
+        steps: dict[str, Step] = {
+            "true": lambda: timed_send(pane, "--", "true")[0],
+            "start": start,
+            "read": lambda: timed_send(pane, "--job", idle)[0],
+            "wait": waited,
+            "pane": lambda: pane.round_trip(command),
+        }
+        s = interleaved(pane, steps, cfg.runs)
+    return _figures(pane.shell, s, short(lines), matches)
+
+
+def _figures(
+    shell: str, s: dict[str, list[float]], label: str, matches: list[bool]
+) -> list[Metric]:
+    true = Metric("jobs", shell, "tmux-send -- true", "ms", to_ms(s["true"]))
+    start = Metric("jobs", shell, "tmux-send --background -- true", "ms", to_ms(s["start"]))
+    read = Metric("jobs", shell, "tmux-send --job ID (idle job)", "ms", to_ms(s["read"]))
+    wait = Metric("jobs", shell, f"job seq 1 {label}: start + --wait", "ms", to_ms(s["wait"]))
+    own = Metric("jobs", shell, f"seq 1 {label} in the pane", "ms", to_ms(s["pane"]))
+    return [
+        true,
+        start,
+        read,
+        wait,
+        own,
+        ratio("jobs", shell, "--background / -- true", start, true).at_most(1.5),
+        ratio("jobs", shell, "--job (idle) / -- true", read, true).at_most(1.0),
+        ratio("jobs", shell, "job + --wait / pane", wait, own).at_most(1.3),
+        count_ok("jobs", shell, "--wait stdout md5 == local seq md5", matches[1:]),
+    ]
+
+
+@contextmanager
+def _idle_job(pane: Pane) -> Iterator[str]:
+    """A job that prints nothing, in a second pane beside the bench pane; its id."""
+    other = pane.tmux("split-window", "-d", "-t", pane.target, "-P", "-F", "#{pane_id}").strip()
+    job = ""
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            result = pane.send("-p", other, "--background", "--", "sleep", "3600", timeout=30)
+            if result.returncode == 0:
+                job = result.stdout.decode().strip()
+                break
+            if time.monotonic() > deadline:
+                raise BenchError(f"pane {other} did not take a job: {result.stderr!r}")
+            time.sleep(0.1)  # its shell is still starting: nothing to wait on but a retry
+        yield job
+    finally:
+        if job:
+            pane.send("--kill", job)
+        pane.tmux("kill-pane", "-t", other, check=False)

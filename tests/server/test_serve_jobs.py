@@ -1,0 +1,65 @@
+"""The job actions over HTTP on a real pane: start a job, read it in pieces, wait for it,
+list and kill jobs; a job in the pane refuses ``run`` with ``pane_busy`` naming it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..support.pane import TestPane
+from ..support.serve import Server
+
+pytestmark = pytest.mark.tmux
+
+
+def _result(server: Server, **fields: Any) -> dict[str, Any]:
+    response = server.post(**fields)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["metadata"]["result"]
+    return result
+
+
+def test_a_job_over_http(server: Server, pane: TestPane) -> None:
+    pane.wait_for_prompt()
+    go = pane.root / "go-http"
+    wait = f"while [ ! -e {go} ]; do sleep 0.05; done"
+    command = ["sh", "-c", f"echo one; echo two >&2; {wait}; echo three; exit 4"]
+    started = _result(server, action="start_job", command=command)
+    job = started["job"]
+    try:
+        _read_and_wait(server, pane, job, started)
+    finally:
+        go.write_text("")  # the job ends even when the test failed: the pane is shared
+        _result(server, action="wait_job", job=job, timeout_ms=60_000)
+        go.unlink()
+
+
+def _read_and_wait(server: Server, pane: TestPane, job: str, started: dict[str, Any]) -> None:
+    go = pane.root / "go-http"
+    assert (started["state"], started["exit_status"]) == ("running", None)
+    refused = server.post(action="run", command="true")
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["metadata"]["error_code"] == "pane_busy"
+    assert job in refused.json()["error"]
+    pane.wait_for(
+        lambda: _result(server, action="job", job=job, all=True)["stderr"] == "two\n", "two"
+    )
+    go.write_text("")
+    ended = _result(server, action="wait_job", job=job, timeout_ms=60_000)
+    assert (ended["state"], ended["exit_status"], ended["timed_out"]) == ("exited", 4, None)
+    assert ended["stdout"] == "one\nthree\n" and ended["stderr"] == "two\n"
+    listed = server.post(action="jobs").json()["metadata"]["jobs"]
+    assert job in [entry["job"] for entry in listed]
+
+
+def test_kill_and_wait_timeout_over_http(server: Server, pane: TestPane) -> None:
+    pane.wait_for_prompt()
+    job = _result(server, action="start_job", command="sleep 60")["job"]
+    waited = _result(server, action="wait_job", job=job, timeout_ms=200)
+    assert (waited["timed_out"], waited["state"]) == ("idle", "running")
+    killed = _result(server, action="kill_job", job=job)
+    assert (killed["state"], killed["exit_status"]) == ("interrupted", 130)
+    unknown = server.post(action="job", job="0123456789")
+    assert unknown.status_code == 404
+    assert unknown.json()["metadata"]["error_code"] == "no_such_job"
