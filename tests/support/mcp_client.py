@@ -23,9 +23,11 @@ T = TypeVar("T")
 ALL_TOOLS = [
     "run", "start_repl", "evaluate", "close_repl", "send_keys", "type_text", "read_screen",
     "status", "list_panes", "pane_info", "read_file", "write_file", "edit_file",
-    "list_agents", "send_prompt", "send_message",
+    "read_output", "list_agents", "send_prompt", "send_message",
 ]  # fmt: skip
-READ_ONLY = {"read_screen", "status", "list_panes", "pane_info", "read_file", "list_agents"}
+READ_ONLY = {
+    "read_screen", "status", "list_panes", "pane_info", "read_file", "read_output", "list_agents",
+}  # fmt: skip
 SLEEPER = "sh -c 'echo started; exec sleep 30'"
 
 

@@ -6,6 +6,7 @@ Expected values are worked out by hand in the comments, not taken from the code.
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
@@ -50,6 +51,7 @@ def test_thousands_are_grouped() -> None:
         (Limits(first=3, last=2), b"a\nb\nc\nd\ne"),  # the last one unended
         (Limits(max_bytes=10), b"0123456789"),  # exactly the cap
         (Limits(first=1, last=1, max_bytes=4), b"a\nb\n"),
+        (Limits(first=3, last=2, max_bytes=10), b"1\n2\n3\n4\n5\n"),  # head budget ends in a line
         (Limits(), b"x" * 100_000),
         (Limits(first=5), b""),
     ],
@@ -148,3 +150,23 @@ def test_head_and_tail_around_the_cut_are_the_whole_stream() -> None:
     assert hashlib.sha256(fitted.head + middle + fitted.tail).digest() == (
         hashlib.sha256(SEQ_200).digest()
     )
+
+
+def test_cut_exactly_when_it_does_not_fit() -> None:
+    rng = random.Random(23)
+    for _ in range(3000):
+        data = bytes(rng.choice(b"ab\n\xc3\xa9") for _ in range(rng.randint(0, 40)))
+        limits = Limits(
+            rng.choice([None, 0, 1, 3]), rng.choice([None, 0, 1, 3]), rng.choice([None, 0, 5, 20])
+        )
+        first, last = limits.lines()
+        cap = len(data) if limits.max_bytes is None else limits.max_bytes
+        fits = count_lines(data) <= first + last and len(data) <= cap
+        stream = StreamFit(limits)
+        for start in range(0, len(data), 3):
+            stream.feed(data[start : start + 3])
+        fitted = stream.finish()
+        assert fitted == fit(data, limits)
+        assert fitted.truncated == (not fits), (data, limits)
+        assert len(fitted.head) + fitted.cut_bytes + len(fitted.tail) == len(data)
+        assert len(fitted.head) + len(fitted.tail) <= cap

@@ -24,11 +24,12 @@ from ..errors import BridgeError, InvalidRequest
 from ..report import error_document, to_document
 from ..results import CallResult, RunOptions
 from ..target import Target
-from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
+from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP
 from .progress import Calls, Key, Live, Report, in_thread
 from .schemas import (
     AgentsDocument,
     MessageDocument,
+    OutputPageDocument,
     PanesDocument,
     ReceiptDocument,
     ResultDocument,
@@ -49,6 +50,7 @@ MODES = {  # the mode an error document names, as the result's would
     "read_screen": "screen", "pane_info": "command", "read_file": "read",
     "write_file": "write", "edit_file": "edit", "status": "status", "list_panes": "panes",
     "list_agents": "agents", "send_prompt": "prompt", "send_message": "message",
+    "read_output": "output",
 }  # fmt: skip
 
 Pane = Annotated[
@@ -72,8 +74,9 @@ MaxOutput = Annotated[
     Field(
         ge=MIN_CAP,
         le=MAX_CAP,
-        description="Bytes of each of stdout and stderr in the result; beyond it the head and "
-        "tail are kept and the whole stream is saved in a file (stdout_file).",
+        description="Bytes of the whole result (its JSON text) at most; beyond it stdout and "
+        "stderr keep their head and tail around a cut line, and the whole stream is saved in "
+        "a file (stdout_file, stderr_file) that read_output pages through.",
     ),
 ]
 Code = Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)]
@@ -165,8 +168,7 @@ class Tools:
         out = bytes(live.stdout) if live is not None else result.stdout or b""
         err = bytes(live.stderr) if live is not None else result.stderr or b""
         document = to_document(result, stdout=out, stderr=err, notes=notes)
-        for name, data in (("stdout", out), ("stderr", err)):
-            cap_stream(document, name, data, max_output, self.base.runtime_dir)
+        bridge.fit_document_within(document, {"stdout": out, "stderr": err}, max_output)
         return success(document)
 
     async def _plain(
@@ -336,6 +338,42 @@ class Tools:
         if not result.is_error and isinstance(result.structured_content, dict):
             return success({**result.structured_content, "info": facts})
         return result
+
+    async def read_output(
+        self,
+        ctx: Ctx,
+        output: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="A stdout_file or stderr_file path, or a call's id (ID for its "
+                "stdout, ID.stderr).",
+            ),
+        ],
+        offset: Annotated[int, Field(ge=0, description="The first line (from 0).")] = 0,
+        limit: Annotated[int, Field(ge=1, le=100_000, description="Lines at most.")] = 200,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Annotated[CallToolResult, OutputPageDocument]:
+        bridge = self._bridge(ctx, None)
+
+        def page(_cancel: Cancel) -> dict[str, Any]:
+            found = bridge.read_output(output, offset, limit)
+            text = found.data.decode("utf-8", "replace")
+            cut = len(text) > max_output // 2  # a page of very long lines
+            return {
+                "path": found.path, "offset": found.offset, "lines": found.lines,
+                "total_lines": found.total_lines, "total_bytes": found.total_bytes,
+                "more": found.more,
+                "next_offset": found.offset + found.lines if found.more else None,
+                "text": text[: max_output // 2] if cut else text, "text_cut": cut,
+            }  # fmt: skip
+
+        try:
+            document = await in_thread(self.calls, page)
+        except BridgeError as exc:
+            return failure(exc, "read_output", output, [])
+        return success(document)
 
     # --- files ---------------------------------------------------------------------------
 

@@ -190,7 +190,15 @@ class StreamFit:
         start = max(start, len(self.ring) - max(self.max_bytes - len(self.head), 0))
         return _char_after(self.ring, start)
 
+    def _fits(self) -> bool:
+        """Whether the stream so far is short enough to be shown whole."""
+        lines = self.newlines + (0 if self.ends_with_newline or not self.total else 1)
+        return self.total <= self.max_bytes and lines <= self.first + self.last
+
     def _trim(self) -> None:
+        if self._fits():  # shown whole unless more comes
+            self._trimmed_at = len(self.ring)
+            return
         start = self._tail_start()
         if start:
             self.dropped_bytes += start
