@@ -283,6 +283,10 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     files["--output"] = params["output_path"]
     repl_name, command = params["repl_name"], params["command"]
     prompt, template = params["prompt"], params["eval_template"]
+    if repl_name == "":
+        raise click.UsageError(
+            "'' is not a REPL name: use 1 to 32 letters, digits, '_', '.' or '-'"
+        )
     if prompt is not None and repl_name is None:
         repl_name = ""  # the seed tool's --prompt alone: the REPL in front, unnamed
     mode = _mode(
