@@ -97,3 +97,19 @@ def test_only_files_of_the_output_folder_are_read(tmp_path: Path) -> None:
         resolve(runtime, "link")  # a symlink out of the folder is refused too
     with pytest.raises(NoSavedOutput):
         resolve(runtime, "abc")  # its stdout was never saved
+
+
+def test_a_stream_that_cannot_be_saved_is_still_cut_and_says_so(tmp_path: Path) -> None:
+    runtime = tmp_path / "run"
+    runtime.write_text("a file where the runtime directory should be")
+    shown: list[bytes] = []
+    stream = FittedStream(str(runtime), "stdout", Limits(1, 1), shown.append)
+    for i in range(100_000):
+        stream(b"%d\n" % i)
+    assert sum(map(len, stream.early)) == 0 and stream.failed  # nothing piles up
+    fitted, path = stream.finish("id1")
+    assert path is None
+    assert b"".join(shown) == (
+        b"0\n[tmux-send: 99,998 lines (" + f"{fitted.cut_bytes:,}".encode()
+        + b" bytes) of stdout not shown (truncated); it could not be saved]\n99999\n"
+    )  # fmt: skip

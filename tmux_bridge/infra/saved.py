@@ -113,7 +113,9 @@ class FittedStream:
             self.sink(head)
         if self.fd is not None:
             self._write(data)
-        elif self.stream.cutting and not self.failed:
+        elif self.failed:
+            return  # nothing to save to: the cut line says so
+        elif self.stream.cutting:
             self._open(data)
         else:
             self.early.append(data)
