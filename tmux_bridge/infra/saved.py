@@ -135,8 +135,10 @@ class FittedStream:
         assert self.fd is not None
         try:
             _write_all(self.fd, data)
-        except OSError:
+        except OSError:  # a full disk, say: no half a stream left behind as if whole
             self._close()
+            with contextlib.suppress(OSError):
+                os.unlink(str(self.path))
             self.failed, self.path = True, None
 
     def _close(self) -> None:
