@@ -329,6 +329,7 @@ class _ReplCall(ReplContext):
             state = ReplRecord(preset.name, pid, self.pane.pane_id, preset.ready, preset.quit)
             self.records.write_repl(state)
             record.status = 0
+            stream.emit(stream.pending().encode())  # the prompt it waits at: it is ready
         elif outcome == "ended":
             record.status = scanner.status if scanner.status is not None else EXIT_FAILURE
             if record.status == 0:
