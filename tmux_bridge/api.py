@@ -26,19 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, InvalidRequest, NoBridgeSession
-from .results import (
-    BridgeStatus,
-    CallRecord,
-    CallResult,
-    FitResult,
-    Mode,
-    NewSession,
-    PaneEntry,
-    PaneLabel,
-    RunOptions,
-    Upload,
-    check_options,
-)
+from .results import CallRecord, CallResult, Mode, RunOptions, check_options
 from .target import Target
 
 if TYPE_CHECKING:
@@ -52,6 +40,7 @@ if TYPE_CHECKING:
     from .errors import InboxCorrupt
     from .infra.saved import FittedStream as FittedStream
     from .infra.saved import Page as OutputPage
+    from .pane.shapes import BridgeStatus, FitResult, NewSession, PaneEntry, PaneLabel, Upload
     from .pane.watch import Listener, Snapshot
     from .results import CheckResult
     from .text.fit import Limits
@@ -441,6 +430,8 @@ class Bridge:
             raise
         self._log_event("session_create", name)
         pane = find_pane(self.target.tmux, name, None).pane
+        from .pane.shapes import NewSession
+
         return NewSession(name, pane.pane_id, pane.target, cwd)
 
     def kill_session(self, name: str) -> None:
@@ -555,6 +546,8 @@ class Bridge:
         from .pane.layout import set_label
 
         pane = set_label(self.target, name)
+        from .pane.shapes import PaneLabel
+
         return PaneLabel(pane.pane_id, pane.target, pane.label or None)
 
     def split(
@@ -575,6 +568,8 @@ class Bridge:
         if command is not None:
             wait_for_new_shell(self.target, pane.pane_id, cancel)
             Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
+        from .pane.shapes import PaneLabel
+
         return PaneLabel(pane.pane_id, pane.target, pane.label or None, note)
 
     # --- the live view (tmux-bridge serve's /ws) ----------------------------------------

@@ -11,17 +11,36 @@ import os
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from .errors import InvalidRequest, exit_status
-from .pane.shapes import BridgeStatus as BridgeStatus
-from .pane.shapes import FitResult as FitResult
-from .pane.shapes import NewSession as NewSession
-from .pane.shapes import PaneEntry as PaneEntry
-from .pane.shapes import PaneFront as PaneFront
-from .pane.shapes import PaneLabel as PaneLabel
-from .pane.shapes import StatusRepl as StatusRepl
-from .pane.shapes import Upload as Upload
 
 if TYPE_CHECKING:
     from .pane.info import PaneInfo
+    from .pane.shapes import BridgeStatus as BridgeStatus
+    from .pane.shapes import FitResult as FitResult
+    from .pane.shapes import NewSession as NewSession
+    from .pane.shapes import PaneEntry as PaneEntry
+    from .pane.shapes import PaneFront as PaneFront
+    from .pane.shapes import PaneLabel as PaneLabel
+    from .pane.shapes import StatusRepl as StatusRepl
+    from .pane.shapes import Upload as Upload
+
+# The typed results of the pane-wide operations (status, panes, labels, sessions, fit,
+# upload) live in :mod:`tmux_bridge.pane.shapes` and are part of this vocabulary; they are
+# imported when first asked for, since a command call never needs them (start-up).
+_SHAPES = frozenset(
+    {
+        "BridgeStatus", "FitResult", "NewSession", "PaneEntry", "PaneFront", "PaneLabel",
+        "StatusRepl", "Upload",
+    }
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHAPES:
+        from .pane import shapes
+
+        return getattr(shapes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Mode = Literal[
     "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",

@@ -130,6 +130,22 @@ def test_the_check_sees_a_slow_standard_library_module() -> None:
     assert _loaded_after_import("dataclasses", SLOW_STDLIB) == SLOW_STDLIB
 
 
+# A command call pays only for what it uses: the typed results of the pane-wide
+# operations (status, panes, labels, fit, upload) are imported when first used
+# (``tmux_bridge.results`` re-exports them lazily).
+COMMAND_PATH = ["tmux_bridge.cli.send", "tmux_bridge.api", "tmux_bridge.calls.command"]
+PANE_WIDE = ["tmux_bridge.pane.shapes"]
+
+
+@pytest.mark.parametrize("module", COMMAND_PATH)
+def test_a_command_call_does_not_import_the_pane_wide_results(module: str) -> None:
+    assert _loaded_after_import(module, PANE_WIDE) == []
+
+
+def test_the_check_sees_the_pane_wide_results_when_status_is_imported() -> None:
+    assert _loaded_after_import("tmux_bridge.pane.status", PANE_WIDE) == PANE_WIDE
+
+
 def test_tmux_bridge_imports_the_servers_dependencies_only_for_serve() -> None:
     assert _loaded_after_import("tmux_bridge.cli.bridge", SERVER_DEPENDENCIES) == []
 

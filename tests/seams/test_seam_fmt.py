@@ -560,7 +560,7 @@ def test_a_watch_with_a_tmpdir_named_like_formats(
 
     seen = Seen()
     watch = PaneWatch(Tmux(socket_name="default"), b.pane("#{pane_id}"), lambda: None)
-    assert watch.dir.startswith(str(tmpdir))
+    assert watch.stream.folder.startswith(str(tmpdir))
     watch.add(seen)
     watch.start()
     try:
@@ -620,3 +620,14 @@ def test_the_scan_reads_the_package_and_knows_every_tmux_command(server: Server)
     assert (PACKAGE / "text" / "seams.py").exists() and len(list(PACKAGE.rglob("*.py"))) > 40
     listed = server.tmux.run("list-commands", "-F", "#{command_list_name}").stdout.split()
     assert set(listed) == TMUX_COMMANDS
+
+
+@pytest.mark.parametrize("token", ["", "a}", "x,#{pid}", "t\n", "a b", "é"])
+def test_unpipe_if_ours_refuses_a_token_that_is_not_ours(token: str) -> None:
+    """The live view's pipe token goes into an ``if-shell`` format: only its own
+    alphabet may (``[A-Za-z0-9_-]+``); anything else never reaches tmux."""
+    from tmux_bridge.pane.tap import unpipe_if_ours
+
+    with pytest.raises(ValueError):
+        unpipe_if_ours("%1", token)
+    assert unpipe_if_ours("%1", "tmux-bridge-watch-ab_C9-3")[0] == "if-shell"

@@ -78,8 +78,9 @@ NOTICE_OPTION = "NOTICE_OPTION"  # shown by the person's status-right: drawn_tex
 # Dynamic text in an expanded argument that is ours all the same, by its exact source,
 # with the reason. A change to the expression fails the scan until it is looked at again.
 ALLOWED = {
-    "f'#{{==:#{{{ARMED_OPTION}}},{self.token}}}'": (
-        "watch.py: the token is ours, the basename of mkdtemp (A-Za-z0-9_-) and a count"
+    "f'#{{==:#{{{WATCH_PIPE_OPTION}}},{token}}}'": (
+        "tap.py: unpipe_if_ours refuses a token that is not [A-Za-z0-9_-]+ (the live view's:"
+        " the basename of mkdtemp and a count)"
     ),
 }
 

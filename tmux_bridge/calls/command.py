@@ -20,7 +20,6 @@ import select
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal
 
 from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
@@ -46,9 +45,10 @@ from ..text.shells import (
     scratch_path,
 )
 from ..text.shells import typed_line as make_typed_line
-from .clock import CallClock, Step, announce_waiting, cancelled, interrupt_reason
+from .clock import CallClock, announce_waiting, cancelled, interrupt_reason
 from .frame import CallFrame, Notice, pane_call, shell_front
 from .respawn import respawn_after_exit
+from .waiting import PaneCall, Signal
 
 Sink = Callable[[bytes], None]
 Command = bytes | str | Sequence[str]
@@ -173,7 +173,7 @@ def command_bytes(kind: ShellKind, command: Command) -> bytes:
     return join_words(kind, list(command)).encode("utf-8", "surrogateescape")
 
 
-class CommandCall:
+class CommandCall(PaneCall):
     """The state of one call between typing the line and the end sentinel."""
 
     def __init__(
@@ -188,15 +188,11 @@ class CommandCall:
         notice: Notice,
         cancel: Cancel | None,
     ) -> None:
-        self.tmux = tmux
-        self.pane = pane
+        super().__init__(tmux, pane, record, notice, cancel)
         self.kind = kind
         self.records = records
         self.command = command
-        self.record = record
         self.sinks = sinks
-        self.notice = notice
-        self.cancel = cancel
         self.runner_path = records.file(record.call_id + ".run")
         self.command_path = records.file(record.call_id + ".cmd")
         self.relays: list[Relay] = []
@@ -258,36 +254,28 @@ class CommandCall:
     def wait(self, deadline: float) -> None:
         """Read both relays until both sentinels are in, interrupting on a timeout or a
         cancellation; then hand the rest over (or restart a shell the command ended)."""
-        clock = CallClock(self.record.options, deadline, time.monotonic())
-        while not all(s.seen for s in self.scanners):
-            now = time.monotonic()
-            self._look_for_input(clock, now)
-            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
-            if step is not None and self._take(step, clock, now):
-                break
-            events = self._poll(clock)
-            if self._handle(events, clock):
-                respawn_after_exit(self.tmux, self.pane, self.record, self._drain_all)
-                return
-            if self.posix is not None and self.posix.cut_short():
-                self._posix_interrupted(clock)
-                break
+        ending = self.wait_loop(deadline)
+        if ending == "gone":
+            respawn_after_exit(self.tmux, self.pane, self.record, self._drain_all)
+            return
+        if ending == "cut-short":
+            self._posix_interrupted(self.clock)
         self._finish()
 
-    def _look_for_input(self, clock: CallClock, now: float) -> None:
+    def over(self, clock: CallClock) -> str | None:
+        return "ended" if all(s.seen for s in self.scanners) else None
+
+    def look(self, clock: CallClock, now: float) -> None:
         if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
             clock.hold_idle(now)
             announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the command")
 
-    def _take(self, step: Step, clock: CallClock, now: float) -> bool:
-        """Do what the clock says; True when the call gives up waiting."""
-        if step == "give-up":
-            self.record.prompt_back = False
-            return True
-        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
-        self._interrupt(which)
-        clock.interrupted(which, now)
-        return False
+    def wait_for_events(self, clock: CallClock) -> str | None:
+        if self._handle(self._poll(clock), clock):
+            return "gone"
+        if self.posix is not None and self.posix.cut_short():
+            return "cut-short"
+        return None
 
     def _poll(self, clock: CallClock) -> list[tuple[int, int]]:
         """Wait for relay data, the shell's exit, a cancellation or the next deadline."""
@@ -346,10 +334,9 @@ class CommandCall:
         if agent:
             self.sinks[index](agent)
 
-    def _interrupt(self, which: Literal["INT", "QUIT"]) -> None:
+    def interrupt(self, which: Signal) -> None:
         """Send SIGINT or SIGQUIT to the pane's foreground, as Ctrl-C / Ctrl-\\ would."""
         assert self.mirror is not None
-        self.record.signals_sent.append(f"SIG{which}")
         self.mirror.say(f"{interrupt_reason(self.record)}: sending SIG{which}")
         signum = signal.SIGINT if which == "INT" else signal.SIGQUIT
         if not procfs.signal_foreground(self.pane.pid, signum):

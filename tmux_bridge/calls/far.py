@@ -17,24 +17,23 @@ and silence.
 
 from __future__ import annotations
 
-import os
 import re
 import select
 import termios
 import time
 from collections.abc import Callable
-from typing import Literal
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
 from ..infra import procfs
-from ..infra.relay import FifoRelay, close_fd, open_pidfd
+from ..infra.relay import close_fd, open_pidfd
 from ..infra.tmux import Tmux, paste_commands
 from ..pane.front import Gateway, prompt_part
-from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail, take_pipe
+from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail
 from ..pane.readiness import NOT_READY as _NOT_READY
 from ..pane.readiness import check_not_typing_far, split_at_column
 from ..pane.records import PaneDir
+from ..pane.tap import PaneTap
 from ..results import CallRecord
 from ..text.farshell import (
     FarFacts,
@@ -52,6 +51,7 @@ from ..text.output import TerminalText
 from ..text.shells import ShellKind
 from .clock import CallClock, cancelled
 from .frame import Notice
+from .waiting import PaneCall, Signal
 
 Sink = Callable[[bytes], None]
 
@@ -59,8 +59,6 @@ PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
-LOST_DRAIN = 0.3  # seconds to read on after the gateway exited, when its cat is not found
-LOST_DRAIN_LIMIT = 1.0  # seconds at most to wait for the cat to pass on what tmux copied
 
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
 _QUESTION = re.compile(r"(?i)\((yes/no[^)]*|y/n)\)\??\s*$|\[y/n\]\s*$")
@@ -95,7 +93,7 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
             raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
 
 
-class FarCall:
+class FarCall(PaneCall):
     """One call in a far shell: the stream, the probe, the command line, the outcome."""
 
     def __init__(
@@ -108,16 +106,11 @@ class FarCall:
         notice: Notice,
         cancel: Cancel | None,
     ) -> None:
-        self.tmux = tmux
-        self.pane = pane
+        super().__init__(tmux, pane, record, notice, cancel)
         self.gateway = gateway
-        self.record = record
         self.sinks = sinks
-        self.notice = notice
-        self.cancel = cancel
-        self.relay = FifoRelay()
+        self.tap = PaneTap(tmux, pane.pane_id)
         self.pidfd = open_pidfd(gateway.pid)
-        self.piped = False
         self.scanner = FarScanner(record.call_id)
         self.cleaner = TerminalText()
         self.prompt = ""
@@ -125,8 +118,9 @@ class FarCall:
         self.discard = False  # the rest up to the end marker is not the command's output
         self.held = b""  # output held back: the unfinished last line
         self.gone = False
-        self.ladder: tuple[Literal["INT", "QUIT"], ...] = ("INT", "QUIT")
         self.waiter = "the command"  # what may wait for input, for the notice
+        self.kind: ShellKind = "bash"  # the far shell's, once :meth:`wait` knows it
+        self.look_at = 0.0  # when to look at the pane next, after a silence
 
     # --- the probe -------------------------------------------------------------------
 
@@ -161,8 +155,7 @@ class FarCall:
         pane_id = self.pane.pane_id
         check_not_cancelled(self.cancel)
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
-        self.tmux.run_all(*commands, *take_pipe(pane_id, self.relay.path), *then)
-        self.piped = True
+        self.tap.open(commands, list(then))
 
     def _settle(self, rest: bytes) -> None:
         """Let the far prompt be drawn before typing on (text typed while the shell runs
@@ -185,17 +178,13 @@ class FarCall:
         return with_helper_facts(facts, match.group(1))
 
     def read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
-        data = b""
-        while not done(data):
-            remaining = until - time.monotonic()
-            if remaining <= 0 or self.gone:
-                break
-            fds = [self.relay.master] + ([self.pidfd] if self.pidfd >= 0 else [])
-            ready, _, _ = select.select(fds, [], [], remaining)
-            if self.pidfd in ready:
-                self.gone = True
-            while (chunk := self.relay.read()) is not None:
-                data += chunk
+        """What the stream brings until ``done`` says so of it, ``until`` or the
+        gateway's exit (then :attr:`gone`)."""
+        if self.gone:
+            return b""
+        data = self.tap.read_until(done, until, self.pidfd)
+        if self.pidfd >= 0 and select.select([self.pidfd], [], [], 0)[0]:
+            self.gone = True
         return data
 
     # --- the command -----------------------------------------------------------------
@@ -209,27 +198,30 @@ class FarCall:
     def wait(self, kind: ShellKind, deadline: float) -> None:
         """Read until the end marker's stderr end, a timeout ran its course, or the
         gateway went away (what :meth:`run` does once the line is typed)."""
-        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=self.ladder)
-        look_at = time.monotonic() + PROMPT_LOOK
-        while not self.scanner.done and not self.ready():
-            now = time.monotonic()
-            clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
-            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
-            if step == "give-up":
-                self.record.prompt_back = False
-                break
-            if step is not None:
-                self._interrupt("C-c" if step == "interrupt" else "C-\\", step, clock, now)
-            if self._poll(clock):
-                clock.saw_output(time.monotonic())
-                look_at = time.monotonic() + PROMPT_LOOK
-            elif self.gone:
-                self._lost()
-                return
-            elif time.monotonic() >= look_at:
-                look_at = time.monotonic() + PROMPT_LOOK
-                self._look(kind, clock)
+        self.kind = kind
+        self.look_at = time.monotonic() + PROMPT_LOOK
+        if self.wait_loop(deadline) == "gone":
+            self._lost()
+            return
         self._finish()
+
+    def over(self, clock: CallClock) -> str | None:
+        return "ended" if self.scanner.done or self.ready() else None
+
+    def look(self, clock: CallClock, now: float) -> None:
+        """After :data:`PROMPT_LOOK` s of silence, look at the pane (:meth:`_look`)."""
+        clock.input_check_due(now)  # keeps the clock's wake-up ahead (looks are ours)
+        if now >= self.look_at:
+            self.look_at = now + PROMPT_LOOK
+            self._look(self.kind, clock)
+
+    def wait_for_events(self, clock: CallClock) -> str | None:
+        if self._poll(clock):
+            now = time.monotonic()
+            clock.saw_output(now)
+            self.look_at = now + PROMPT_LOOK
+            return None
+        return "gone" if self.gone else None
 
     def ready(self) -> bool:
         """Whether the call is done before any end marker (a REPL's prompt showing)."""
@@ -257,7 +249,7 @@ class FarCall:
         """Wait for the stream, the gateway's exit, a cancellation or the next look;
         whether output came."""
         poller = select.poll()
-        poller.register(self.relay.master, select.POLLIN)
+        poller.register(self.tap.fd, select.POLLIN)
         if self.pidfd >= 0:
             poller.register(self.pidfd, select.POLLIN)
         if self.cancel is not None and self.record.cancelled is None:
@@ -266,7 +258,7 @@ class FarCall:
         for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), PROMPT_LOOK)):
             if fd == self.pidfd:
                 self.gone = True
-        while (chunk := self.relay.read()) is not None:
+        while (chunk := self.tap.read()) is not None:
             got = True
             self._feed(chunk)
         return got
@@ -348,24 +340,21 @@ class FarCall:
                     "is paused)"
                 )
 
-    def _interrupt(self, key: str, step: str, clock: CallClock, now: float) -> None:
+    def interrupt(self, which: Signal) -> None:
         """Ctrl-C (or Ctrl-\\) typed into the pane: it reaches the far terminal, whose
         line discipline signals the far command (no signal of ours can cross ssh)."""
-        which: Literal["INT", "QUIT"] = "INT" if step == "interrupt" else "QUIT"
-        self.record.signals_sent.append(f"SIG{which}")
         self.tmux.run_all(
             ["copy-mode", "-q", "-t", self.pane.pane_id],
-            ["send-keys", "-t", self.pane.pane_id, key],
+            ["send-keys", "-t", self.pane.pane_id, "C-c" if which == "INT" else "C-\\"],
             check=False,
         )
-        clock.interrupted(which, now)
 
     # --- ending ----------------------------------------------------------------------
 
     def _lost(self) -> None:
         """The gateway exited: read what is left; a far shell that printed its exit
         status ended as asked (``exit 3``), any other way is a lost connection."""
-        self._drain()
+        self.tap.drain(self._feed, lambda: self.scanner.done)
         if self.scanner.ended:
             self._finish()
             return
@@ -382,41 +371,6 @@ class FarCall:
             "(the connection dropped or the far side was killed); its output until then "
             "was printed, its status is unknown. The pane is back at its own shell."
         )
-
-    def _drain(self) -> None:
-        """Read everything tmux copied of the pane before now: the pane's pipe is closed,
-        so its ``cat`` writes the rest into our FIFO and exits; read until it has (a
-        loaded machine may run it late), at most :data:`LOST_DRAIN_LIMIT` s. Without a
-        ``cat`` to wait for, read for :data:`LOST_DRAIN` s."""
-        writer = self._writer()
-        if writer is not None:
-            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
-            self.piped = False
-        start = time.monotonic()
-        until = start + (LOST_DRAIN_LIMIT if writer is not None else LOST_DRAIN)
-        while not self.scanner.done:
-            writing = writer is not None and procfs.has_open(writer, self.stream_path)
-            while (chunk := self.relay.read()) is not None:
-                self._feed(chunk)
-            now = time.monotonic()
-            if (writer is not None and not writing) or now >= until:
-                return
-            select.select([self.relay.master], [], [], min(until - now, 0.02))
-
-    @property
-    def stream_path(self) -> str:
-        """Our FIFO's path as the kernel shows a process's open file."""
-        return os.path.realpath(self.relay.path)
-
-    def _writer(self) -> int | None:
-        """The ``cat`` that tmux started for our pipe: its child with our FIFO open."""
-        server = self.tmux.run("display-message", "-p", "#{pid}", check=False).stdout.strip()
-        if not server.isdigit():
-            return None
-        for child in procfs.children(int(server)):
-            if procfs.has_open(child, self.stream_path):
-                return child
-        return None
 
     def _finish(self) -> None:
         record = self.record
@@ -448,11 +402,9 @@ class FarCall:
                 self.sinks[0](rest)
 
     def close(self) -> None:
-        if self.piped:
-            self.tmux.run("pipe-pane", "-t", self.pane.pane_id, check=False)
+        self.tap.close()
         cancelled(self.record, self.cancel)
         self.pidfd = close_fd(self.pidfd)
-        self.relay.close()
 
 
 def check_far_ready(

@@ -39,6 +39,7 @@ from ..text.seams import printf_text
 from ..text.shells import ShellKind
 from .far import PROBE_WAIT, FarCall, run_far
 from .frame import ReplContext
+from .waiting import Signal
 
 PIECE = 3000  # characters of the code's literal per typed line (canonical mode: 4095)
 
@@ -241,9 +242,9 @@ class FarReplEval(FarCall):
             self.interrupted = False
         super()._deliver(out)
 
-    def _interrupt(self, key: str, step: str, clock: Any, now: float) -> None:
+    def interrupt(self, which: Signal) -> None:
         self.interrupted = True
-        super()._interrupt(key, step, clock, now)
+        super().interrupt(which)
 
     def _look(self, kind: ShellKind, clock: Any) -> None:
         """After a silence: the REPL's prompt back without the end marker (an interrupt

@@ -2,10 +2,11 @@
 
 A REPL keeps the pane's terminal between calls, so its output cannot go through relay
 terminals the way a command's does. Instead each call opens ``tmux pipe-pane`` for its
-own duration, pointed at a pseudo-terminal of ours, types into the pane, and cuts the
-evaluation's output out of that stream between a start and an end marker the REPL
-itself prints (:class:`~tmux_bridge.text.output.MarkerScanner`). Only tmux is asked for the
-stream, so the same reader works for a REPL on another host.
+own duration, pointed at a FIFO of ours (:class:`~tmux_bridge.pane.tap.PaneTap`, as
+far calls do), types into the pane, and cuts the evaluation's output out of that stream
+between a start and an end marker the REPL itself prints
+(:class:`~tmux_bridge.text.output.MarkerScanner`). Only tmux is asked for the stream, so
+the same reader works for a REPL on another host.
 """
 
 from __future__ import annotations
@@ -16,26 +17,28 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, cast
 
 from ..cancel import Cancel, check_not_cancelled
 from ..infra import procfs
 from ..infra.patterns import Pattern
-from ..infra.relay import Relay, close_fd, open_pidfd
+from ..infra.relay import close_fd, open_pidfd
 from ..infra.tmux import Tmux, paste_commands
-from ..pane.info import PaneInfo, cursor_line, take_pipe
+from ..pane.info import PaneInfo, cursor_line
+from ..pane.tap import PaneTap
 from ..results import CallRecord
 from ..text.markers import RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
-from .clock import CallClock, announce_waiting, cancelled
+from .clock import CallClock, Step, announce_waiting, cancelled
 from .frame import Notice
+from .waiting import PaneCall, Signal
 
 Sink = Callable[[bytes], None]
 Scanner = MarkerScanner | PassThrough
 Outcome = Literal["ended", "ready", "gone", "timeout"]
 
 
-class PaneStream:
+class PaneStream(PaneCall):
     """One REPL-mode call: type into the pane and read its stream until an outcome.
 
     ``prompt_re`` is the REPL's prompt (to tell its own line editor from code waiting
@@ -52,18 +55,23 @@ class PaneStream:
         notice: Notice,
         cancel: Cancel | None,
     ) -> None:
-        self.tmux = tmux
-        self.pane = pane
-        self.record = record
+        super().__init__(tmux, pane, record, notice, cancel)
         self.stdout = stdout
-        self.notice = notice
-        self.cancel = cancel
         self.text = TerminalText()
         self.prompt_re: Pattern | None = None
         self.error_re: re.Pattern[str] | None = None
         self.saw_error = False
         self.started_ticks = procfs.ticks_now() - 1
         self.repl_known: int | None = None  # the REPL's pid, once it is known
+        # the call's stream, the watched process, what cuts the output and when the
+        # call is done: set by :meth:`run`
+        self.tap: PaneTap | None = None
+        self.pidfd = -1
+        self.scanner: Scanner = PassThrough()
+        self.done: Callable[[], bool] | None = None
+        self.collect: list[bytes] | None = None
+
+    ladder = ("INT",)  # SIGQUIT would end the REPL
 
     def run(
         self,
@@ -81,73 +89,65 @@ class PaneStream:
         of ``watch_pid`` ("gone") or a timeout or cancellation that the REPL survived
         ("timeout")."""
         pane_id = self.pane.pane_id
-        relay = Relay(self.pane.width, self.pane.height)
-        pidfd = open_pidfd(watch_pid)
+        self.tap = PaneTap(self.tmux, pane_id)
+        self.pidfd = open_pidfd(watch_pid)
+        self.scanner, self.done, self.collect = scanner, done, collect
         buffer = f"tmux-send-{self.record.call_id}"
         try:
             if paste is not None:
                 load = paste_commands(buffer, pane_id, bracketed=False)[0]
                 self.tmux.run(*load, stdin=paste)
             check_not_cancelled(self.cancel)
-            self.tmux.run_all(
-                ["copy-mode", "-q", "-t", pane_id],
-                *take_pipe(pane_id, relay.path),
-                ["send-keys", "-t", pane_id, *clear],
-                *keys,
-                ["send-keys", "-t", pane_id, "Enter"],
+            self.tap.open(
+                [["copy-mode", "-q", "-t", pane_id]],
+                [
+                    ["send-keys", "-t", pane_id, *clear],
+                    *keys,
+                    ["send-keys", "-t", pane_id, "Enter"],
+                ],
             )
-            return self._wait(relay, pidfd, scanner, deadline, done, collect)
+            return cast(Outcome, self.wait_loop(deadline))
         finally:
-            self.tmux.run("pipe-pane", "-t", pane_id, check=False)
+            self.tap.close()
             cancelled(self.record, self.cancel)
-            relay.close()
-            close_fd(pidfd)
+            self.pidfd = close_fd(self.pidfd)
 
-    def _wait(
-        self,
-        relay: Relay,
-        pidfd: int,
-        scanner: Scanner,
-        deadline: float,
-        done: Callable[[], bool] | None,
-        collect: list[bytes] | None,
-    ) -> Outcome:
-        clock = CallClock(self.record.options, deadline, time.monotonic(), ladder=("INT",))
-        while True:
-            now = time.monotonic()
-            if scanner.started:
-                self._look_for_input(clock, now)
-            step = clock.next_step(now, cancelled(self.record, self.cancel), self.record)
-            if step == "interrupt" and self.at_prompt():
-                self.record.prompt_back = True  # nothing runs: the code stopped short
-                self._flush_text()
-                return "timeout"
-            if step == "interrupt":
-                self._interrupt()
-                clock.interrupted("INT", now)
-            elif step is not None:  # the REPL did not come back within the grace period
-                self.record.prompt_back = False
-                self._flush_text()
-                return "timeout"
-            if self._read_events(relay, pidfd, scanner, clock, collect):
-                self._flush_text()
-                return "gone"
-            outcome = self._outcome(scanner, clock, done)
-            if outcome is not None:
-                return outcome
+    def over(self, clock: CallClock) -> str | None:
+        scanner = self.scanner
+        if scanner.ended:
+            self._flush_text()
+            return "ended" if clock.running or self.record.timed_out is None else "timeout"
+        if self.done is not None and scanner.started and self.done():
+            return "ready"
+        if not clock.running and self.at_prompt():
+            self._flush_text()
+            return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
+        return None
 
-    def _read_events(
-        self,
-        relay: Relay,
-        pidfd: int,
-        scanner: Scanner,
-        clock: CallClock,
-        collect: list[bytes] | None,
-    ) -> bool:
-        """Wait for the stream, the watched process or a cancellation; True when the
+    def look(self, clock: CallClock, now: float) -> None:
+        if self.scanner.started:
+            self._look_for_input(clock, now)
+
+    def take(self, step: Step, clock: CallClock, now: float) -> str | None:
+        """A timeout at the REPL's own prompt ends the call (nothing runs: the code
+        stopped short); the REPL not back within the grace period ends it too."""
+        if step == "interrupt" and self.at_prompt():
+            self.record.prompt_back = True
+            self._flush_text()
+            return "timeout"
+        if step == "interrupt":
+            return super().take(step, clock, now)
+        self.record.prompt_back = False
+        self._flush_text()
+        return "timeout"
+
+    def wait_for_events(self, clock: CallClock) -> str | None:
+        """Wait for the stream, the watched process or a cancellation; "gone" when the
         watched process has exited (what it printed is handed over first)."""
+        assert self.tap is not None
+        tap, pidfd, scanner, collect = self.tap, self.pidfd, self.scanner, self.collect
         poller = select.poll()
-        poller.register(relay.master, select.POLLIN)
+        poller.register(tap.fd, select.POLLIN)
         if pidfd >= 0:
             poller.register(pidfd, select.POLLIN)
         if self.cancel is not None and self.record.cancelled is None:
@@ -155,28 +155,16 @@ class PaneStream:
         cap = 0.1 if not clock.running else float("inf")  # look for the prompt coming back
         ready = {fd for fd, _mask in poller.poll(clock.poll_ms(time.monotonic(), cap))}
         held = b""
-        if relay.master in ready and pidfd not in ready:
-            got, held = self._drain(relay, scanner, collect, pidfd)
+        if tap.fd in ready and pidfd not in ready:
+            got, held = self._drain(tap, scanner, collect, pidfd)
             if got:
                 clock.saw_output(time.monotonic())
         if pidfd in ready or held:
-            self._drain_after_exit(relay, scanner, collect, held)
+            self._drain_after_exit(tap, scanner, collect, held)
             if collect is None:
                 self._emit_stream(scanner.flush())
-            return True
-        return False
-
-    def _outcome(
-        self, scanner: Scanner, clock: CallClock, done: Callable[[], bool] | None
-    ) -> Outcome | None:
-        if scanner.ended:
             self._flush_text()
-            return "ended" if clock.running or self.record.timed_out is None else "timeout"
-        if done is not None and scanner.started and done():
-            return "ready"
-        if not clock.running and self.at_prompt():
-            self._flush_text()
-            return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
+            return "gone"
         return None
 
     def _look_for_input(self, clock: CallClock, now: float) -> None:
@@ -196,13 +184,13 @@ class PaneStream:
         return bool(self.prompt_re.search(line.rstrip()))
 
     def _drain(
-        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, pidfd: int
+        self, tap: PaneTap, scanner: Scanner, collect: list[bytes] | None, pidfd: int
     ) -> tuple[bool, bytes]:
         """Pass on what the stream holds; stop at a piece read once the REPL had exited
         and return it (it may hold its shell's report of the signal that killed it,
         which is no output of the REPL's)."""
         got = False
-        while (data := relay.read()) is not None:
+        while (data := tap.read()) is not None:
             if pidfd >= 0 and select.select([pidfd], [], [], 0)[0]:
                 return got, data
             got = True
@@ -216,13 +204,13 @@ class PaneStream:
         return got, b""
 
     def _drain_after_exit(
-        self, relay: Relay, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
+        self, tap: PaneTap, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
     ) -> None:
         """The rest of the stream once the REPL has exited: what it printed last (still
         on its way through tmux), without what its shell printed after it (a report of
         the signal that killed it, the end marker of the call that started it, the
         prompt)."""
-        output = scanner.feed(repl_part(read_until_end_marker(relay, EXIT_READ_LIMIT, held)))
+        output = scanner.feed(repl_part(read_until_end_marker(tap, EXIT_READ_LIMIT, held)))
         if not output:
             return
         if collect is not None:
@@ -255,9 +243,8 @@ class PaneStream:
         if not self.record.options.raw:
             self.emit(rest)
 
-    def _interrupt(self) -> None:
+    def interrupt(self, which: Signal) -> None:
         """Ctrl-C for the REPL: SIGINT to the program in front, which stays open."""
-        self.record.signals_sent.append("SIGINT")
         if not self._signal_repl():
             self.tmux.run("send-keys", "-t", self.pane.pane_id, "C-c", check=False)
 
@@ -290,20 +277,11 @@ EXIT_READ_LIMIT = 1.0
 _RUNNER_END = RUNNER_END
 
 
-def read_until_end_marker(relay: Relay, limit: float, data: bytes = b"") -> bytes:
-    """``data`` and what the relay gets after it until a command's end marker has come
-    (or ``limit`` seconds)."""
-    deadline = time.monotonic() + limit
-    while not _RUNNER_END.search(data):
-        chunk = relay.read()
-        if chunk is not None:
-            data += chunk
-            continue
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        select.select([relay.master], [], [], remaining)
-    return data
+def read_until_end_marker(tap: PaneTap, limit: float, data: bytes = b"") -> bytes:
+    """``data`` and what the stream brings after it until a command's end marker has
+    come (or ``limit`` seconds)."""
+    until = time.monotonic() + limit
+    return data + tap.read_until(lambda more: bool(_RUNNER_END.search(data + more)), until)
 
 
 def repl_part(data: bytes) -> bytes:

@@ -1,6 +1,6 @@
-"""Pseudo-terminals of ours: the relays a command writes to instead of the pane, the
-mirror that copies what it wrote into the pane so the person sees it live, and the FIFO
-that a pane's stream (``pipe-pane``) is sent to."""
+"""Pseudo-terminals of ours: the relays a command writes to instead of the pane, and the
+mirror that copies what it wrote into the pane so the person sees it live. (The pane's
+own stream, ``pipe-pane``, goes to a FIFO: :mod:`tmux_bridge.pane.tap`.)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ PANE_BACKLOG_LIMIT = 256 * 1024  # stop reading the relays while this much waits
 
 
 class Relay:
-    """One pseudo-terminal the command writes to (or the pane's stream is piped to)."""
+    """One pseudo-terminal the command writes to (its stdout or its stderr)."""
 
     def __init__(self, cols: int, rows: int) -> None:
         self.master, self.slave = os.openpty()
@@ -38,33 +38,6 @@ class Relay:
     def close(self) -> None:
         for fd in (self.master, self.slave):
             close_fd(fd)
-
-
-class FifoRelay:
-    """Where ``pipe-pane`` sends the pane's stream: a FIFO in a private directory of its
-    own (a pipe's 64 KiB buffer: fewer wake-ups than a pseudo-terminal's). Opened here
-    first, read and write, so that it never reads as ended before ``cat`` opens it."""
-
-    def __init__(self) -> None:
-        import tempfile
-
-        self.folder = tempfile.mkdtemp(prefix="tmux-send-far-")
-        self.path = os.path.join(self.folder, "stream")
-        os.mkfifo(self.path, 0o600)
-        self.master = os.open(self.path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-
-    def read(self, size: int = 65536) -> bytes | None:
-        """What the FIFO has now; ``None`` when nothing is waiting."""
-        try:
-            return os.read(self.master, size) or None
-        except OSError:  # EAGAIN
-            return None
-
-    def close(self) -> None:
-        self.master = close_fd(self.master)
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-            os.rmdir(self.folder)
 
 
 class PaneMirror:

@@ -11,7 +11,6 @@ from typing import NamedTuple
 
 from ..errors import AmbiguousPane, NoBridgeSession, NoSuchPane, TmuxError
 from ..infra.tmux import Tmux, is_no_server_error
-from ..text.seams import pipe_command
 
 # Marks the pane tmux-bridge created, so tmux-send finds it even when the person opens
 # more windows or panes in the bridge session.
@@ -23,17 +22,6 @@ LABEL_OPTION = "@tmux-bridge-label"
 WATCH_OPTION = "@tmux-bridge-watch"
 # which arming of the watch owns the pane's pipe; REPL mode clears it when it takes it
 WATCH_PIPE_OPTION = "@tmux-bridge-watch-pipe"
-
-
-def take_pipe(pane_id: str, path: str) -> list[list[str]]:
-    """The tmux commands that send the pane's output stream (``pipe-pane -O``) to
-    ``path`` for one call (far shells, REPLs). A live view's watch may hold the pipe:
-    ours replaces it, and the mark goes so that the watch never closes ours (it re-arms
-    when we are done)."""
-    return [
-        ["set-option", "-p", "-u", "-t", pane_id, WATCH_PIPE_OPTION],
-        ["pipe-pane", "-O", "-t", pane_id, pipe_command(["cat"], path)],
-    ]
 
 
 _FIELDS = (

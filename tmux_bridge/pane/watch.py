@@ -2,7 +2,8 @@
 
 One :class:`PaneWatch` per watched pane, shared by every listener (:class:`Watches`
 counts them): tmux pipes the pane's output into ``cat``, which writes to a FIFO in a
-private directory; a thread reads the FIFO and hands each chunk to the listeners.
+private directory (:class:`~tmux_bridge.pane.tap.StreamFifo`, as a call's); a thread
+reads the FIFO and hands each chunk to the listeners.
 The thread never waits on a listener (a slow one must drop and catch up with a fresh
 :func:`snapshot`), so a watched pane is never slowed by a slow watcher.
 
@@ -11,7 +12,7 @@ The pipe is checked twice a second. When it is gone (someone ran ``pipe-pane``, 
 it is re-armed as soon as the pane has no pipe, and the listeners are told
 (``resync``): bytes may have been missed, so they need a snapshot. Arming never closes
 another pipe: it is one ``if-shell -F '#{pane_pipe}'`` inside the tmux server, which
-also marks the pipe as ours (:data:`ARMED_OPTION`, a token per arming). Closing is as
+also marks the pipe as ours (``@tmux-bridge-watch-pipe``, a token per arming). Closing is as
 careful: only while the pane still carries our token (a REPL call that takes the pipe
 clears it), since tmux itself notices a dead ``-O`` reader only when it next writes.
 """
@@ -21,18 +22,15 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
 from ..infra.tmux import Tmux
-from ..text import seams
 from .info import WATCH_OPTION
-from .info import WATCH_PIPE_OPTION as ARMED_OPTION
+from .tap import StreamFifo, pipe_if_free, unpipe_if_ours
 
 CHECK_EVERY = 0.5  # seconds between checks that our pipe is alive
 READ_SIZE = 65536
@@ -89,14 +87,13 @@ class PaneWatch:
         self.on_gone = on_gone  # the pane ended: the registry forgets this watch
         self.listeners: list[Listener] = []
         self.lock = threading.Lock()
-        self.dir = _private_dir()
-        self.fifo = os.path.join(self.dir, "out")
-        self.pidfile = os.path.join(self.dir, "pid")
-        os.mkfifo(self.fifo, 0o600)
-        self.fd = self._open_fifo()
+        # read only: a writer's end shows as end of file (then a fresh read end)
+        self.stream = StreamFifo("tmux-bridge-watch-", keep_open=False)
+        self.fifo = self.stream.path
+        self.pidfile = os.path.join(self.stream.folder, "pid")
         self.stop_r, self.stop_w = os.pipe()
         self.cat_pid: int | None = None
-        self.token = ""  # the mark of our current arming (ARMED_OPTION)
+        self.token = ""  # the mark of our current arming (on the pane)
         self.armings = 0
         self.rearms = 0  # how often the pipe had to be re-armed (for tests and status)
         self.thread = threading.Thread(target=self._loop, name=f"watch-{pane_id}", daemon=True)
@@ -128,10 +125,10 @@ class PaneWatch:
         self.tmux.run("set-option", "-p", "-u", "-t", self.pane_id, WATCH_OPTION, check=False)
         self._close_ours()
         self._kill_cat()
-        for fd in (self.fd, self.stop_r, self.stop_w):
+        for fd in (self.stop_r, self.stop_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.stream.close()
 
     # --- the thread --------------------------------------------------------------------
 
@@ -139,10 +136,10 @@ class PaneWatch:
         next_check = time.monotonic() + CHECK_EVERY
         while True:
             wait = max(next_check - time.monotonic(), 0.0)
-            ready, _, _ = select.select([self.fd, self.stop_r], [], [], wait)
+            ready, _, _ = select.select([self.stream.fd, self.stop_r], [], [], wait)
             if self.stop_r in ready:
                 return
-            if self.fd in ready:
+            if self.stream.fd in ready:
                 self._read()
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + CHECK_EVERY
@@ -151,9 +148,8 @@ class PaneWatch:
                     return
 
     def _read(self) -> None:
-        try:
-            data = os.read(self.fd, READ_SIZE)
-        except BlockingIOError:
+        data = self.stream.read(READ_SIZE)
+        if data is None:
             return
         if len(data) >= BURST:
             data += self._more(len(data))
@@ -165,8 +161,7 @@ class PaneWatch:
             return
         # end of file: our writer left (the pipe was closed or taken); a new read end
         # (a fresh FIFO "generation") so that the next writer is seen
-        os.close(self.fd)
-        self.fd = self._open_fifo()
+        self.stream.reopen()
         self.cat_pid = None
         self._check()
 
@@ -179,14 +174,11 @@ class PaneWatch:
         deadline = time.monotonic() + GATHER
         while have < READ_SIZE:
             wait = deadline - time.monotonic()
-            if wait <= 0 or not select.select([self.fd], [], [], wait)[0]:
+            if wait <= 0 or not select.select([self.stream.fd], [], [], wait)[0]:
                 break
-            try:
-                chunk = os.read(self.fd, READ_SIZE - have)
-            except BlockingIOError:
-                break
+            chunk = self.stream.read(READ_SIZE - have)
             if not chunk:
-                break  # end of file: the next read sees it
+                break  # nothing, or end of file: the next read sees it
             chunks.append(chunk)
             have += len(chunk)
         return b"".join(chunks)
@@ -218,18 +210,9 @@ class PaneWatch:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.pidfile)
         self.armings += 1
-        self.token = f"{os.path.basename(self.dir)}-{self.armings}"
-        # the cat writes its own pid (exec: the shell tmux started becomes the cat)
-        script = 'echo $$ > "$1" && exec cat > "$2"'
-        command = seams.pipe_command(["/bin/sh", "-c", script, "sh", self.pidfile, self.fifo])
-        opened = seams.command_line(
-            ["pipe-pane", "-O", "-t", self.pane_id, command],
-            ["set-option", "-p", "-t", self.pane_id, ARMED_OPTION, self.token],
-        )
+        self.token = f"{os.path.basename(self.stream.folder)}-{self.armings}"
         result = self.tmux.run_all(
-            ["if-shell", "-F", "-t", self.pane_id, "#{pane_pipe}", "", opened],
-            ["display-message", "-p", "-t", self.pane_id, f"#{{{ARMED_OPTION}}}"],
-            check=False,
+            *pipe_if_free(self.pane_id, self.fifo, self.pidfile, self.token), check=False
         )
         if result.returncode != 0 or result.stdout.strip() != self.token:
             self.token = ""
@@ -250,28 +233,14 @@ class PaneWatch:
         REPL call that took the pipe in between keeps it)."""
         if not self.token:
             return
-        closing = seams.command_line(
-            ["pipe-pane", "-t", self.pane_id],
-            ["set-option", "-p", "-u", "-t", self.pane_id, ARMED_OPTION],
-        )
-        condition = f"#{{==:#{{{ARMED_OPTION}}},{self.token}}}"
-        self.tmux.run("if-shell", "-F", "-t", self.pane_id, condition, closing, check=False)
+        self.tmux.run(*unpipe_if_ours(self.pane_id, self.token), check=False)
         self.token = ""
-
-    def _open_fifo(self) -> int:
-        return os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
 
     def _kill_cat(self) -> None:
         if self.cat_pid is not None:
             with contextlib.suppress(OSError):
                 os.kill(self.cat_pid, signal.SIGKILL)
             self.cat_pid = None
-
-
-def _private_dir() -> str:
-    """A new 0700 directory (in $TMPDIR, whatever its name: the pipe's command is built
-    by :func:`~tmux_bridge.text.seams.pipe_command`)."""
-    return tempfile.mkdtemp(prefix="tmux-bridge-watch-")
 
 
 def _read_pid(path: str) -> int | None:
