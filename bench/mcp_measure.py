@@ -51,6 +51,7 @@ class Clients:
         self.memory: Any = None
         self.stdio: Any = None
         self.facade: Any = None  # the api.Bridge the in-memory server calls
+        self.tmux: Any = None  # its tmux server
         self._ready = threading.Event()
         self._done: asyncio.Event | None = None
         self._held = asyncio.run_coroutine_threadsafe(self._hold(), loop.loop)
@@ -71,6 +72,7 @@ class Clients:
         target = Target(Tmux(socket_path=str(socket)), self.pane.session, None,
                         env["TMUX_BRIDGE_DIR"])  # fmt: skip
         self.facade = Bridge(target, "bench")
+        self.tmux = target.tmux
         params = StdioServerParameters(command=str(TMUX_BRIDGE), args=["mcp"], env=dict(env))
         self._done = asyncio.Event()
         async with (
@@ -102,6 +104,18 @@ class Clients:
             raise BenchError(f"Bridge.run('true') exited {result.exit_status}")
         return float(elapsed)
 
+    def timed_tmux(self, channel: bool) -> float:
+        """Seconds for one tmux command (``display-message -p``) down this process's
+        channel (``channel``), or in a tmux client of its own."""
+        tmux = self.tmux
+        use_channels(channel)
+        try:
+            started = time.perf_counter()
+            tmux.run("display-message", "-p", "#{pid}")
+            return time.perf_counter() - started
+        finally:
+            use_channels(True)
+
     def first_line_delay(self, client: Any) -> float:
         """Seconds from the shell printing a line (its own clock, ``date +%s.%N``) to the
         client's progress notification with it."""
@@ -125,6 +139,14 @@ class Clients:
         if self._done is not None:
             self.loop.loop.call_soon_threadsafe(self._done.set)
         self._held.result(SEND_TIMEOUT)
+
+
+def use_channels(on: bool) -> None:
+    """This process's tmux commands down a control-mode channel (as serve's and mcp's
+    are) or in a client each (:func:`tmux_bridge.infra.tmux.use_channels`)."""
+    from tmux_bridge.infra.tmux import use_channels as switch
+
+    switch(on)
 
 
 def stdio_rss_mib() -> float:
@@ -159,15 +181,19 @@ def mcp(state: ShellState, cfg: Config) -> Outcome:
         raise
     try:
         idle = stdio_rss_mib()
+        use_channels(True)  # this process is as resident as serve and mcp are
         steps: dict[str, Step] = {
             "memory": lambda: clients.timed_run(clients.memory),
             "stdio": lambda: clients.timed_run(clients.stdio),
             "facade": clients.timed_facade,
             "pane": lambda: pane.round_trip("true"),
+            "channel": lambda: clients.timed_tmux(channel=True),
+            "client": lambda: clients.timed_tmux(channel=False),
         }
         s = interleaved(pane, steps, cfg.runs)
         first = [clients.first_line_delay(clients.stdio) for _ in range(FIRST_LINE_RUNS)]
     finally:
+        use_channels(False)
         clients.close()
         loop.close()
     return _metrics(pane.shell, s, first, idle)
@@ -180,6 +206,8 @@ def _metrics(
     stdio = Metric("mcp", shell, "run true, stdio client", "ms", to_ms(s["stdio"]))
     own = Metric("mcp", shell, "pane round trip (send-keys + wait-for)", "ms", to_ms(s["pane"]))
     facade = Metric("mcp", shell, "Bridge.run('true') in process", "ms", to_ms(s["facade"]))
+    channel = Metric("mcp", shell, "a tmux command down the channel", "ms", to_ms(s["channel"]))
+    client = Metric("mcp", shell, "a tmux command, a client of its own", "ms", to_ms(s["client"]))
     arrival = Metric(
         "mcp", shell, "first printed line -> progress (stdio)", "ms", to_ms(first)
     ).at_most(50)
@@ -188,9 +216,13 @@ def _metrics(
         stdio,
         own,
         facade,
-        ratio("mcp", shell, "run true in memory / pane round trip", memory, own).at_most(2),
+        channel,
+        client,
+        ratio("mcp", shell, "run true in memory / pane round trip", memory, own).at_most(1.3),
         ratio("mcp", shell, "run true in memory / Bridge.run in process", memory, facade),
-        ratio("mcp", shell, "run true over stdio / pane round trip", stdio, own).at_most(3),
+        ratio("mcp", shell, "Bridge.run in process / pane round trip", facade, own).at_most(1.2),
+        ratio("mcp", shell, "run true over stdio / pane round trip", stdio, own).at_most(1.6),
+        ratio("mcp", shell, "tmux command: channel / own client", channel, client).at_most(0.1),
         arrival,
         Metric("mcp", shell, "tmux-bridge mcp RSS idle", "MiB", [idle], derived=True),
     ]

@@ -46,9 +46,13 @@ def about(name: str, *types: str) -> Callable[[dict[str, Any]], bool]:
 
 
 def control_clients(world: World) -> list[str]:
-    """``session_name`` of each control-mode client of the test's tmux server."""
-    listed = world.b.tmux("list-clients", "-F", "#{client_control_mode} #{session_name}")
-    return [line[2:] for line in listed.splitlines() if line.startswith("1 ")]
+    """``session_name`` of each lifecycle client of the test's tmux server: the
+    read-only control-mode clients (serve's command channel is not read-only)."""
+    listed = world.b.tmux(
+        "list-clients", "-F", "#{client_control_mode} #{client_flags} #{session_name}"
+    )
+    found = [line.split(" ", 2) for line in listed.splitlines()]
+    return [name for mode, flags, name in found if mode == "1" and "read-only" in flags.split(",")]
 
 
 def person_attaches(world: World, session: str) -> pexpect.spawn:
@@ -166,7 +170,7 @@ def test_the_control_client_is_no_person(world: World) -> None:
 
         seen = asyncio.run(scenario())
 
-    assert seen["tmux counts it"] == "1"  # what pane.py must not take for a person
+    assert int(seen["tmux counts it"]) >= 1  # what pane.py must not take for a person
     assert seen["sub"]["agents"][0]["attached"] is False
     assert seen["attached"] is False
     assert seen["resize"]["applied"] is True

@@ -447,14 +447,14 @@ def test_resize_never_shrinks_the_person_and_does_not_pin(pane: TestPane, server
         "tmux", ["-L", "default", "attach", "-t", "=tb-test"], env=pane.env, dimensions=(30, 100)
     )
     try:
-        pane.wait_for(lambda: pane.pane("#{session_attached}") == "1", "the person")
+        pane.wait_for(lambda: pane.people() == 1, "the person")
         pane.wait_for(lambda: size() == "100x29", "the person's size")  # minus the status line
         answer = run(ask(50, 10))
         assert answer["applied"] is False
         assert size() == "100x29"
     finally:
         person.close(force=True)
-    pane.wait_for(lambda: pane.pane("#{session_attached}") == "0", "the person to leave")
+    pane.wait_for(lambda: pane.people() == 0, "the person to leave")
     answer = run(ask(70, 20))
     assert answer["applied"] is True and (answer["cols"], answer["rows"]) == (70, 20)
     assert pane.tmux("show-options", "-w", "-t", "tb-test", "window-size").strip() == ""

@@ -242,8 +242,15 @@ class TestPane:
                 env=self.env,
                 dimensions=(24, 80),
             )
-            self.wait_for(lambda: self.pane("#{session_attached}") == "1", "the client")
+            self.wait_for(lambda: self.people() == 1, "the client")
         self.client.send(text)
+
+    def people(self) -> int:
+        """How many people's clients are attached to the session: control-mode clients
+        (a resident tmux-bridge's channel and lifecycle client) are not people, though
+        ``#{session_attached}`` counts them."""
+        listed = self.tmux("list-clients", "-t", f"={self.session}", "-F", "#{client_control_mode}")
+        return listed.split().count("0")
 
     def kill(self) -> None:
         """Kill the server and everything its panes started (a REPL stuck computing

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import os
 import select
+import threading
 import time
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import TmuxError, TmuxNotFound, TmuxTimeout
 
@@ -125,7 +126,11 @@ class Tmux:
         and :class:`TmuxError` naming the subcommand when tmux exits non-zero and
         ``check`` is true.
         """
-        result = _spawn(tuple(self.argv(*args)), stdin, self.timeout)
+        result = None
+        if _channels_on and stdin is None:
+            result = _through_channel(self, args)
+        if result is None:
+            result = _spawn(tuple(self.argv(*args)), stdin, self.timeout)
         if check and result.returncode != 0:
             raise TmuxError(result.argv, result.returncode, result.stderr)
         return result
@@ -135,6 +140,79 @@ class Tmux:
     ) -> TmuxResult:
         """Run several tmux commands in one invocation, in order (see :func:`sequence`)."""
         return self.run(*sequence(*commands), check=check, stdin=stdin)
+
+
+# Whether this process sends its tmux commands down one control-mode channel per server
+# (:mod:`tmux_bridge.infra.channel`): a resident process (serve, mcp) turns it on; a CLI
+# call, which opens a client once or twice, keeps its subprocesses.
+_channels_on = False
+_channels: dict[tuple[str, str], Any] = {}
+_channels_lock = threading.Lock()
+# commands that change nothing: run again when a channel ended with the command sent
+_ONLY_LOOK = frozenset(
+    {
+        "display-message", "display", "list-sessions", "ls", "list-windows", "lsw",
+        "list-panes", "lsp", "list-clients", "lsc", "show-options", "show",
+        "show-environment", "showenv", "has-session", "has",
+    }
+)  # fmt: skip
+# commands whose reply holds text a program in a pane chose: never down a channel
+_OWN_CLIENT = frozenset({"capture-pane", "capturep", "show-buffer", "showb", "save-buffer"})
+
+
+def use_channels(on: bool) -> None:
+    """The one switch of how this process runs tmux: ``True`` for a resident process
+    (a control-mode channel per server, a subprocess where a channel cannot serve),
+    ``False`` (the default) for a subprocess per call. Turning it off closes the
+    channels."""
+    global _channels_on
+    with _channels_lock:
+        _channels_on = on
+        if not on:
+            for channel in _channels.values():
+                channel.close()
+            _channels.clear()
+
+
+def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
+    """``args`` run down the server's channel; ``None`` when it cannot serve them (no
+    session to attach to, a command that must have its own client). A channel that ends
+    with the command sent (its session or server went away as it was written) leaves no
+    way to know whether it ran: commands that only look are run again, others raise
+    :class:`TmuxError` (typing twice into a pane is worse than an error)."""
+    from .channel import Channel, ChannelClosed
+
+    commands = _split(args)
+    if any(command and command[0] in _OWN_CLIENT for command in commands):
+        return None
+    with _channels_lock:
+        channel = _channels.get(tmux.socket_args)
+        if channel is None:
+            channel = _channels[tmux.socket_args] = Channel(["tmux", *tmux.socket_args])
+    argv = tuple(tmux.argv(*args))
+    for _attempt in (1, 2):
+        try:
+            code, out, err = channel.run(commands, tmux.timeout)
+        except ChannelClosed as closed:
+            if closed.sent and not all(command[0] in _ONLY_LOOK for command in commands):
+                message = "the tmux control channel closed before answering"
+                raise TmuxError(argv, 1, message) from None
+            continue  # opened anew on the next attempt, else a subprocess
+        except TimeoutError:
+            raise TmuxTimeout(argv, tmux.timeout or 0.0) from None
+        return TmuxResult(argv, code, out, err)
+    return None
+
+
+def _split(args: Sequence[str]) -> list[list[str]]:
+    """A chain made by :func:`sequence` back into its commands (its escapes undone)."""
+    commands: list[list[str]] = [[]]
+    for arg in args:
+        if arg == ";":
+            commands.append([])
+        else:
+            commands[-1].append(arg[:-2] + ";" if arg.endswith("\\;") else arg)
+    return [command for command in commands if command]
 
 
 def _spawn(argv: tuple[str, ...], stdin: bytes | None, timeout: float | None) -> TmuxResult:

@@ -21,6 +21,7 @@ from mcp_types import ToolAnnotations
 from .. import __version__
 from ..api import NO_ORIGIN, Origin
 from ..infra.patterns import use_time_limit
+from ..infra.tmux import use_channels
 from ..target import Target
 from .progress import Calls
 from .texts import INSTRUCTIONS, TOOLS
@@ -67,6 +68,7 @@ async def serve_stdio(base: Target, readonly: bool = False) -> None:
     (:func:`~tmux_bridge.infra.patterns.use_time_limit`): the server's threads share one
     interpreter, which a backtracking ``re`` search would hold for ever."""
     use_time_limit(PATTERN_TIME)
+    use_channels(True)  # resident: tmux commands down one control-mode client per server
     calls = Calls()
     server = build_server(base, readonly, calls, Origin.from_env(os.environ))  # the agent's
     try:

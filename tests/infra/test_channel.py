@@ -1,0 +1,177 @@
+"""The control-mode channel of a resident process (tmux_bridge/infra/channel.py) against a
+real private server: every reply is the one a tmux client of its own would have given,
+and the channel comes back by itself after its client, its session or the whole server
+went away. The expected values are what a subprocess of tmux gives for the same commands
+(run in the same test, beside it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tmux_bridge.api import Bridge
+from tmux_bridge.errors import TmuxError, TmuxTimeout
+from tmux_bridge.infra import tmux as tmux_module
+from tmux_bridge.infra.tmux import Tmux, use_channels
+
+from ..support.pane import WAIT, TestPane, target_of
+
+
+@pytest.fixture
+def channels() -> Iterator[None]:
+    use_channels(True)
+    try:
+        yield
+    finally:
+        use_channels(False)
+
+
+def _server(b: TestPane, timeout: float | None = None) -> Tmux:
+    return Tmux(socket_path=str(b.tmpdir / f"tmux-{os.getuid()}" / "default"), timeout=timeout)
+
+
+Outcome = tuple[int, str, str]
+
+
+def _both(t: Tmux, *commands: list[str]) -> tuple[Outcome, Outcome]:
+    """The same commands through the channel and through a subprocess of their own."""
+    use_channels(True)
+    through = t.run_all(*commands, check=False)
+    assert _channel_pid(t) is not None  # it went down the channel
+    use_channels(False)
+    alone = t.run_all(*commands, check=False)
+    use_channels(True)
+    return (through.returncode, through.stdout, through.stderr), (
+        alone.returncode,
+        alone.stdout,
+        alone.stderr,
+    )
+
+
+def _channel_pid(t: Tmux) -> int | None:
+    channel = tmux_module._channels.get(t.socket_args)
+    process = getattr(channel, "process", None)
+    return None if process is None else int(process.pid)
+
+
+WORDS = ["plain", "a;", ";", "x\\;", "two\nlines", "tab\there", 'quote\'s "both"', "é ✓ 中", "#{x}"]
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_a_reply_is_what_a_client_of_its_own_gets(
+    pane: TestPane, channels: None, word: str
+) -> None:
+    t = _server(pane)
+    through, alone = _both(
+        t,
+        ["set-option", "-p", "-t", pane.target, "@tb-channel", word],
+        ["show-options", "-p", "-v", "-t", pane.target, "@tb-channel"],
+        ["display-message", "-p", "-t", pane.target, "#{pane_id} #{session_name}"],
+    )
+    assert through == alone
+
+
+def test_errors_and_their_text_are_a_clients_too(pane: TestPane, channels: None) -> None:
+    t = _server(pane)
+    for commands in (
+        [["has-session", "-t", "no-such-session"]],
+        [["send-keys", "-t", "%999", "x"]],
+        [
+            ["display-message", "-p", "first"],
+            ["list-panes", "-t", "nosuch"],
+            ["display-message", "-p", "never"],
+        ],
+        [["no-such-command"]],
+    ):
+        through, alone = _both(t, *commands)
+        assert through == alone, commands
+        assert through[0] == 1
+
+
+def test_the_channel_is_not_a_person(pane: TestPane, channels: None) -> None:
+    t = _server(pane)
+    t.run("display-message", "-p", "x")
+    clients = t.run("list-clients", "-F", "#{client_control_mode} #{client_flags}").stdout
+    assert "no-output" in clients  # our channel is attached
+    entries = Bridge(target_of(pane)).panes(every_session=True)
+    assert entries and not any(entry.attached for entry in entries)
+
+
+def test_a_killed_client_is_replaced(pane: TestPane, channels: None) -> None:
+    t = _server(pane)
+    t.run("display-message", "-p", "x")
+    first = _channel_pid(t)
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    tmux_module._channels[t.socket_args].process.wait(timeout=WAIT)  # it has ended
+    assert t.run("display-message", "-p", "-t", pane.target, "#{pane_id}").stdout.startswith("%")
+    second = _channel_pid(t)
+    assert second not in (None, first)
+
+
+def test_its_session_gone_it_attaches_to_another(pane: TestPane, channels: None) -> None:
+    t = _server(pane)
+    pane.tmux("new-session", "-d", "-s", "tb-channel-other")
+    t.run("display-message", "-p", "x")
+    attached = pane.tmux("list-clients", "-F", "#{client_control_mode} #{session_name}").split("\n")
+    session = next(line.split()[1] for line in attached if line.startswith("1 "))
+    pane.tmux("kill-session", "-t", session)
+    names = t.run("list-sessions", "-F", "#{session_name}").stdout.split()
+    assert session not in names and names
+    if session == pane.session:
+        pane.tmux("new-session", "-d", "-s", pane.session)  # the fixture's session, back
+
+
+def test_a_restarted_server_is_found_again(make_bridge: object, channels: None) -> None:
+    b = make_bridge("bash")  # type: ignore[operator]
+    b.start()
+    t = _server(b)
+    t.run("display-message", "-p", "x")
+    b.tmux("kill-server", check=False)
+    with pytest.raises(TmuxError):
+        t.run("list-sessions")  # no server: the subprocess's error, not a hang
+    b.start()
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if t.run("has-session", "-t", b.session, check=False).returncode == 0:
+            break
+    assert (
+        t.run("display-message", "-p", "-t", b.target, "#{session_name}").stdout == f"{b.session}\n"
+    )
+    assert _channel_pid(t) is not None
+
+
+def test_a_stopped_server_times_out(make_bridge: object, channels: None) -> None:
+    b = make_bridge("bash")  # type: ignore[operator]
+    b.start()
+    t = _server(b, timeout=0.5)
+    server_pid = int(t.run("display-message", "-p", "#{pid}").stdout)
+    os.kill(server_pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(TmuxTimeout):
+            t.run("display-message", "-p", "x")
+    finally:
+        os.kill(server_pid, signal.SIGCONT)
+    assert t.run("display-message", "-p", "back").stdout == "back\n"
+
+
+def test_a_screen_capture_never_goes_down_the_channel(pane: TestPane, channels: None) -> None:
+    """A line of a pane's screen could mimic the end of a control-mode block: captures
+    run in a client of their own (the channel is not even opened for one)."""
+    t = Tmux(socket_path=str(pane.tmpdir / f"tmux-{os.getuid()}" / "default"))
+    use_channels(False)
+    use_channels(True)
+    pane.tmux("send-keys", "-t", pane.target, "printf '%%end 1 2 3\\n'", "Enter")
+    t.run("capture-pane", "-p", "-t", pane.target)
+    assert _channel_pid(t) is None
+
+
+def test_a_call_through_the_facade_uses_the_channel(pane: TestPane, channels: None) -> None:
+    bridge = Bridge(target_of(pane))
+    result = bridge.run("echo through-$((6*7))")
+    assert result.stdout == b"through-42\n" and result.status == 0
+    assert _channel_pid(target_of(pane).tmux) is not None

@@ -1,0 +1,212 @@
+"""One persistent tmux control-mode client per server, for a resident process (``serve``,
+``mcp``): its tmux commands go down one pipe instead of a new tmux client each (about
+3 ms each), and each reply is matched to its command.
+
+A command line is written as tmux's own parser reads it back
+(:func:`~tmux_bridge.text.seams.command_line`), followed by a line of its own that prints
+a token of ours; everything tmux sends between the previous token and this one is the
+command's reply (one ``%begin``/``%end`` block per command it ran, ``%error`` for a failed
+one). A line is its own command group, so a failed command never keeps the token from
+being printed. Notifications (``%window-add``...) between blocks are skipped; the client
+is attached with ``no-output`` (no pane output) and ``ignore-size`` (no say in sizes), and
+is not counted as a person (:func:`~tmux_bridge.pane.info.is_person`).
+
+The channel is one client of one session (tmux has no control client without one). With
+no session it is not opened and the caller runs tmux as a subprocess; when its session
+goes away tmux ends it (``%exit``) and the next command opens it again, on any session.
+A command that reads stdin, or whose reply holds text a program in a pane chose (a
+capture of the screen, a paste buffer: a line of it could mimic the end of a block), also
+runs as a subprocess. Whether a process uses channels at all is decided in one place:
+:func:`tmux_bridge.infra.tmux.use_channels`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import threading
+import time
+
+from ..text.seams import command_line
+
+OPEN_WAIT = 2.0  # seconds for a new client to say it is attached
+
+
+class ChannelClosed(Exception):
+    """The channel is not open (no session, the client ended): ``sent`` tells whether
+    the command may have reached tmux (then it must not be run again)."""
+
+    def __init__(self, sent: bool) -> None:
+        super().__init__("the tmux control channel is closed")
+        self.sent = sent
+
+
+class Reply:
+    """What a command got back: the output of the commands that ran (``out``), the
+    errors of one that failed (``err``), as a client prints them on stdout and stderr."""
+
+    def __init__(self) -> None:
+        self.out: list[bytes] = []
+        self.err: list[bytes] = []
+        self.blocks = 0
+
+
+class Channel:
+    """The control client of one server (``argv``: ``tmux -S PATH`` or ``-L NAME``)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.lock = threading.Lock()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.buffer = b""
+        self.count = 0
+
+    def run(self, commands: list[list[str]], timeout: float | None) -> tuple[int, str, str]:
+        """Run ``commands`` (one group, as a chain would) and wait for their reply; the
+        exit code, stdout and stderr a tmux client would have given. Raises
+        :class:`ChannelClosed` or :class:`TimeoutError` (the channel is then closed)."""
+        line = command_line(*commands).encode("utf-8", "surrogateescape")
+        with self.lock:
+            if self.process is None or self.process.poll() is not None or self._ended():
+                self._close()
+                self._open()
+            self.count += 1
+            token = f"tmux-bridge-channel-{os.getpid()}-{self.count}"
+            try:
+                self._write(line + b"\n" + f"display-message -p '{token}'\n".encode())
+            except OSError:
+                self._close()
+                raise ChannelClosed(sent=False) from None
+            try:
+                reply = self._read_reply(token.encode(), timeout)
+            except BaseException:
+                self._close()
+                raise
+        out, err = (
+            b"".join(line + b"\n" for line in lines).decode("utf-8", "surrogateescape")
+            for lines in (reply.out, reply.err)
+        )
+        return (1 if reply.err else 0), out, err
+
+    def close(self) -> None:
+        with self.lock:
+            self._close()
+
+    # --- the client ----------------------------------------------------------------------
+
+    def _open(self) -> None:
+        session = self._any_session()
+        if session is None:
+            raise ChannelClosed(sent=False)
+        argv = [*self.argv, "-C", "attach-session", "-t", session, "-f", "no-output,ignore-size"]
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert self.process.stdout is not None
+        os.set_blocking(self.process.stdout.fileno(), False)
+        self.buffer = b""
+        # a command read before the client is attached may run without one (tmux 3.3a):
+        # wait for the attach's own notification first
+        deadline = time.monotonic() + OPEN_WAIT
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                self._close()
+                raise ChannelClosed(sent=False)
+            if line.startswith(b"%session-changed"):
+                return
+
+    def _any_session(self) -> str | None:
+        listed = subprocess.run(
+            [*self.argv, "list-sessions", "-F", "#{session_id}"],
+            capture_output=True,
+            check=False,
+            timeout=10,
+        )
+        ids = listed.stdout.split() if listed.returncode == 0 else []
+        return ids[0].decode() if ids else None
+
+    def _write(self, data: bytes) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def _read_reply(self, token: bytes, timeout: float | None) -> Reply:
+        """The blocks up to the one that printed ``token``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        reply = Reply()
+        block: list[bytes] | None = None
+        begun = b""  # the open block's "<time> <number> <flags>": its end says the same
+        while True:
+            line = self._line(deadline)
+            if line is None:
+                if reply.blocks:  # the command ran (and ended the client's session)
+                    return reply
+                raise ChannelClosed(sent=True)
+            if block is None:
+                if line.startswith(b"%begin "):
+                    block, begun = [], line[len(b"%begin ") :]
+                continue  # a notification
+            if line in (b"%end " + begun, b"%error " + begun):
+                if block == [token]:
+                    return reply
+                reply.blocks += 1
+                if line.startswith(b"%error "):  # as a client says it (it parses first)
+                    reply.err += [part.removeprefix(b"parse error: ") for part in block]
+                else:
+                    reply.out += block
+                block = None
+            else:
+                block.append(line)
+
+    def _ended(self) -> bool:
+        """Whether the client has ended since the last command (its session went, the
+        server stopped, it was killed): what it said meanwhile, read without waiting,
+        holds its ``%exit`` or its end. Notifications read on the way are dropped."""
+        assert self.process is not None and self.process.stdout is not None
+        while True:
+            try:
+                chunk = os.read(self.process.stdout.fileno(), 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                return True
+            self.buffer += chunk
+        lines = self.buffer.split(b"\n")
+        self.buffer = lines.pop()
+        return any(line.startswith(b"%exit") for line in lines)
+
+    def _line(self, deadline: float | None) -> bytes | None:
+        """The client's next line; ``None`` when it ended (or said ``%exit``)."""
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.buffer:
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return None if line.startswith(b"%exit") else line
+
+    def _close(self) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
