@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
-from .errors import EXIT_FAILURE, BridgeError, NoBridgeSession
+from .errors import EXIT_FAILURE, BridgeError, InvalidRequest, NoBridgeSession
 from .results import CallRecord, CallResult, JobResult, Mode, RunOptions, check_options
 from .target import Target
 
@@ -38,9 +38,12 @@ if TYPE_CHECKING:
     from .audit.stats import Friction as Friction
     from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
+    from .infra.saved import FittedStream as FittedStream
+    from .infra.saved import Page as OutputPage
     from .pane.shapes import BridgeStatus, FitResult, NewSession, PaneEntry, PaneLabel, Upload
     from .pane.watch import Listener, Snapshot
     from .results import CheckResult
+    from .text.fit import Limits
 
 Sink = Callable[[bytes], None]
 BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
@@ -1176,6 +1179,68 @@ class Bridge:
             typed_lookup=bool(result and result.typed_lookup),
         )
         record(self.target.runtime_dir, entry)
+
+    # --- output that fits (issue 23: text/fit.py, infra/saved.py) ----------------------
+
+    def fitted_stream(
+        self, name: str, sink: Sink, first: int | None, last: int | None, max_bytes: int | None
+    ) -> FittedStream:
+        """A sink for stream ``name`` (stdout, stderr) that passes its head to ``sink``
+        at once, holds a bounded tail and saves the whole stream once a cut is certain;
+        its ``finish(call_id)`` sends the cut line and the tail."""
+        from .infra.saved import FittedStream
+
+        return FittedStream(self.target.runtime_dir, name, _limits(first, last, max_bytes), sink)
+
+    def fit_document(
+        self,
+        document: dict[str, Any],
+        name: str,
+        data: bytes,
+        limits: tuple[int | None, int | None, int | None],
+        who: str = "tmux-bridge",
+    ) -> None:
+        """Cut ``document[name]`` (the bytes ``data``) to ``limits`` (first lines, last
+        lines, bytes): head, cut line, tail; the whole saved (``NAME_file``)."""
+        from .infra.saved import fit_document
+
+        fit_document(document, name, data, _limits(*limits), self.target.runtime_dir, who)
+
+    def fit_document_within(
+        self,
+        document: dict[str, Any],
+        streams: dict[str, bytes],
+        max_document: int,
+        who: str = "tmux-bridge",
+    ) -> None:
+        """Cut the ``streams`` of ``document`` (name -> bytes) until its JSON text takes
+        at most ``max_document`` bytes: each head, cut line and tail, the whole saved."""
+        from .infra.saved import fit_document_within
+
+        fit_document_within(document, streams, max_document, self.target.runtime_dir, who)
+
+    def read_output(self, path_or_id: str, offset: int = 0, limit: int = 200) -> OutputPage:
+        """Lines ``offset`` (from 0) to ``offset + limit`` of a saved stream: a path a
+        cut line gave, or a call's id (``ID`` or ``ID.stderr``). Raises
+        :class:`InvalidRequest` for a path outside the saved-output folder."""
+        from .infra.saved import read_page
+
+        if offset < 0 or not 1 <= limit <= 100_000:
+            raise InvalidRequest(
+                f"a page starts at line 0 or later and has 1 to 100000 lines; it was "
+                f"offset {offset}, limit {limit}."
+            )
+        return read_page(self.target.runtime_dir, path_or_id, offset, limit)
+
+
+def _limits(first: int | None, last: int | None, max_bytes: int | None) -> Limits:
+    """The limits of a cut, checked: whole numbers, 0 or more."""
+    from .text.fit import Limits
+
+    for what, value in (("first", first), ("last", last), ("max_bytes", max_bytes)):
+        if value is not None and (not isinstance(value, int) or value < 0):
+            raise InvalidRequest(f"{what} must be a whole number, 0 or more; it was {value!r}.")
+    return Limits(first, last, max_bytes)
 
 
 def _text(value: bytes | str) -> str:

@@ -422,3 +422,9 @@ def exit_status(status: int | None, timed_out: str | None, cancelled: int | None
     if status is None:
         return EXIT_FAILURE
     return status
+
+
+class NoSavedOutput(BridgeError):
+    """A saved stream asked for is not there: nothing was cut, or it was pruned."""
+
+    code = "no_saved_output"

@@ -32,9 +32,9 @@ def _interruption(result: CallResult) -> list[str]:
     if result.cancelled is not None:
         cause = f"tmux-send was interrupted ({signal.Signals(result.cancelled).name})"
     elif result.timed_out == "idle":
-        cause = f"idle timeout: no output for {options.idle_timeout:g} s"
+        cause = f"Timeout: idle timeout, no output for {options.idle_timeout:g} s"
     else:
-        cause = f"overall timeout: the command ran for {options.max_time:g} s"
+        cause = f"Timeout: overall timeout, the command ran for {options.max_time:g} s"
     if result.job is not None:
         return [
             f"tmux-send: {cause}. The command was not interrupted: it runs on as job "
@@ -107,8 +107,12 @@ def to_document(
         document["screen"] = result.screen
     if result.file is not None:
         document["file"] = file_document(result.file)
-    _add_output(document, "stdout", result.stdout if stdout is None else stdout, result.mode)
-    _add_output(document, "stderr", result.stderr if stderr is None else stderr)
+    out = result.stdout if stdout is None else stdout
+    err = result.stderr if stderr is None else stderr
+    for name, data in (("stdout", out), ("stderr", err)):  # before the texts: see _counts
+        _counts(document, name, data or b"")
+    _add_output(document, "stdout", out, result.mode)
+    _add_output(document, "stderr", err)
     report = describe(result)
     document["notes"] = [*(notes or []), *([report.rstrip("\n")] if report else [])]
     return document
@@ -159,6 +163,18 @@ def error_document(
         "stderr": error.partial_stderr.decode("utf-8", "replace"),
         "notes": list(notes or []),
     }
+
+
+def _counts(document: dict[str, Any], name: str, data: bytes) -> None:
+    """``NAME_truncated``, ``NAME_file``, ``NAME_lines`` and ``NAME_bytes`` of a whole
+    stream (a face that cuts it sets the first two). They come before the texts, so a
+    reader that sees only the document's head still learns a stream was cut and where
+    all of it is."""
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    document[f"{name}_truncated"] = False
+    document[f"{name}_file"] = None
+    document[f"{name}_lines"] = lines
+    document[f"{name}_bytes"] = len(data)
 
 
 def _add_output(

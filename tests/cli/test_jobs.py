@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -300,3 +301,23 @@ def test_jobs_refuse_a_runtime_directory_open_to_others(make_bridge: MakeBridge)
     refused = _job(b, "--job", job)
     assert (refused["error_code"], refused["exit"]) == ("runtime_dir_unsafe", 125)
     assert _job(b, "--jobs")["error_code"] == "runtime_dir_unsafe"
+
+
+def test_job_reads_are_cut_as_a_call_is(make_bridge: MakeBridge) -> None:
+    """--first/--last cut a --wait and a --job read around one cut line naming the file
+    that holds the whole read; the --json document keeps the job's byte totals."""
+    b = make_bridge("bash")
+    b.start()
+    whole = "".join(f"{n}\n" for n in range(1, 101))
+    job = _background(b, "seq 1 100")
+    code, out, err = b.send_text("--wait", job, "--first", "2", "--last", "3")
+    assert code == 0, err
+    lines = out.split("\n")
+    assert lines[:2] == ["1", "2"] and lines[3:] == ["98", "99", "100", ""], out
+    cut = lines[2]
+    assert cut.startswith("[tmux-send: 95 lines (") and "not shown" in cut, out
+    saved = Path(cut.rsplit(" ", 1)[1].rstrip("]"))
+    assert saved.read_text() == whole
+    again = _job(b, "--job", job, "--all", "--max-bytes", "20")
+    assert again["stdout_truncated"] is True and again["stdout_bytes"] == len(whole)
+    assert Path(again["stdout_file"]).read_text() == whole

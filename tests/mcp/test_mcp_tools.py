@@ -117,31 +117,61 @@ def test_a_timeout_interrupts_and_says_so(pane: TestPane) -> None:
 # --- caps ----------------------------------------------------------------------------------
 
 
+def _size(got: dict[str, Any]) -> int:
+    return len(json.dumps(got, ensure_ascii=False).encode())
+
+
 def test_output_over_the_cap_keeps_head_and_tail_and_saves_the_whole(pane: TestPane) -> None:
     command = "seq 1 30000; seq 1 5000 >&2; (exit 7)"
     expected = bash(command)
-    got = document(call(pane, "run", {"command": command, "max_output": 4096}))
+    got = document(call(pane, "run", {"command": command, "max_output": 8192}))
     assert got["exit_status"] == expected.returncode == 7
-    for name, whole in (("stdout", expected.stdout), ("stderr", expected.stderr)):
+    assert _size(got) <= 8192
+    for name, whole, lines in (
+        ("stdout", expected.stdout, 30000),
+        ("stderr", expected.stderr, 5000),
+    ):
         shown, path = got[name], got[name + "_file"]
-        assert got[name + "_bytes"] == len(whole) > 4096
-        head, marker, tail = shown.partition("\n[tmux-bridge: ")
-        assert whole.startswith(head) and len(head) == 2048, name
-        cut = len(whole) - 4096
-        assert marker and tail.startswith(f"{cut} bytes of {name} cut here, {len(whole)} in all")
-        assert whole.endswith(tail.split("]\n", 1)[1]), name
+        assert (got[name + "_bytes"], got[name + "_lines"]) == (len(whole), lines)
+        assert got[name + "_truncated"] is True
+        head, marker, rest = shown.partition("[tmux-bridge: ")
+        assert marker and whole.startswith(head.removesuffix("\n")), name
+        assert f" of {name} not shown (truncated); all of it is in {path}]\n" in rest
+        assert whole.endswith(rest.split("]\n", 1)[1]), name
         assert Path(path).read_text() == whole
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-        assert Path(path).parent == pane.runtime / "mcp-output"
+        assert Path(path).parent == pane.runtime / "output"
+        assert Path(path).name == f"{got['id']}.{name}"
 
 
-def test_the_default_cap_is_64_kib_and_output_under_it_is_whole(pane: TestPane) -> None:
-    small, large = bash("seq 1 10000").stdout, bash("seq 1 20000").stdout
-    assert len(small) < 64 * 1024 < len(large)
-    got = document(call(pane, "run", {"command": "seq 1 10000"}))
-    assert got["stdout"] == small and "stdout_file" not in got
-    got = document(call(pane, "run", {"command": "seq 1 20000"}))
-    assert got["stdout_bytes"] == len(large) and len(got["stdout"].encode()) < 64 * 1024 + 300
+def test_the_default_fits_claude_codes_inline_limit(pane: TestPane) -> None:
+    small, large = bash("seq 1 3000").stdout, bash("seq 1 200000").stdout
+    got = document(call(pane, "run", {"command": "seq 1 3000"}))
+    assert got["stdout"] == small and got["stdout_file"] is None and not got["stdout_truncated"]
+    result = call(pane, "run", {"command": "seq 1 200000"})
+    got = document(result)
+    # 76 KB with the old 64 KiB cap per stream: Claude Code moved it to a file
+    assert _size(got) <= 32 * 1024 and len(text(result).encode()) <= 32 * 1024
+    assert got["stdout_bytes"] == len(large) and got["stdout_truncated"]
+    keys = list(got)  # a head-only preview sees the file before the text
+    assert keys.index("stdout_file") < keys.index("stdout") < keys.index("stderr")
+    cut = got["stdout"].index("[tmux-bridge: ")
+    assert got["stdout"].index(got["stdout_file"], cut) < got["stdout"].index("\n200000\n")
+
+
+def test_read_output_pages_through_a_saved_stream(pane: TestPane) -> None:
+    got = document(call(pane, "run", {"command": "seq 1 50000"}))
+    page = document(
+        call(pane, "read_output", {"output": got["stdout_file"], "offset": 100, "limit": 5})
+    )
+    assert page["text"] == "101\n102\n103\n104\n105\n"
+    assert (page["total_lines"], page["more"], page["next_offset"]) == (50000, True, 105)
+    by_id = document(call(pane, "read_output", {"output": got["id"], "offset": 49998}))
+    assert (by_id["text"], by_id["more"]) == ("49999\n50000\n", False)
+    refused = call(pane, "read_output", {"output": "/etc/passwd"})
+    assert refused.is_error and document(refused)["error_code"] == "invalid_request"
+    gone = call(pane, "read_output", {"output": "0123456789.stderr"})
+    assert gone.is_error and document(gone)["error_code"] == "no_saved_output"
 
 
 def test_bounds_refuse_a_call_before_anything_is_typed(pane: TestPane) -> None:

@@ -460,10 +460,10 @@ def test_refuses_a_pane_with_its_own_pipe(
     "args",
     [
         ["--close", "--", "x"],
-        ["--prompt", "x", "--", "y"],
+        ["--prompt", "x", "--close"],  # --prompt alone is the seed tool's REPL mode (issue 23)
         ["--eval-template", "{code}", "--", "y"],
     ],
-    ids=["close-with-command", "prompt-without-repl", "template-without-repl"],
+    ids=["close-with-command", "prompt-with-close", "template-without-repl"],
 )
 def test_repl_usage_errors(make_bridge: Callable[[str], TestPane], args: list[str]) -> None:
     b = make_bridge("bash")

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import httpx
@@ -78,6 +79,24 @@ def test_run_raw_keeps_control_sequences(server: Server) -> None:
     assert decoded(raw["metadata"]["result"], "stdout") == local.stdout
     cleaned = server.post(action="run", command=command).json()
     assert cleaned["output"] == "plain red\n"  # what a terminal shows, as tmux-send gives it
+
+
+def test_run_cuts_output_as_tmux_send_does(server: Server, pane: TestPane) -> None:
+    command = "seq 1 300; seq 1 20 >&2"
+    local = expected(command)
+    body = server.post(action="run", command=command, first=2, last=2, max_bytes=1000).json()
+    result = body["metadata"]["result"]
+    path = result["stdout_file"]
+    assert result["stdout"] == (
+        f"1\n2\n[tmux-bridge: 296 lines (1,080 bytes) of stdout not shown (truncated); all "
+        f"of it is in {path}]\n299\n300\n"
+    )  # 1-9: 2 bytes, 10-99: 3, 100-300: 4 (1,092); head 4, tail 8
+    assert body["output"] == result["stdout"] and result["stdout_truncated"] is True
+    assert Path(path).read_bytes() == local.stdout
+    assert (result["stderr_lines"], result["stderr_truncated"]) == (20, True)
+    whole = server.post(action="run", command=command).json()["metadata"]["result"]
+    assert whole["stdout"] == local.stdout.decode() and whole["stdout_file"] is None
+    assert Path(path).parent == pane.runtime / "output"
 
 
 def test_answer_a_waiting_command_from_a_second_request(server: Server, pane: TestPane) -> None:

@@ -23,11 +23,11 @@ T = TypeVar("T")
 ALL_TOOLS = [
     "run", "start_repl", "evaluate", "close_repl", "send_keys", "type_text", "read_screen",
     "status", "list_panes", "pane_info", "read_file", "write_file", "edit_file",
-    "list_agents", "send_prompt", "send_message", "start_job", "read_job", "wait_job",
-    "kill_job", "list_jobs",
+    "read_output", "list_agents", "send_prompt", "send_message", "start_job", "read_job",
+    "wait_job", "kill_job", "list_jobs",
 ]  # fmt: skip
 READ_ONLY = {
-    "read_screen", "status", "list_panes", "pane_info", "read_file", "list_agents",
+    "read_screen", "status", "list_panes", "pane_info", "read_file", "read_output", "list_agents",
     "read_job", "wait_job", "list_jobs",
 }  # fmt: skip
 SLEEPER = "sh -c 'echo started; exec sleep 30'"

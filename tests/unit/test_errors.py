@@ -41,6 +41,7 @@ from tmux_bridge.errors import (
     NoBridgeSession,
     NoChecksumTool,
     NoInputBox,
+    NoSavedOutput,
     NoSuchAgent,
     NoSuchJob,
     NoSuchPane,
@@ -270,6 +271,7 @@ CODE_CASES = [
     CodeCase("inbox", InboxError, "inbox_error", 125),
     CodeCase("inbox-corrupt", InboxCorrupt, "inbox_corrupt", 125),
     CodeCase("no-job", NoSuchJob, "no_such_job", 125),
+    CodeCase("no-saved-output", NoSavedOutput, "no_saved_output", 125),
 ]
 
 _EXAMPLES: dict[type[BridgeError], BridgeError] = {

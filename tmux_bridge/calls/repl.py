@@ -88,6 +88,31 @@ def preset_for(request: ReplRequest) -> Preset:
     return preset
 
 
+UNNAMED = "repl"  # the name of a REPL asked for by its prompt alone (the seed tool's way)
+
+
+def _as_recorded(request: ReplRequest, frame: CallFrame | None) -> ReplRequest:
+    """``request`` completed from the REPL record of the pane (``frame``; None before
+    the pane is held, when only the request itself can be checked): no name means the
+    REPL tmux-send started there (else :data:`UNNAMED`); a name with no preset and no
+    prompt takes the prompt it was started with."""
+    front = frame.front if frame is not None else None
+    record = front.record if isinstance(front, OpenRepl) else getattr(front, "gone", None)
+    recorded = record if isinstance(record, ReplRecord) else None
+    name = request.name or (recorded.name if recorded else UNNAMED)
+    request = request._replace(name=name)
+    if (
+        request.prompt is None
+        and recorded is not None
+        and recorded.name == name
+        and find_preset(name) is None
+    ):
+        request = request._replace(prompt=recorded.prompt_re)
+    elif request.prompt is None and frame is None and find_preset(name) is None:
+        request = request._replace(prompt="")  # checked again once the pane is held
+    return request
+
+
 # --- the requests --------------------------------------------------------------------------
 
 
@@ -102,8 +127,10 @@ def run_repl(
 ) -> CallRecord:
     """Start the REPL with shell command ``text`` when none is open, else evaluate
     ``text`` in it (what ``tmux-send --repl NAME`` does), under one lock."""
-    preset = preset_for(request)
+    if request.name:
+        preset_for(_as_recorded(request, None))  # a bad name or regex: refused unlocked
     with pane_call(target, options, cancel, notice) as frame:
+        preset = preset_for(_as_recorded(request, frame))
         repl = _open_repl(frame, preset)
         call = _ReplCall(target.tmux, frame, frame.view.pane, options, stdout, notice, cancel)
         if repl is not None:
@@ -143,8 +170,9 @@ def evaluate(
     cancel: Cancel | None,
 ) -> CallRecord:
     """Evaluate ``code`` in the open REPL. Raises :class:`ReplNotOpen` when none is."""
-    preset = preset_for(request)
+    preset_for(_as_recorded(request, None))
     with pane_call(target, options, cancel, notice) as frame:
+        preset = preset_for(_as_recorded(request, frame))
         repl = _open_repl(frame, preset)
         if repl is None:
             raise ReplNotOpen(
@@ -301,6 +329,7 @@ class _ReplCall(ReplContext):
             state = ReplRecord(preset.name, pid, self.pane.pane_id, preset.ready, preset.quit)
             self.records.write_repl(state)
             record.status = 0
+            stream.emit(stream.pending().encode())  # the prompt it waits at: it is ready
         elif outcome == "ended":
             record.status = scanner.status if scanner.status is not None else EXIT_FAILURE
             if record.status == 0:

@@ -36,7 +36,18 @@ job rather than raising --timeout:
 byte (--all: everything). A --wait that times out exits 124 and leaves the job running.
 --on-timeout detach turns a call whose timeout fires into a job (exit 124, the id on
 stderr). While a job runs, its pane refuses other calls (pane_busy names the job): use
-another pane (`tmux-bridge split`).
+another pane (`tmux-bridge split`). --first/--last/--max-bytes cut a --job or --wait
+read as they cut a call (below).
+
+## Long output
+    tmux-send --first 20 --last 20 -- make test  # head, one cut line, tail
+    tmux-send --max-bytes 20000 -- ./build.sh    # at most 20000 bytes of each stream
+    tmux-send --output 3f6b2a91c0 --offset 200   # lines 201-400 of the whole stdout
+- Each stream is cut apart; the cut line says how many lines and bytes were left out
+  and the file that holds all of it (kept a day). --output pages through that file
+  (a path, or the call's id; ID.stderr for stderr; --limit N lines, default 200).
+- Set TMUX_SEND_FIRST, TMUX_SEND_LAST or TMUX_SEND_MAX_BYTES once to cut every call.
+- --json adds stdout_truncated, stdout_file, stdout_lines, stdout_bytes (and stderr_...).
 
 ## Several panes
 The person may keep several panes (an app server, a database shell, an ssh session).
@@ -136,9 +147,11 @@ Agents in other tmux panes (claude, codex, gemini ...) are listed by
 ## As MCP tools
 If your client has the tmux-bridge MCP server (`tmux-bridge mcp`), its tools are the
 same calls: run, start_repl, evaluate, close_repl, send_keys, type_text, read_screen,
-status, list_panes, pane_info, read_file, write_file, edit_file, list_agents,
-send_prompt, send_message, and for jobs start_job, read_job, wait_job, kill_job,
-list_jobs. Each returns the --json document; output streams as progress; cancelling a
-call is Ctrl-C (cancelling wait_job leaves the job running). A tool error
-ends with its error_code (no_bridge: ask the person to start `tmux-bridge`).
+status, list_panes, pane_info, read_file, write_file, edit_file, read_output,
+list_agents, send_prompt, send_message, and for jobs start_job, read_job, wait_job,
+kill_job, list_jobs. Each returns the --json document; output streams as progress;
+cancelling a call is Ctrl-C (cancelling wait_job leaves the job running). A tool error
+ends with its error_code (no_bridge: ask the person to start `tmux-bridge`). A result
+over max_output (32 KiB) keeps the head and tail of stdout around a cut line; read the
+rest of stdout_file with read_output.
 """

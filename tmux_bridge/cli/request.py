@@ -19,9 +19,9 @@ from .common import FdSink
 from .send_jobs import JOB_MODES, job_call
 
 if TYPE_CHECKING:
-    from ..api import Bridge
+    from ..api import Bridge, FittedStream
     from ..cancel import Cancel
-    from ..results import CallResult, RunOptions
+    from ..results import CallResult, JobResult, RunOptions
 
 
 class SendRequest(NamedTuple):
@@ -44,6 +44,16 @@ class SendRequest(NamedTuple):
     backup: bool = True
     job: str | None = None  # --job, --wait, --kill ID
     everything: bool = False  # --job ID --all
+    # --first, --last, --max-bytes (None: not given; the TMUX_SEND_* defaults apply)
+    fit: tuple[int | None, int | None, int | None] = (None, None, None)
+    output: str | None = None  # --output PATH_OR_ID
+    offset: int = 0  # --offset N
+    limit: int = 200  # --limit N
+
+
+# Modes whose output --first/--last/--max-bytes cut (and the TMUX_SEND_* defaults).
+FIT_MODES = ("command", "--repl", "--job", "--wait")
+FIT_ENV = ("TMUX_SEND_FIRST", "TMUX_SEND_LAST", "TMUX_SEND_MAX_BYTES")
 
 
 class Output:
@@ -62,13 +72,45 @@ class Output:
         self.notes: list[str] = []
         self.facts: dict[str, str | None] | None = None  # what --info found
         self.out, self.err = FdSink(1), FdSink(2)
+        self.fit: tuple[int | None, int | None, int | None] = (None, None, None)
+        self.bridge: Bridge | None = None  # set by call() when it cuts output
+        self.fitted: dict[str, FittedStream] = {}
 
     def stdout(self) -> Callable[[bytes], None] | None:
         """The sink for the command's stdout; None collects it into the result."""
-        return None if self.as_json else self.out
+        return None if self.as_json else self._fitted("stdout", self.out)
 
     def stderr(self) -> Callable[[bytes], None] | None:
-        return None if self.as_json else self.err
+        return None if self.as_json else self._fitted("stderr", self.err)
+
+    def sink(self, name: str) -> Callable[[bytes], None]:
+        """The sink of stream ``name`` (``stdout``, ``stderr``) for text mode: the cutting
+        one already made for this call, if any, so that a stream is cut once."""
+        made = self.fitted.get(name)
+        if made is not None:
+            return made
+        return self._fitted(name, self.out if name == "stdout" else self.err)
+
+    def _fitted(self, name: str, sink: FdSink) -> Callable[[bytes], None]:
+        """``sink``, or, when output is cut, the cutting sink in front of it."""
+        if self.bridge is None:
+            return sink
+        self.fitted[name] = self.bridge.fitted_stream(name, sink, *self.fit)
+        return self.fitted[name]
+
+    def finish(self, call_id: str) -> None:
+        """Send the end of each cut stream (its cut line and tail); the whole streams
+        are saved under ``call_id``."""
+        fitted, self.fitted = self.fitted, {}
+        for stream in fitted.values():
+            stream.finish(call_id, "tmux-send")
+
+    def fit_document(self, document: dict[str, object], result: CallResult | JobResult) -> None:
+        """With --json: each stream of the document cut as asked, the whole saved."""
+        if self.bridge is None:
+            return
+        for name, data in (("stdout", result.stdout), ("stderr", result.stderr)):
+            self.bridge.fit_document(document, name, data or b"", self.fit, "tmux-send")
 
     def notice(self, message: str) -> None:
         """tmux-send's own remarks (a wait for the lock, a command waiting for input):
@@ -100,16 +142,81 @@ def call(request: SendRequest, output: Output) -> int:
 
     words = _command(request)
     bridge = Bridge(Target.from_env(pane=request.pane), client="tmux-send")
+    if request.mode == "--output":
+        return _page(bridge, request, output)
     with SignalCancel() as cancel:
         try:
+            _fit(bridge, request, output)
             if request.mode == "--check":
                 return _check(bridge, request, words, output, cancel)
             if request.mode in JOB_MODES:
-                return job_call(bridge, request, words, output, cancel)
+                status = job_call(bridge, request, words, output, cancel)
+                output.finish(_new_id())  # a cut read's cut line and tail
+                return status
             result = _HANDLERS[request.mode](bridge, request, words, output, cancel)
         except BridgeError as exc:
+            output.finish(_new_id())
             return _failed(output, exc, request)
+    output.finish(result.call_id)
     return _report(output, result)
+
+
+def _fit(bridge: Bridge, request: SendRequest, output: Output) -> None:
+    """Cut the output as --first, --last, --max-bytes (or their TMUX_SEND_* defaults)
+    ask, in the modes that print a command's output."""
+    import os
+
+    from ..errors import InvalidRequest
+
+    if request.mode not in FIT_MODES:
+        return
+    limits = list(request.fit)
+    for index, variable in enumerate(FIT_ENV):
+        value = os.environ.get(variable, "")
+        if limits[index] is None and value:
+            if not value.isdigit():
+                raise InvalidRequest(
+                    f"{variable} must be a whole number, 0 or more; it is {value!r}. "
+                    "Set it to a number or unset it."
+                )
+            limits[index] = int(value)
+    if limits != [None, None, None]:
+        output.fit = (limits[0], limits[1], limits[2])
+        output.bridge = bridge
+
+
+def _new_id() -> str:
+    import os
+
+    return os.urandom(5).hex()
+
+
+def _page(bridge: Bridge, request: SendRequest, output: Output) -> int:
+    """--output: a page of a saved stream, exactly, and where the next one starts."""
+    assert request.output is not None
+    try:
+        page = bridge.read_output(request.output, request.offset, request.limit)
+    except BridgeError as exc:
+        return _failed(output, exc, request)
+    last = page.offset + page.lines
+    if output.as_json:
+        output.print_json(
+            {
+                "mode": "output", "path": page.path, "offset": page.offset,
+                "lines": page.lines, "total_lines": page.total_lines,
+                "total_bytes": page.total_bytes, "more": page.more,
+                "text": page.data.decode("utf-8", "replace"),
+                "error": None, "error_code": None,
+            }
+        )  # fmt: skip
+        return 0
+    output.product(page.data)
+    if page.more:
+        output.notice(
+            f"tmux-send: lines {page.offset + 1}-{last} of {page.total_lines} of "
+            f"{page.path}; the next page: --offset {last}"
+        )
+    return 0
 
 
 def _command(request: SendRequest) -> str | bytes | Sequence[str]:
@@ -263,6 +370,7 @@ def _report(output: Output, result: CallResult) -> int:
     hints = _result_hints(result)
     if output.as_json:
         document = to_document(result, notes=output.notes)
+        output.fit_document(document, result)
         document["notes"] += hints
         if output.facts is not None:
             document["info"] = output.facts

@@ -48,6 +48,8 @@ class Output(Protocol):
 
     def stdout(self) -> Sink | None: ...
     def stderr(self) -> Sink | None: ...
+    def sink(self, name: str) -> Sink: ...
+    def fit_document(self, document: dict[str, object], result: JobResult) -> None: ...
     def notice(self, message: str) -> None: ...
     def print_text(self, text: str) -> None: ...
     def print_json(self, document: dict[str, object]) -> None: ...
@@ -99,12 +101,16 @@ def _wait(bridge: Bridge, request: SendRequest, output: Output, cancel: Cancel) 
 
 def _print(result: JobResult, mode: str, output: Output) -> int:
     if output.as_json:
-        output.print_json(result.document(output.notes))
+        document = result.document(output.notes)
+        totals = {name: document[name + "_bytes"] for name in ("stdout", "stderr")}
+        output.fit_document(document, result)  # --first/--last/--max-bytes: this read
+        document.update({name + "_bytes": total for name, total in totals.items()})
+        output.print_json(document)
         return result.exit_code
     if result.stdout:
-        output.out(result.stdout)
+        output.sink("stdout")(result.stdout)
     if result.stderr:
-        output.err(result.stderr)
+        output.sink("stderr")(result.stderr)
     account = describe_job(result)
     if mode != "--wait" or result.timed_out or result.state not in ("exited", "running"):
         output.notice(account)

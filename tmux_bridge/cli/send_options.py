@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from ..results import RunOptions
-from .request import Output, SendRequest, call
+from .request import FIT_MODES, Output, SendRequest, call
 
 HELP = """Run COMMAND in a tmux-bridge pane's shell, as if you had run it yourself.
 
@@ -55,11 +55,19 @@ occurrence of TEXT and prints a unified diff. At most 256 MiB; only
 --max-time applies.
 
 \b
+Long output: --first N and --last N (lines) and --max-bytes N show the
+head and tail of each stream around one cut line that names a file
+holding all of it (TMUX_SEND_FIRST, TMUX_SEND_LAST, TMUX_SEND_MAX_BYTES
+set defaults); --output PATH_OR_ID [--offset N] [--limit N] pages
+through such a file.
+
+\b
 Examples:
   tmux-send -- ls -la
   tmux-send -- grep "two words" notes.txt
   tmux-send -- 'cd /srv && make test 2>&1 | tail -5'
   tmux-send --timeout 60 -- sudo apt-get install -y jq
+  tmux-send --first 20 --last 20 -- make test
   tmux-send - < script.sh
   tmux-send --repl python -- python3
   tmux-send --repl python -- 'import math; math.pi * 2'
@@ -140,7 +148,8 @@ Exit status:
 @click.option(
     "--prompt",
     metavar="REGEX",
-    help="With --repl, for a REPL without a preset: a regex matching its prompt line "
+    help="With --repl, for a REPL without a preset: a regex matching its prompt line; "
+    "alone, the REPL tmux-send started in the pane (a new one is named repl) "
     "(at most 256 characters, counts up to 1000).",
 )
 @click.option(
@@ -246,6 +255,47 @@ Exit status:
 )
 @click.option("--kill", "kill_id", metavar="ID", help="Interrupt job ID (Ctrl-C, then Ctrl-\\).")
 @click.option("--jobs", "list_jobs", is_flag=True, help="List the jobs and their states.")
+@click.option(
+    "--first",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Show only the first N lines of each output stream (and the --last ones), one cut "
+    "line saying how much was left out and the file holding all of it. Default: "
+    "$TMUX_SEND_FIRST, else no limit.",
+)
+@click.option(
+    "--last",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Show only the last N lines of each output stream (with --first). Default: "
+    "$TMUX_SEND_LAST, else no limit.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Show at most N bytes of each output stream: head and tail around a cut line. "
+    "Default: $TMUX_SEND_MAX_BYTES, else no limit.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    metavar="PATH_OR_ID",
+    help="Print a page of a saved stream: the path a cut line gave, or a call's id "
+    "(ID for its stdout, ID.stderr).",
+)
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="With --output: the first line of the page (from 0; default 0).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1, max=100_000),
+    metavar="N",
+    help="With --output: lines in the page (default 200).",
+)
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -263,6 +313,7 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     :class:`click.UsageError` for options that do not go together."""
     files = {"--write": params["write_path"], "--read": params["read_path"]}
     files["--edit"] = params["edit_path"]
+    files["--output"] = params["output_path"]
     repl_name, command = params["repl_name"], params["command"]
     prompt, template = params["prompt"], params["eval_template"]
     jobs = {
@@ -270,6 +321,12 @@ def build_request(params: dict[str, Any]) -> SendRequest:
         "--wait": params["wait_id"] is not None, "--kill": params["kill_id"] is not None,
         "--jobs": params["list_jobs"],
     }  # fmt: skip
+    if repl_name == "":
+        raise click.UsageError(
+            "'' is not a REPL name: use 1 to 32 letters, digits, '_', '.' or '-'"
+        )
+    if prompt is not None and repl_name is None:
+        repl_name = ""  # the seed tool's --prompt alone: the REPL in front, unnamed
     mode = _mode(
         repl_name, params["close"], params["keys"], params["type_text"], params["screen"],
         params["info"], {**files, **jobs},
@@ -284,11 +341,15 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     _check_file_options(mode, old, new, no_backup)
     job_id = params["job_id"] or params["wait_id"] or params["kill_id"]
     _check_job_options(mode, params["everything"], params["on_timeout"])
+    fit = (params["first"], params["last"], params["max_bytes"])
+    _check_output_options(mode, fit, params["offset"], params["limit"])
     options = RunOptions(params["timeout"], params["max_time"], params["raw"], params["on_timeout"])
+    path = files.get(mode) if mode != "--output" else None
     return SendRequest(
         mode, command, options, repl_name, prompt, template, params["type_text"], enter,
-        allow_control, lines or 0, params["pane"], files.get(mode), old, new, not no_backup,
-        job_id, params["everything"],
+        allow_control, lines or 0, params["pane"], path, old, new, not no_backup,
+        job=job_id, everything=params["everything"], fit=fit, output=params["output_path"],
+        offset=params["offset"] or 0, limit=params["limit"] or 200,
     )  # fmt: skip
 
 
@@ -342,7 +403,7 @@ def _check_combinations(
         raise click.UsageError("no COMMAND given (put it after --, or - to read it from stdin)")
 
 
-_FILE_MODES = ("--write", "--read", "--edit")
+_FILE_MODES = ("--write", "--read", "--edit", "--output")
 _JOB_IDS = ("--job", "--wait", "--kill", "--jobs")
 
 
@@ -351,6 +412,17 @@ def _check_job_options(mode: str, everything: bool, on_timeout: str) -> None:
         raise click.UsageError("--all goes with --job ID")
     if on_timeout != "interrupt" and mode != "command":
         raise click.UsageError("--on-timeout goes with a command (not with " + mode + ")")
+
+
+def _check_output_options(
+    mode: str, fit: tuple[int | None, ...], offset: int | None, limit: int | None
+) -> None:
+    if fit != (None, None, None) and mode not in FIT_MODES:
+        raise click.UsageError(
+            "--first, --last and --max-bytes go with a command, --repl, --job or --wait"
+        )
+    if (offset is not None or limit is not None) and mode != "--output":
+        raise click.UsageError("--offset and --limit go with --output PATH_OR_ID")
 
 
 def _check_file_options(mode: str, old: str | None, new: str | None, no_backup: bool) -> None:

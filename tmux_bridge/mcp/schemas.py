@@ -49,16 +49,24 @@ class ResultDocument(BaseModel):
     shell_restarted: bool
     error: str | None
     error_code: str | None
-    stdout: str | None = Field(description="exact output; capped: see stdout_file")
+    stdout: str | None = Field(description="exact output; when cut, see stdout_truncated")
     stderr: str | None
     notes: list[str] = Field(description="remarks: waits, interruptions, hints")
     screen: str | None = Field(None, description="the screen, for keys, text and screen")
     file: FileDocument | None = None
     stdout_b64: str | None = Field(None, description="stdout's bytes when not UTF-8")
     stderr_b64: str | None = None
-    stdout_file: str | None = Field(None, description="where the whole capped stdout is")
-    stdout_bytes: int | None = Field(None, description="the size of a capped stdout")
+    stdout_truncated: bool | None = Field(
+        None, description="stdout was cut to fit: head, a cut line, tail; all of it in stdout_file"
+    )
+    stdout_file: str | None = Field(
+        None, description="the file holding the whole cut stdout (read_output pages it)"
+    )
+    stdout_lines: int | None = Field(None, description="lines of the whole stdout")
+    stdout_bytes: int | None = Field(None, description="bytes of the whole stdout")
+    stderr_truncated: bool | None = None
     stderr_file: str | None = None
+    stderr_lines: int | None = None
     stderr_bytes: int | None = None
     info: dict[str, Any] | None = Field(None, description="pane_info: the platform")
 
@@ -146,3 +154,18 @@ class MessageDocument(BaseModel):
     id: int
     state: str = Field(description="pending, delivered, failed, expired or read")
     reply: str | None = Field(None, description="the answer, with wait_reply")
+
+
+class OutputPageDocument(BaseModel):
+    """A page of a saved stream (``read_output``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str = Field(description="the saved stream")
+    offset: int = Field(description="the page's first line, from 0")
+    lines: int = Field(description="lines in text")
+    total_lines: int
+    total_bytes: int
+    more: bool = Field(description="lines follow the page")
+    next_offset: int | None = Field(description="the offset of the next page, null at the end")
+    text: str = Field(description="the page's lines (U+FFFD for bytes that are not UTF-8)")

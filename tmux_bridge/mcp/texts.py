@@ -15,6 +15,11 @@ NO_BRIDGE = (
     "start one by running `tmux-bridge` in their own terminal (do not try to start it "
     "yourself), then call the tool again."
 )
+LONG = (
+    "A long output is cut to fit max_output (the whole result, default 32 KiB): stdout keeps "
+    "its head, one cut line and its tail; stdout_file (before the text) holds all of it: "
+    "read the rest with read_output."
+)
 PANE = (
     "pane picks the terminal: a label, a pane id (%3), WINDOW.PANE or SESSION:WINDOW.PANE "
     "(default: the bridge pane); list_panes shows them."
@@ -47,7 +52,12 @@ TOOLS: tuple[ToolText, ...] = (
         "cancelling the call interrupts the command like Ctrl-C. Use it for the commands "
         "the person should see or may need to answer; for full-screen programs (vim, top) "
         "use type_text, send_keys and read_screen instead. timeout is the idle timeout "
-        "(seconds without output), max_time the overall one. " + PANE + " " + NO_BRIDGE,
+        "(seconds without output), max_time the overall one. "
+        + LONG
+        + " "
+        + PANE
+        + " "
+        + NO_BRIDGE,
     ),
     ToolText(
         "start_repl",
@@ -71,7 +81,7 @@ TOOLS: tuple[ToolText, ...] = (
         "stdout is what the REPL printed in response, without the echo and prompts; "
         "exit_status 0, or 1 when the REPL reported an error. Output arrives as progress "
         "notifications; cancelling interrupts the evaluation like Ctrl-C and the REPL stays "
-        "open. " + PANE + " " + NO_BRIDGE,
+        "open. " + LONG + " " + PANE + " " + NO_BRIDGE,
     ),
     ToolText(
         "close_repl",
@@ -170,6 +180,18 @@ TOOLS: tuple[ToolText, ...] = (
         "(none or several occurrences: an error, the file untouched), after a backup unless "
         "backup is false; stdout is the unified diff. old must be the file's exact text, "
         "spaces and line ends included (read_file shows it). " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "read_output",
+        True,
+        False,
+        "Read a saved output page by page",
+        "Read a page of lines of a saved output: when a result was too long, its stdout "
+        "(stderr) holds the head, one cut line `[tmux-bridge: N lines (M bytes) of stdout "
+        "not shown (truncated); all of it is in PATH]` and the tail, and stdout_file "
+        "(stderr_file) is PATH. Pass that path (or the call's id) as output, offset (the "
+        "first line, from 0) and limit (lines); more and next_offset say whether lines "
+        "follow. Saved outputs are kept a day. Changes nothing.",
     ),
     ToolText(
         "list_agents",

@@ -24,13 +24,14 @@ from ..errors import BridgeError, InvalidRequest
 from ..report import error_document, to_document
 from ..results import CallResult, JobResult, RunOptions
 from ..target import Target
-from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP, cap_stream
+from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP
 from .progress import Calls, Key, Live, Report, in_thread
 from .schemas import (
     AgentsDocument,
     JobDocument,
     JobsDocument,
     MessageDocument,
+    OutputPageDocument,
     PanesDocument,
     ReceiptDocument,
     ResultDocument,
@@ -53,6 +54,7 @@ MODES = {  # the mode an error document names, as the result's would
     "list_agents": "agents", "send_prompt": "prompt", "send_message": "message",
     "start_job": "job", "read_job": "job", "wait_job": "job", "kill_job": "job",
     "list_jobs": "job",
+    "read_output": "output",
 }  # fmt: skip
 
 Pane = Annotated[
@@ -76,8 +78,9 @@ MaxOutput = Annotated[
     Field(
         ge=MIN_CAP,
         le=MAX_CAP,
-        description="Bytes of each of stdout and stderr in the result; beyond it the head and "
-        "tail are kept and the whole stream is saved in a file (stdout_file).",
+        description="Bytes of the whole result (its JSON text) at most; beyond it stdout and "
+        "stderr keep their head and tail around a cut line, and the whole stream is saved in "
+        "a file (stdout_file, stderr_file) that read_output pages through.",
     ),
 ]
 Code = Annotated[str, Field(min_length=1, max_length=MAX_COMMAND)]
@@ -169,8 +172,7 @@ class Tools:
         out = bytes(live.stdout) if live is not None else result.stdout or b""
         err = bytes(live.stderr) if live is not None else result.stderr or b""
         document = to_document(result, stdout=out, stderr=err, notes=notes)
-        for name, data in (("stdout", out), ("stderr", err)):
-            cap_stream(document, name, data, max_output, self.base.runtime_dir)
+        bridge.fit_document_within(document, {"stdout": out, "stderr": err}, max_output)
         return success(document)
 
     async def _plain(
@@ -341,6 +343,42 @@ class Tools:
             return success({**result.structured_content, "info": facts})
         return result
 
+    async def read_output(
+        self,
+        ctx: Ctx,
+        output: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4096,
+                description="A stdout_file or stderr_file path, or a call's id (ID for its "
+                "stdout, ID.stderr).",
+            ),
+        ],
+        offset: Annotated[int, Field(ge=0, description="The first line (from 0).")] = 0,
+        limit: Annotated[int, Field(ge=1, le=100_000, description="Lines at most.")] = 200,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Annotated[CallToolResult, OutputPageDocument]:
+        bridge = self._bridge(ctx, None)
+
+        def page(_cancel: Cancel) -> dict[str, Any]:
+            found = bridge.read_output(output, offset, limit)
+            text = found.data.decode("utf-8", "replace")
+            cut = len(text) > max_output // 2  # a page of very long lines
+            return {
+                "path": found.path, "offset": found.offset, "lines": found.lines,
+                "total_lines": found.total_lines, "total_bytes": found.total_bytes,
+                "more": found.more,
+                "next_offset": found.offset + found.lines if found.more else None,
+                "text": text[: max_output // 2] if cut else text, "text_cut": cut,
+            }  # fmt: skip
+
+        try:
+            document = await in_thread(self.calls, page)
+        except BridgeError as exc:
+            return failure(exc, "read_output", output, [])
+        return success(document)
+
     # --- files ---------------------------------------------------------------------------
 
     async def read_file(
@@ -469,7 +507,8 @@ class JobTools(Tools):
         max_output: int = DEFAULT_CAP,
         live: Live | None = None,
     ) -> CallToolResult:
-        """One job call; its document, each stream capped (the totals kept)."""
+        """One job call; its document cut to ``max_output`` as a call's is (the job's
+        byte totals kept)."""
         bridge = self._bridge(ctx, pane)
         try:
             result = await in_thread(
@@ -478,9 +517,10 @@ class JobTools(Tools):
         except BridgeError as exc:
             return failure(exc, tool, shown, [])
         document = result.document()
-        for name, data in (("stdout", result.stdout), ("stderr", result.stderr)):
-            total = document[name + "_bytes"]
-            cap_stream(document, name, data, max_output, self.base.runtime_dir)
+        totals = {name: document[name + "_bytes"] for name in ("stdout", "stderr")}
+        streams = {"stdout": result.stdout, "stderr": result.stderr}
+        bridge.fit_document_within(document, streams, max_output)
+        for name, total in totals.items():  # a job's totals so far, not this read's
             document[name + "_bytes"] = total
         return success(document)
 

@@ -120,6 +120,10 @@ def _result_reply(
     notes: list[str] = []
     result = call(notes)
     document = to_document(result, notes=notes)
+    limits = (request.first, request.last, request.max_bytes)
+    if limits != (None, None, None):  # the rule of tmux-send --first/--last/--max-bytes
+        for name, data in (("stdout", result.stdout), ("stderr", result.stderr)):
+            bridge.fit_document(document, name, data or b"", limits)
     return reply(
         request.action,
         session=bridge.target.session,

@@ -45,6 +45,7 @@ DEFAULT_LINES = 200
 TIMEOUT_MS = (100, 120_000)
 DEFAULT_WAIT_MS = 5000  # send_and_capture's wait for wait_for
 MAX_TIME_MS = (100, 3_600_000)
+MAX_FIT = 1 << 40  # first, last, max_bytes: whole numbers, 0 or more
 REGEX_TIME = 0.1  # seconds one search of the screen for wait_for may take
 COMPILE_TIME = 2.0  # seconds compiling wait_for may take (milliseconds within its bounds)
 
@@ -73,6 +74,10 @@ class Request(NamedTuple):
     job: str | None = None  # a job's id (start_job gives it)
     all: bool = False  # job: all of its output, not what is new
     matcher: Callable[[str], bool] | None = None
+    # output that fits (run, start_repl, evaluate): lines kept from each end, bytes in all
+    first: int | None = None
+    last: int | None = None
+    max_bytes: int | None = None
 
 
 Parser = Callable[[str, Any], Any]
@@ -194,6 +199,9 @@ FIELDS: dict[str, Parser] = {
     "code": _string(MAX_COMMAND),
     "job": _string(MAX_NAME),
     "all": _boolean,
+    "first": _integer(0, MAX_FIT),
+    "last": _integer(0, MAX_FIT),
+    "max_bytes": _integer(0, MAX_FIT),
 }
 
 REQUIRED: dict[str, tuple[str, ...]] = {

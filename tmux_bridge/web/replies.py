@@ -48,6 +48,8 @@ HTTP_STATUS: dict[str, int] = {
     "write_failed": 500,
     "checksum_mismatch": 500,
     "no_checksum_tool": 500,
+    # saved output (the pager, MCP's read_output)
+    "no_saved_output": 404,
     # agents and messages (the WebSocket's send-prompt; no HTTP action yet)
     "self_send": 400,
     "invalid_sender": 400,
