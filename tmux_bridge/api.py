@@ -51,14 +51,14 @@ if TYPE_CHECKING:
     from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
     from .pane.watch import Listener, Snapshot
-    from .results import CheckResult
+    from .results import CheckResult, LineEdit
 
 Sink = Callable[[bytes], None]
 BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
 DEFAULT_OPTIONS = RunOptions()
 Notice = Callable[[str], None]
 # the calls kept as a pane's last command in the context
-_REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit")
+_REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit", "restore")
 
 
 class Origin(NamedTuple):
@@ -286,18 +286,22 @@ class Bridge:
         options: RunOptions = DEFAULT_OPTIONS,
         notice: Notice = _ignore,
         cancel: Cancel | None = None,
+        if_sha256: str | None = None,
     ) -> CallResult:
         """Write ``data`` to ``path`` (relative to the pane shell's directory) through the
         pane's shell, as its user: SHA-256 checked there, moved into place atomically, an
-        existing file first copied to a backup (``result.file.backup``) unless
-        ``backup`` is false. Only ``options.max_time`` applies (the work is silent)."""
+        existing file first copied to a backup in the host's backup directory
+        (``result.file.backup``) unless ``backup`` is false; bytes equal to the file's
+        change nothing (``result.file.status`` ``unchanged``). With ``if_sha256`` the
+        file must still have that SHA-256 (else ``file_changed``). Only
+        ``options.max_time`` applies (the work is silent)."""
         from .calls.files import write_file
 
         return self._logged(
             "write",
             path,
             options,
-            lambda: write_file(self.target, path, data, backup, options, notice, cancel),
+            lambda: write_file(self.target, path, data, backup, options, notice, cancel, if_sha256),
         )
 
     def read_file(
@@ -326,10 +330,45 @@ class Bridge:
         options: RunOptions = DEFAULT_OPTIONS,
         notice: Notice = _ignore,
         cancel: Cancel | None = None,
+        if_sha256: str | None = None,
     ) -> CallResult:
         """Replace the one occurrence of ``old`` in the file at ``path`` with ``new``
         through the pane's shell (none or several: an error, the file untouched), after a
-        backup unless ``backup`` is false; ``result.stdout`` is the unified diff."""
+        backup unless ``backup`` is false; ``result.stdout`` is the unified diff. With
+        ``if_sha256`` the file must have that SHA-256 when read (else ``file_changed``)."""
+        from .calls.files import edit_file, replace_once
+
+        return self._logged(
+            "edit",
+            path,
+            options,
+            lambda: edit_file(
+                self.target,
+                path,
+                replace_once(_bytes(old), _bytes(new)),
+                backup,
+                options,
+                notice,
+                cancel,
+                if_sha256,
+            ),
+        )
+
+    def edit_lines(
+        self,
+        path: str,
+        edit: LineEdit,
+        *,
+        backup: bool = True,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+        if_sha256: str | None = None,
+    ) -> CallResult:
+        """Replace, insert before or delete one line of the file at ``path``, or append
+        to it (:class:`~tmux_bridge.results.LineEdit`), as :meth:`edit_file` edits: a
+        line it does not have is ``edit_no_line``; ``result.stdout`` is the diff."""
+        from .calls.filekeep import line_change
         from .calls.files import edit_file
 
         return self._logged(
@@ -337,8 +376,71 @@ class Bridge:
             path,
             options,
             lambda: edit_file(
-                self.target, path, _bytes(old), _bytes(new), backup, options, notice, cancel
+                self.target,
+                path,
+                line_change(edit),
+                backup,
+                options,
+                notice,
+                cancel,
+                if_sha256,
             ),
+        )
+
+    def stat_file(
+        self,
+        path: str,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """The facts of the file at ``path`` (size, mode, mtime, SHA-256, MD5 in
+        ``result.file``) without its content travelling."""
+        from .calls.filekeep import stat_file
+
+        return self._logged(
+            "stat", path, options, lambda: stat_file(self.target, path, options, notice, cancel)
+        )
+
+    def list_backups(
+        self,
+        path: str | None = None,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """The backups kept on the pane's host (``result.backups``, oldest first): all,
+        or those of the file at ``path``."""
+        from .calls.filekeep import list_backups
+
+        return self._logged(
+            "backups",
+            path or "",
+            options,
+            lambda: list_backups(self.target, path, options, notice, cancel),
+        )
+
+    def restore_file(
+        self,
+        path: str,
+        backup_id: str | None = None,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+        if_sha256: str | None = None,
+    ) -> CallResult:
+        """Put back the newest backup of the file at ``path`` (or backup ``backup_id``),
+        backing the current content up first, so a restore can be undone."""
+        from .calls.filekeep import restore_file
+
+        return self._logged(
+            "restore",
+            path,
+            options,
+            lambda: restore_file(self.target, path, backup_id, if_sha256, options, notice, cancel),
         )
 
     # --- keys and the screen -----------------------------------------------------------

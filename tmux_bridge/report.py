@@ -101,6 +101,8 @@ def to_document(
         document["screen"] = result.screen
     if result.file is not None:
         document["file"] = file_document(result.file)
+    if result.backups is not None:
+        document["backups"] = [backup._asdict() for backup in result.backups]
     _add_output(document, "stdout", result.stdout if stdout is None else stdout, result.mode)
     _add_output(document, "stderr", result.stderr if stderr is None else stderr)
     report = describe(result)
@@ -109,8 +111,10 @@ def to_document(
 
 
 def file_document(facts: FileFacts) -> dict[str, Any]:
-    """The ``file`` object of a write, read or edit: ``mode`` as an octal string
-    (``"0644"``), ``mtime`` in seconds since the epoch, ``backup`` ``null`` when none."""
+    """The ``file`` object of a write, read, edit, stat or restore: ``mode`` as an octal
+    string (``"0644"``), ``mtime`` in seconds since the epoch, ``backup`` ``null`` when
+    none, ``status`` (``created``, ``updated``, ``unchanged``) and ``md5`` ``null``
+    where the operation gives none."""
     return {
         "path": facts.path,
         "abs_path": facts.abs_path,
@@ -119,6 +123,8 @@ def file_document(facts: FileFacts) -> dict[str, Any]:
         "mode": None if facts.mode is None else f"{facts.mode:04o}",
         "mtime": facts.mtime,
         "backup": facts.backup,
+        "status": facts.status,
+        "md5": facts.md5,
     }
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 Mode = Literal[
     "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",
-    "write", "read", "edit",
+    "write", "read", "edit", "stat", "backups", "restore",
 ]  # fmt: skip
 TimeoutKind = Literal["idle", "overall"]
 
@@ -72,7 +72,10 @@ class FileFacts(NamedTuple):
     ``path`` is the path as given (relative to the shell's directory), ``abs_path`` the
     same joined to that directory (not resolved further). ``mode`` holds the permission
     bits and ``mtime`` seconds since the epoch, ``None`` when the far side's ``stat``
-    could not tell. ``backup`` is where the old content was copied before a write.
+    could not tell. ``backup`` is where the old content was copied before a write (in
+    the backup directory of the pane's host), ``status`` what a write, edit or restore
+    did (``created``, ``updated``, ``unchanged``; ``None`` for a read or stat), ``md5``
+    the MD5 a stat found (``None`` otherwise, or when the host has no MD5 tool).
     """
 
     path: str
@@ -82,6 +85,33 @@ class FileFacts(NamedTuple):
     mode: int | None
     mtime: int | None
     backup: str | None
+    status: str | None = None
+    md5: str | None = None
+
+
+class BackupEntry(NamedTuple):
+    """One backup kept on the pane's host (``tmux-send --backups``): ``id`` (its file's
+    name in ``directory``), the ``path`` of the file it was copied from (absolute, its
+    directory resolved), ``time`` in seconds since the epoch, its ``sha256`` and
+    ``size``."""
+
+    id: str
+    path: str
+    time: int
+    sha256: str
+    size: int
+    directory: str
+
+
+class LineEdit(NamedTuple):
+    """A line edit (``tmux-send --edit PATH --line N``): ``replace`` line ``line``
+    (1-based) with ``text``, ``insert`` ``text`` before it, ``delete`` it, or
+    ``append`` ``text`` to the end of the file exactly (``line`` then unused). A
+    replaced or inserted ``text`` gets a line end unless it has one."""
+
+    action: Literal["replace", "insert", "delete", "append"]
+    line: int = 0
+    text: bytes = b""
 
 
 class CallResult(NamedTuple):
@@ -127,6 +157,7 @@ class CallResult(NamedTuple):
     far: dict[str, str | int] | None = None
     stderr_merged: bool = False  # stderr could not be told from stdout
     input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
+    backups: tuple[BackupEntry, ...] | None = None  # what --backups listed
 
 
 class CheckResult(NamedTuple):
@@ -199,6 +230,7 @@ class CallRecord:
         self.far: dict[str, str | int] | None = None
         self.stderr_merged = False
         self.input_detected_by: str | None = None
+        self.backups: tuple[BackupEntry, ...] | None = None
 
     def freeze(self) -> CallResult:
         """The call as it ended: each field of :class:`CallResult` is the attribute of

@@ -31,6 +31,7 @@ from tmux_bridge.text.seams import (
     far_dir_function,
     far_temp_file,
     printf_text,
+    sh_backup_file,
     sh_temp_beside,
 )
 from tmux_bridge.text.shells import ShellKind
@@ -176,6 +177,8 @@ def test_names_are_refused_unless_plain() -> None:
                 lambda t: far_temp_file(t, "err"),
                 lambda t: sh_temp_beside(t, "base"),
                 lambda t: sh_temp_beside("dir", t),
+                lambda t: sh_backup_file(t, "now"),
+                lambda t: sh_backup_file("bdir", t),
             ]
             for make in makers:
                 if set(text) <= name_chars and not text[0].isdigit():
@@ -429,6 +432,7 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
     """Everything typed into or run by a far shell, for every kind, with the seam's own
     code taken out, holds no guessable name, temporary directory or mktemp call."""
     seam_code = [far_dir_function(), far_dir_function(fish=True), sh_temp_beside("dir", "base")]
+    seam_code.append(sh_backup_file("bdir", "now"))
     seam_code += [far_temp_file("__tmux_send_err", "err", fish=f) for f in (False, True)]
     texts = [SCRIPT, FarTransport.WRAPPER, *FarTransport().words(SCRIPT, ["read", "-"], b"-x")]
     kinds: list[ShellKind] = ["bash", "zsh", "fish", "posix"]

@@ -91,11 +91,20 @@ refused: evaluate with --repl NAME or --close first.
     tmux-send --write app.conf < app.conf       # stdin to the file, exactly
     tmux-send --read /etc/os-release            # the file's exact bytes
     tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'   # prints the diff
+    tmux-send --edit app.conf --line 3 --new 'x = 1'   # or --insert TEXT, --delete
+    tmux-send --edit app.conf --append 'last line\n'
+    tmux-send --stat app.conf                   # size, mode, mtime, sha256, md5 only
+    tmux-send --backups app.conf                # backups kept on the pane's host
+    tmux-send --restore app.conf [--backup ID]  # put the newest (or ID) back; undoable
 - Done by the pane's shell, as its user; relative paths start at its directory (after
   your `cd`s). Nothing in PATH is expanded; a PATH such as `-` or `-x` is a file name.
 - --write checks a SHA-256 on the far side and moves the file into place whole; an
-  existing file keeps its mode and is first copied to PATH.~N~ (reported; --no-backup
-  skips it); a new file gets the mode the shell's umask gives.
+  existing file keeps its mode and is first copied to the host's backup directory
+  (~/.cache/tmux-bridge/backups there; reported; --no-backup skips it); a new file
+  gets the mode the shell's umask gives. The same bytes again change nothing
+  (--json file.status: created, updated or unchanged).
+- --if-sha256 HEX (with --write, --edit, --restore) changes the file only if it still
+  has the SHA-256 you last saw (else file_changed, exit 125): use it.
 - --edit replaces --old only where it occurs exactly once, byte for byte; if it occurs
   no time or several times nothing changes (exit 125): --read the file, widen --old.
 - --json --read adds size, mode, mtime and sha256; stdout_b64 when not UTF-8.

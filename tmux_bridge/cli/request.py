@@ -41,6 +41,11 @@ class SendRequest(NamedTuple):
     old: str | None = None
     new: str | None = None
     backup: bool = True
+    if_sha256: str | None = None  # --if-sha256 HEX
+    line: int | None = None  # --edit PATH --line N
+    line_action: str | None = None  # replace (--new), insert, delete, append
+    line_text: str | None = None
+    backup_id: str | None = None  # --restore PATH --backup ID
 
 
 class Output:
@@ -209,6 +214,7 @@ def _write(
         options=request.options,
         notice=output.notice,
         cancel=cancel,
+        if_sha256=request.if_sha256,
     )
 
 
@@ -224,7 +230,10 @@ def _read(
 def _edit(
     bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
 ) -> CallResult:
-    assert request.file is not None and request.old is not None and request.new is not None
+    assert request.file is not None
+    if request.line_action is not None:
+        return _edit_lines(bridge, request, output, cancel)
+    assert request.old is not None and request.new is not None
     return bridge.edit_file(
         request.file,
         request.old,
@@ -233,6 +242,60 @@ def _edit(
         options=request.options,
         notice=output.notice,
         cancel=cancel,
+        if_sha256=request.if_sha256,
+    )
+
+
+def _edit_lines(bridge: Bridge, request: SendRequest, output: Output, cancel: Cancel) -> CallResult:
+    from ..results import LineEdit
+
+    assert request.file is not None
+    text = (request.line_text or "").encode("utf-8", "surrogateescape")
+    line = request.line or 0
+    edit = {
+        "replace": LineEdit("replace", line, text),
+        "insert": LineEdit("insert", line, text),
+        "delete": LineEdit("delete", line),
+    }.get(request.line_action or "", LineEdit("append", 0, text))
+    return bridge.edit_lines(
+        request.file,
+        edit,
+        backup=request.backup,
+        options=request.options,
+        notice=output.notice,
+        cancel=cancel,
+        if_sha256=request.if_sha256,
+    )
+
+
+def _stat(
+    bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
+) -> CallResult:
+    assert request.file is not None
+    return bridge.stat_file(
+        request.file, options=request.options, notice=output.notice, cancel=cancel
+    )
+
+
+def _backups(
+    bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
+) -> CallResult:
+    return bridge.list_backups(
+        request.file, options=request.options, notice=output.notice, cancel=cancel
+    )
+
+
+def _restore(
+    bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
+) -> CallResult:
+    assert request.file is not None
+    return bridge.restore_file(
+        request.file,
+        request.backup_id,
+        options=request.options,
+        notice=output.notice,
+        cancel=cancel,
+        if_sha256=request.if_sha256,
     )
 
 
@@ -247,6 +310,9 @@ _HANDLERS: dict[str, Callable[[Bridge, SendRequest, object, Output, Cancel], Cal
     "--write": _write,
     "--read": _read,
     "--edit": _edit,
+    "--stat": _stat,
+    "--backups": _backups,
+    "--restore": _restore,
 }
 
 
@@ -270,7 +336,7 @@ def _report(output: Output, result: CallResult) -> int:
             )
         elif result.screen is not None:
             output.product(result.screen.encode("utf-8", "surrogateescape"))
-        elif result.file is not None and result.stdout:
+        elif (result.file is not None or result.backups is not None) and result.stdout:
             output.product(result.stdout)  # the bytes read, a write's summary, an edit's diff
         report = describe(result) + "".join(hint + "\n" for hint in hints)
         if report:
@@ -335,5 +401,8 @@ _FILE_HINTS = {
     "--read PATH shows it.",
     "edit_ambiguous": "Give an --old that takes in more of the neighbouring lines, so that "
     "it occurs once.",
-    "file_changed": "Run the same --edit again: it reads the file anew.",
+    "file_changed": "Run the same --edit again: it reads the file anew (or --stat PATH for "
+    "the SHA-256 to give --if-sha256).",
+    "edit_no_line": "--read PATH shows its lines; --line N counts from 1.",
+    "backup_not_found": "tmux-send --backups lists the backups kept on the pane's host.",
 }

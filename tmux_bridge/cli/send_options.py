@@ -48,11 +48,16 @@ the call would have: 0 when it would run.
 
 Files go through the pane's shell too, as its user, from its directory:
 --write PATH writes stdin to PATH exactly (SHA-256 checked there, moved
-into place atomically, an existing file first copied to PATH.~N~ unless
---no-backup); --read PATH prints the file's exact bytes (--json adds size,
-mode, mtime, SHA-256); --edit PATH --old TEXT --new TEXT replaces the one
-occurrence of TEXT and prints a unified diff. At most 256 MiB; only
---max-time applies.
+into place atomically, the same bytes again changing nothing, an existing
+file first copied to the host's backup directory unless --no-backup);
+--read PATH prints the file's exact bytes (--json adds size, mode, mtime,
+SHA-256); --stat PATH gives those and the MD5 without the content;
+--edit PATH --old TEXT --new TEXT replaces the one occurrence of TEXT
+(--line N with --new, --insert or --delete edits line N; --append TEXT
+adds to the end) and prints a unified diff; --backups [PATH] lists the
+backups and --restore PATH [--backup ID] puts one back (backing the file
+up first). --if-sha256 HEX makes a write, edit or restore happen only if
+the file still has that SHA-256. At most 256 MiB; only --max-time applies.
 
 \b
 Examples:
@@ -70,6 +75,9 @@ Examples:
   tmux-send --write notes.txt < notes.txt
   tmux-send --read /etc/os-release
   tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'
+  tmux-send --edit app.conf --line 3 --delete
+  tmux-send --stat app.conf
+  tmux-send --restore app.conf
 
 \b
 Exit status:
@@ -190,7 +198,7 @@ Exit status:
     "write_path",
     metavar="PATH",
     help="Write stdin to PATH through the pane's shell: SHA-256 checked, moved into place "
-    "atomically, an existing file first copied to PATH.~N~.",
+    "atomically, an existing file first backed up; the same bytes again change nothing.",
 )
 @click.option(
     "--read",
@@ -209,10 +217,46 @@ Exit status:
 )
 @click.option("--new", metavar="TEXT", help="With --edit: the text to put in its place.")
 @click.option(
+    "--line",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --edit: edit line N (from 1): --new TEXT replaces it, --insert TEXT goes "
+    "before it, --delete removes it.",
+)
+@click.option("--insert", metavar="TEXT", help="With --edit --line N: insert TEXT before line N.")
+@click.option("--delete", is_flag=True, help="With --edit --line N: delete line N.")
+@click.option(
+    "--append", metavar="TEXT", help="With --edit: add TEXT at the end of the file, exactly."
+)
+@click.option(
+    "--if-sha256",
+    metavar="HEX",
+    help="With --write, --edit or --restore: change the file only if it still has this "
+    "SHA-256 (else file_changed); --stat, --read and --write report it.",
+)
+@click.option(
     "--no-backup",
     is_flag=True,
-    help="With --write or --edit: do not copy the old file to PATH.~N~.",
+    help="With --write or --edit: do not back the old file up.",
 )
+@click.option(
+    "--stat",
+    "stat_path",
+    metavar="PATH",
+    help="Print PATH's size, mode, mtime, SHA-256 and MD5 (its content does not travel).",
+)
+@click.option(
+    "--backups",
+    is_flag=True,
+    help="List the backups kept on the pane's host (of the file COMMAND names, if any).",
+)
+@click.option(
+    "--restore",
+    "restore_path",
+    metavar="PATH",
+    help="Put back the newest backup of PATH (or --backup ID), backing it up first.",
+)
+@click.option("--backup", "backup_id", metavar="ID", help="With --restore: the backup to restore.")
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -230,7 +274,12 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     :class:`click.UsageError` for options that do not go together."""
     files = {"--write": params["write_path"], "--read": params["read_path"]}
     files["--edit"] = params["edit_path"]
+    files |= {"--stat": params["stat_path"], "--restore": params["restore_path"]}
     repl_name, command = params["repl_name"], params["command"]
+    if params["backups"]:
+        if len(command) > 1:
+            raise click.UsageError("--backups takes at most one PATH")
+        files["--backups"], command = (command[0] if command else ""), ()
     prompt, template = params["prompt"], params["eval_template"]
     mode = _mode(
         repl_name, params["close"], params["keys"], params["type_text"], params["screen"],
@@ -244,10 +293,14 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     _check_combinations(mode, prompt, template, enter, allow_control, lines, command)
     old, new, no_backup = params["old"], params["new"], params["no_backup"]
     _check_file_options(mode, old, new, no_backup)
+    line_action, line_text = _line_edit(mode, params)
+    _check_guards(mode, params)
     options = RunOptions(params["timeout"], params["max_time"], params["raw"])
     return SendRequest(
         mode, command, options, repl_name, prompt, template, params["type_text"], enter,
-        allow_control, lines or 0, params["pane"], files.get(mode), old, new, not no_backup,
+        allow_control, lines or 0, params["pane"], files.get(mode) or None, old, new,
+        not no_backup, params["if_sha256"], params["line"], line_action, line_text,
+        params["backup_id"],
     )  # fmt: skip
 
 
@@ -301,15 +354,55 @@ def _check_combinations(
         raise click.UsageError("no COMMAND given (put it after --, or - to read it from stdin)")
 
 
-_FILE_MODES = ("--write", "--read", "--edit")
+_FILE_MODES = ("--write", "--read", "--edit", "--stat", "--restore", "--backups")
 
 
 def _check_file_options(mode: str, old: str | None, new: str | None, no_backup: bool) -> None:
     if (old is not None or new is not None) and mode != "--edit":
         raise click.UsageError("--old and --new go with --edit PATH")
-    if mode == "--edit" and (old is None or new is None):
-        raise click.UsageError("--edit PATH needs --old TEXT and --new TEXT")
     if no_backup and mode not in ("--write", "--edit"):
         raise click.UsageError("--no-backup goes with --write or --edit")
     if mode == "--write" and (sys.stdin is None or sys.stdin.isatty()):
         raise click.UsageError("--write PATH writes what comes on stdin: redirect or pipe it")
+
+
+def _line_edit(mode: str, params: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The line edit asked for (its action and text), or none: --old/--new then."""
+    line, insert, delete, append = (params[k] for k in ("line", "insert", "delete", "append"))
+    old, new = params["old"], params["new"]
+    if mode != "--edit":
+        if line is not None or insert is not None or delete or append is not None:
+            raise click.UsageError("--line, --insert, --delete and --append go with --edit PATH")
+        return None, None
+    if append is not None:
+        if line is not None or insert is not None or delete or old is not None or new is not None:
+            raise click.UsageError("--append TEXT goes alone with --edit PATH")
+        return "append", append
+    if line is None:
+        if insert is not None or delete:
+            raise click.UsageError("--insert and --delete go with --line N")
+        if old is None or new is None:
+            raise click.UsageError(
+                "--edit PATH needs --old TEXT and --new TEXT, --line N with --new TEXT, "
+                "--insert TEXT or --delete, or --append TEXT"
+            )
+        return None, None
+    chosen = [(a, t) for a, t, on in _line_actions(new, insert, delete) if on]
+    if old is not None or len(chosen) != 1:
+        raise click.UsageError("--line N needs one of --new TEXT, --insert TEXT or --delete")
+    return chosen[0]
+
+
+def _line_actions(new: str | None, insert: str | None, delete: bool) -> list[tuple[str, str, bool]]:
+    return [
+        ("replace", new or "", new is not None),
+        ("insert", insert or "", insert is not None),
+        ("delete", "", delete),
+    ]
+
+
+def _check_guards(mode: str, params: dict[str, Any]) -> None:
+    if params["if_sha256"] is not None and mode not in ("--write", "--edit", "--restore"):
+        raise click.UsageError("--if-sha256 goes with --write, --edit or --restore")
+    if params["backup_id"] is not None and mode != "--restore":
+        raise click.UsageError("--backup ID goes with --restore PATH")
