@@ -36,7 +36,8 @@ starts it (COMMAND is the shell command) and then evaluates COMMAND as code
 in it; stdout is what the REPL printed in response; --close quits it.
 With --keys, the arguments are tmux key names instead of a command.
 Every mode takes -p TARGET for another pane: a label (tmux-bridge label),
-a pane id (%3), WINDOW.PANE or SESSION:WINDOW.PANE.
+a pane id (%3), WINDOW.PANE, SESSION:WINDOW.PANE or SESSION (its active
+pane).
 
 \b
 --check runs nothing: it says which pane and shell would run COMMAND,
@@ -105,7 +106,8 @@ Exit status:
     "--pane",
     metavar="TARGET",
     help="The pane to use: a label, a pane id (%3), WINDOW.PANE in the bridge session or "
-    "SESSION:WINDOW.PANE (default: the bridge pane). `tmux-bridge panes` lists them.",
+    "SESSION:WINDOW.PANE, or SESSION for its active pane (default: the bridge pane). "
+    "`tmux-bridge panes` lists them.",
 )
 @click.option(
     "-t",
