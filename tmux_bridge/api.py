@@ -191,6 +191,35 @@ class Bridge:
         self._log_check(result.command, started, result)
         return result
 
+    def check_content(
+        self,
+        data: bytes | str,
+        kind: str | None = None,
+        name: str = "-",
+        options: RunOptions = DEFAULT_OPTIONS,
+        *,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CheckResult:
+        """A check by kind: whether ``data`` is valid ``kind`` (``json``, ``yaml``,
+        ``toml``, ``python``, ``jq``, ``sh``, ``bash``, ``zsh``, ``fish``; ``None``: by
+        the extension of ``name``, a path), judged by the validators of the pane's host
+        (``result.validator``; ``None`` when it has none). Nothing is written or run;
+        ``result.valid``, ``result.error`` (line, column, message), ``would_exit`` 1
+        when not valid. Raises :class:`InvalidRequest` for an unknown ``kind``."""
+        from .calls.validate import check_content, kind_of
+
+        started = time.monotonic()
+        try:
+            check_options(options)
+            chosen = kind_of(name if name != "-" else None, kind)
+            result = check_content(self.target, _bytes(data), chosen, name, options, notice, cancel)
+        except BridgeError as exc:
+            self._log_check(name, started, None, exc)
+            raise
+        self._log_check(name, started, result)
+        return result
+
     # --- REPLs -------------------------------------------------------------------------
 
     def start_repl(

@@ -186,6 +186,8 @@ def check_document(result: CheckResult, notes: Sequence[str] = ()) -> dict[str, 
 
 def describe_check(result: CheckResult) -> str:
     """The dry run for a person or an agent to read, a line per question."""
+    if result.kind is not None:
+        return _describe_content(result)
     if result.parses is None:
         parses = "not checked" + (f": {result.parse_error}" if result.parse_error else "")
     elif result.parses:
@@ -216,6 +218,22 @@ def describe_check(result: CheckResult) -> str:
         f"first word  {first}",
         f"ready       {ready}",
         f"would exit  {result.would_exit}" + (" (it would run)" if result.would_exit == 0 else ""),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _describe_content(result: CheckResult) -> str:
+    """A check by kind, a line per question."""
+    if result.valid is None:
+        valid = "not checked" + (f": {result.parse_error}" if result.parse_error else "")
+    else:
+        valid = "yes" if result.valid else "no\n" + _indent(result.parse_error or "")
+    lines = [
+        f"pane        {result.pane}",
+        f"kind        {result.kind}",
+        f"validator   {result.validator or 'none'}",
+        f"valid       {valid}",
+        f"would exit  {result.would_exit}",
     ]
     return "\n".join(lines) + "\n"
 

@@ -169,7 +169,9 @@ class CheckResult(NamedTuple):
     run); ``typed_lookup`` whether a lookup was typed into the pane. ``parsed_by`` is
     the binary of this machine that checked the syntax; ``far`` (a far shell in front:
     ``via``, ``gateway_pid``, ``shell``, and ``kind_from``: ``last_call`` or ``probe``)
-    says whose syntax that was."""
+    says whose syntax that was. A check by kind (:func:`~tmux_bridge.calls.validate.check_content`)
+    fills ``kind``, ``validator``, ``valid`` and ``error`` (``parses`` is ``valid``,
+    ``parse_error`` the error as one line; ``would_exit`` 1 when not valid)."""
 
     command: str
     pane: str
@@ -185,6 +187,14 @@ class CheckResult(NamedTuple):
     typed_lookup: bool
     parsed_by: str | None = None
     far: dict[str, Any] | None = None
+    # a check by kind (--check --as KIND, --write PATH --check): the kind ("unknown"
+    # when neither --as nor the extension named one; None for a command's check), the validator
+    # the pane's host used (None: none there), whether the text is valid (None: not
+    # checked) and the first error (line, column: None when the validator gave none)
+    kind: str | None = None
+    validator: str | None = None
+    valid: bool | None = None
+    error: dict[str, Any] | None = None
 
 
 def new_call_id() -> str:

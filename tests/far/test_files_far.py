@@ -80,3 +80,8 @@ def _check_far_files(b: TestPane, home: Path, target: Path) -> None:
     assert target.read_bytes() == b"one\ntwo\n"
     assert [p.read_bytes() for p in backups_of(home, target)] == [b"one\ntwo\n", b"one\nTWO\n"]
     assert sorted(p.name for p in target.parent.iterdir()) == ["k.txt"]
+    _drawn(b)  # a check by kind, by the far host's python3
+    checked = b.send("--json", "--check", "--as", "python", "-", input=b"x = (\n")
+    document = json.loads(checked.stdout)
+    assert (checked.returncode, document["validator"], document["valid"]) == (1, "python3", False)
+    assert document["error"]["line"] == 1, document

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import tmux_bridge
 from tmux_bridge.calls.farrepl import start_line
 from tmux_bridge.calls.files import SCRIPT, FarTransport
+from tmux_bridge.calls.validate import SCRIPT as VALIDATE_SCRIPT
 from tmux_bridge.text.farshell import command_lines, helpers_line, probe_line, recovery_line
 from tmux_bridge.text.seams import (
     FAR_DIR_VARIABLE,
@@ -400,6 +401,7 @@ FAR_MODULES = [
     "calls/farcheck.py",
     "text/presets.py",  # the far REPLs' helpers
     "calls/files.py",
+    "calls/validate.py",
 ]
 # a name another user can guess ($$, fish's pid), a fixed temporary directory, or a
 # mktemp call written by hand (the seam's functions make those)
@@ -435,6 +437,7 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
     seam_code.append(sh_backup_file("bdir", "now"))
     seam_code += [far_temp_file("__tmux_send_err", "err", fish=f) for f in (False, True)]
     texts = [SCRIPT, FarTransport.WRAPPER, *FarTransport().words(SCRIPT, ["read", "-"], b"-x")]
+    texts.append(VALIDATE_SCRIPT)
     kinds: list[ShellKind] = ["bash", "zsh", "fish", "posix"]
     for kind in kinds:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]

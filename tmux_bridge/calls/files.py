@@ -572,11 +572,16 @@ Parse = Callable[[BinaryIO, str], "tuple[FileFacts | None, bytes]"]
 
 
 def _run_script(
-    call: _Call, arguments: list[str], data: bytes | None, shown: str, parse: Parse | None = None
+    call: _Call,
+    arguments: list[str],
+    data: bytes | None,
+    shown: str,
+    parse: Parse | None = None,
+    script: str = SCRIPT,
 ) -> _Run:
-    """Run :data:`SCRIPT` once in the pane's shell. A script that failed raises its
-    error; an interrupted run (timeout, cancellation) comes back without a header.
-    ``parse`` reads its stdout (default: the header, then the bytes)."""
+    """Run ``script`` (:data:`SCRIPT`) once in the pane's shell. A script that failed
+    raises its error; an interrupted run (timeout, cancellation) comes back without a
+    header. ``parse`` reads its stdout (default: the header, then the bytes)."""
     far = isinstance(shell_front(call.frame), FarShell)
     transport: Transport = (
         FarTransport() if far else LocalTransport(call.frame.records, new_call_id())
@@ -584,7 +589,7 @@ def _run_script(
     sink = transport.sink if isinstance(transport, FarTransport) else _discard
     messages = bytearray()
     try:
-        words = transport.words(SCRIPT, arguments, data)
+        words = transport.words(script, arguments, data)
         record = run_in_frame(
             call.target, call.frame, words, call.options,
             (sink, messages.extend), call.notice, call.cancel, shown,

@@ -73,6 +73,11 @@ shell's parse-error status. The first word is looked up in the person's shell wi
 short line they see. In a far shell (ssh, a container) it checks the far shell's syntax
 (bash, zsh, fish or sh) and says so. It is a help, not a guarantee: the command can
 still fail.
+    tmux-send --check --as json - < config.json   # or yaml toml python jq sh bash zsh fish
+    tmux-send --write app.toml --check < app.toml # by the extension; writes nothing
+These use the validators of the pane's host (python3, jq, the shells' -n) and say which
+(validator: null when there is none); --json gives valid and error {line, column,
+message}; exit 1 when not valid.
 
 ## When tmux-send refuses (exit 125)
 It will not type while the person runs a program in the pane, has a half-typed command

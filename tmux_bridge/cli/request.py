@@ -46,6 +46,7 @@ class SendRequest(NamedTuple):
     line_action: str | None = None  # replace (--new), insert, delete, append
     line_text: str | None = None
     backup_id: str | None = None  # --restore PATH --backup ID
+    check_as: str | None = None  # --check --as KIND
 
 
 class Output:
@@ -192,7 +193,16 @@ def _check(
     from ..report import check_document, describe_check
 
     assert isinstance(words, (str, bytes, tuple))
-    result = bridge.check(words, request.options, notice=output.notice, cancel=cancel)
+    if request.check_as is not None or request.file is not None:
+        data = words if isinstance(words, (str, bytes)) else " ".join(words)
+        if request.file is not None:  # --write PATH --check: the content on stdin
+            data = sys.stdin.buffer.read()
+        result = bridge.check_content(
+            data, request.check_as, request.file or "-", request.options,
+            notice=output.notice, cancel=cancel,
+        )  # fmt: skip
+    else:
+        result = bridge.check(words, request.options, notice=output.notice, cancel=cancel)
     if output.as_json:
         output.print_json(check_document(result, output.notes))
     else:

@@ -45,7 +45,10 @@ whether that shell parses it, what its first word is there (alias,
 function, builtin, keyword, file, not found; looked up in the pane's shell
 with one short line such as `builtin type -t -- make`, shown in the pane
 like any call) and whether the pane is ready, and exits with the status
-the call would have: 0 when it would run.
+the call would have: 0 when it would run. --check --as KIND checks the
+text instead (json, yaml, toml, python, jq, sh, bash, zsh, fish) with the
+validators of the pane's host, and --write PATH --check checks stdin by
+PATH's extension, writing nothing: exit 1 when it is not valid.
 
 Files go through the pane's shell too, as its user, from its directory:
 --write PATH writes stdin to PATH exactly (SHA-256 checked there, moved
@@ -196,6 +199,14 @@ Exit status:
     "status; 127: first word not found).",
 )
 @click.option(
+    "--as",
+    "check_as",
+    metavar="KIND",
+    help="With --check: check COMMAND (or stdin, with -) as KIND instead: json, yaml, toml, "
+    "python, jq, sh, bash, zsh or fish, with the validators of the pane's host. "
+    "--write PATH --check checks stdin by PATH's extension (or --as) and writes nothing.",
+)
+@click.option(
     "--write",
     "write_path",
     metavar="PATH",
@@ -288,11 +299,15 @@ def build_request(params: dict[str, Any]) -> SendRequest:
         params["info"], files,
     )  # fmt: skip
     if params["check"]:
-        if mode != "command":
-            raise click.UsageError(f"--check goes with a command only, not with {mode}")
+        if mode not in ("command", "--write"):
+            raise click.UsageError(f"--check goes with a command or --write, not with {mode}")
+        files["--check"] = files["--write"] if mode == "--write" else None
         mode = "--check"
+    elif params["check_as"] is not None:
+        raise click.UsageError("--as KIND goes with --check")
     enter, allow_control, lines = params["enter"], params["allow_control"], params["lines"]
-    _check_combinations(mode, prompt, template, enter, allow_control, lines, command)
+    checked = _write_check(command) if files.get("--check") else command
+    _check_combinations(mode, prompt, template, enter, allow_control, lines, checked)
     old, new, no_backup = params["old"], params["new"], params["no_backup"]
     _check_file_options(mode, old, new, no_backup)
     line_action, line_text = _line_edit(mode, params)
@@ -302,7 +317,7 @@ def build_request(params: dict[str, Any]) -> SendRequest:
         mode, command, options, repl_name, prompt, template, params["type_text"], enter,
         allow_control, lines or 0, params["pane"], files.get(mode) or None, old, new,
         not no_backup, params["if_sha256"], params["line"], line_action, line_text,
-        params["backup_id"],
+        params["backup_id"], params["check_as"],
     )  # fmt: skip
 
 
@@ -331,6 +346,15 @@ def _mode(
     if len(modes) > 1:
         raise click.UsageError(f"{' and '.join(modes)} do not go together")
     return modes[0] if modes else "command"
+
+
+def _write_check(command: tuple[str, ...]) -> tuple[str, ...]:
+    """--write PATH --check: the content comes on stdin, never as COMMAND."""
+    if command:
+        raise click.UsageError("--write PATH --check takes no COMMAND: the content is stdin")
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError("--write PATH --check checks what comes on stdin: redirect it")
+    return ("-",)  # as if COMMAND were -: read from stdin
 
 
 def _check_combinations(
