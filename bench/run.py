@@ -31,6 +31,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from filekeep_measure import filekeep
 from machine import describe, load_average
 from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
@@ -48,6 +49,7 @@ MEASUREMENTS = [
     ("prompt", prompt),
     ("ws", ws),
     ("nested", nested),
+    ("filekeep", filekeep),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

@@ -138,14 +138,17 @@ resolve() {  # a symbolic link: write to the file it points to
     t=$(readlink -f -- "$p" && echo x) || die 80 "cannot resolve the symbolic link"
     t=${t%x}; p=${t%?}
 }
-where() {  # $dir: the directory of $p; $real: $p with that directory resolved
+dir_of() {  # $dir: the directory of $p
     case $p in */*) dir=${p%/*}; dir=${dir:-/} ;; *) dir=. ;; esac
+}
+where() {  # $dir, and $real: $p with that directory resolved
+    dir_of
     real=$(cd -P -- "$dir" 2>/dev/null && pwd -P && echo x) || real="$PWD/$dir/x"
     real=${real%?x}; real=${real%/}/${p##*/}
 }
 check_target() {  # OLD; $cur: the file's SHA-256 when it exists
     case $p in */) die 80 "the path names a directory" ;; esac
-    where
+    dir_of
     [ -d "$dir" ] || die 81 "no such directory"
     if [ -e "$p" ]; then
         [ -f "$p" ] || die 80 "not a regular file"
@@ -178,7 +181,7 @@ make_backup() {  # a copy of the file in the backup directory: $bk, with its mod
     [ "$mode" = - ] || chmod "$mode" "$bk" || die 80 "cannot set the mode of the backup"
 }
 record() {  # DAYS BYTES: the backup in the index, then the old ones pruned
-    size_of "$bk"
+    size_of "$bk"; where
     hex=$(printf %s "$real" | od -An -v -tx1 | tr -d ' \n')
     printf '%s %s %s %s %s\n' "${bk##*/}" "$now" "$cur" "$size" "$hex" >>"$bdir/index" \
         || { say "could not add the backup to $bdir/index"; return 0; }
