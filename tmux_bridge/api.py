@@ -20,6 +20,7 @@ logged or typed. A call that types and waits is logged when it starts and when i
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -1109,6 +1110,8 @@ class Bridge:
             error=None,
             error_code=None,
             file=file_document(result.file) if result.file else ABSENT,
+            host=_where(result.far)[0],
+            platform=_where(result.far)[1],
         )
         record(self.target.runtime_dir, entry)
 
@@ -1219,6 +1222,15 @@ class Bridge:
 
 def _text(value: bytes | str) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def _where(far: dict[str, str | int] | None) -> tuple[str, str]:
+    """The host and platform (OS) a call ran on, for its log entry: the far shell's
+    when one answered, else this machine's."""
+    if far:
+        return str(far.get("host") or "?"), str(far.get("os") or "?")
+    uname = os.uname()
+    return uname.nodename, uname.sysname
 
 
 def _bytes(value: bytes | str) -> bytes:
