@@ -7,7 +7,9 @@ alike, and the person sees a one-line summary in the pane). It takes the bytes t
 on its stdin and gives a header and the bytes read on its stdout; it checks SHA-256 with
 whichever tool the far side has (``sha256sum``, ``shasum -a 256``, ``openssl``), and
 writes through a temporary file beside the target that is moved into place once its
-digest matches, after copying an existing file to a numbered backup (``NAME.~N~``).
+digest matches, after copying an existing file to the host's backup directory
+(``$HOME/.cache/tmux-bridge/backups``, with an index); bytes equal to the file's change
+nothing.
 Nothing in it assumes the shell is on this machine; only the transport of the bytes
 does, and that is a :class:`Transport`: here, :class:`LocalTransport` (two 0600 files
 in the pane's runtime directory, like the runner's per-call files).
