@@ -31,6 +31,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from filekeep_measure import filekeep
 from jobs_measure import jobs
 from machine import describe, load_average
 from mcp_measure import mcp
@@ -50,6 +51,7 @@ MEASUREMENTS = [
     ("ws", ws),
     ("nested", nested),
     ("jobs", jobs),
+    ("filekeep", filekeep),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

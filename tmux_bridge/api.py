@@ -20,6 +20,7 @@ logged or typed. A call that types and waits is logged when it starts and when i
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from .infra.saved import Page as OutputPage
     from .pane.shapes import BridgeStatus, FitResult, NewSession, PaneEntry, PaneLabel, Upload
     from .pane.watch import Listener, Snapshot
-    from .results import CheckResult
+    from .results import CheckResult, LineEdit
     from .text.fit import Limits
 
 Sink = Callable[[bytes], None]
@@ -50,7 +51,7 @@ BRIDGE_KEY = "bridge"  # the bridge pane's entry in tend_agents' states
 DEFAULT_OPTIONS = RunOptions()
 Notice = Callable[[str], None]
 # the calls kept as a pane's last command in the context
-_REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit")
+_REMEMBERED = ("command", "repl_start", "repl_eval", "write", "read", "edit", "restore")
 
 
 class Origin(NamedTuple):
@@ -280,6 +281,35 @@ class Bridge:
         )
         record(self.target.runtime_dir, entry)
 
+    def check_content(
+        self,
+        data: bytes | str,
+        kind: str | None = None,
+        name: str = "-",
+        options: RunOptions = DEFAULT_OPTIONS,
+        *,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CheckResult:
+        """A check by kind: whether ``data`` is valid ``kind`` (``json``, ``yaml``,
+        ``toml``, ``python``, ``jq``, ``sh``, ``bash``, ``zsh``, ``fish``; ``None``: by
+        the extension of ``name``, a path), judged by the validators of the pane's host
+        (``result.validator``; ``None`` when it has none). Nothing is written or run;
+        ``result.valid``, ``result.error`` (line, column, message), ``would_exit`` 1
+        when not valid. Raises :class:`InvalidRequest` for an unknown ``kind``."""
+        from .calls.validate import check_content, kind_of
+
+        started = time.monotonic()
+        try:
+            check_options(options)
+            chosen = kind_of(name if name != "-" else None, kind)
+            result = check_content(self.target, _bytes(data), chosen, name, options, notice, cancel)
+        except BridgeError as exc:
+            self._log_check(name, started, None, exc)
+            raise
+        self._log_check(name, started, result)
+        return result
+
     # --- REPLs -------------------------------------------------------------------------
 
     def start_repl(
@@ -375,18 +405,22 @@ class Bridge:
         options: RunOptions = DEFAULT_OPTIONS,
         notice: Notice = _ignore,
         cancel: Cancel | None = None,
+        if_sha256: str | None = None,
     ) -> CallResult:
         """Write ``data`` to ``path`` (relative to the pane shell's directory) through the
         pane's shell, as its user: SHA-256 checked there, moved into place atomically, an
-        existing file first copied to a backup (``result.file.backup``) unless
-        ``backup`` is false. Only ``options.max_time`` applies (the work is silent)."""
+        existing file first copied to a backup in the host's backup directory
+        (``result.file.backup``) unless ``backup`` is false; bytes equal to the file's
+        change nothing (``result.file.status`` ``unchanged``). With ``if_sha256`` the
+        file must still have that SHA-256 (else ``file_changed``). Only
+        ``options.max_time`` applies (the work is silent)."""
         from .calls.files import write_file
 
         return self._logged(
             "write",
             path,
             options,
-            lambda: write_file(self.target, path, data, backup, options, notice, cancel),
+            lambda: write_file(self.target, path, data, backup, options, notice, cancel, if_sha256),
         )
 
     def read_file(
@@ -415,10 +449,45 @@ class Bridge:
         options: RunOptions = DEFAULT_OPTIONS,
         notice: Notice = _ignore,
         cancel: Cancel | None = None,
+        if_sha256: str | None = None,
     ) -> CallResult:
         """Replace the one occurrence of ``old`` in the file at ``path`` with ``new``
         through the pane's shell (none or several: an error, the file untouched), after a
-        backup unless ``backup`` is false; ``result.stdout`` is the unified diff."""
+        backup unless ``backup`` is false; ``result.stdout`` is the unified diff. With
+        ``if_sha256`` the file must have that SHA-256 when read (else ``file_changed``)."""
+        from .calls.files import edit_file, replace_once
+
+        return self._logged(
+            "edit",
+            path,
+            options,
+            lambda: edit_file(
+                self.target,
+                path,
+                replace_once(_bytes(old), _bytes(new)),
+                backup,
+                options,
+                notice,
+                cancel,
+                if_sha256,
+            ),
+        )
+
+    def edit_lines(
+        self,
+        path: str,
+        edit: LineEdit,
+        *,
+        backup: bool = True,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+        if_sha256: str | None = None,
+    ) -> CallResult:
+        """Replace, insert before or delete one line of the file at ``path``, or append
+        to it (:class:`~tmux_bridge.results.LineEdit`), as :meth:`edit_file` edits: a
+        line it does not have is ``edit_no_line``; ``result.stdout`` is the diff."""
+        from .calls.filekeep import line_change
         from .calls.files import edit_file
 
         return self._logged(
@@ -426,8 +495,71 @@ class Bridge:
             path,
             options,
             lambda: edit_file(
-                self.target, path, _bytes(old), _bytes(new), backup, options, notice, cancel
+                self.target,
+                path,
+                line_change(edit),
+                backup,
+                options,
+                notice,
+                cancel,
+                if_sha256,
             ),
+        )
+
+    def stat_file(
+        self,
+        path: str,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """The facts of the file at ``path`` (size, mode, mtime, SHA-256, MD5 in
+        ``result.file``) without its content travelling."""
+        from .calls.filekeep import stat_file
+
+        return self._logged(
+            "stat", path, options, lambda: stat_file(self.target, path, options, notice, cancel)
+        )
+
+    def list_backups(
+        self,
+        path: str | None = None,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+    ) -> CallResult:
+        """The backups kept on the pane's host (``result.backups``, oldest first): all,
+        or those of the file at ``path``."""
+        from .calls.filekeep import list_backups
+
+        return self._logged(
+            "backups",
+            path or "",
+            options,
+            lambda: list_backups(self.target, path, options, notice, cancel),
+        )
+
+    def restore_file(
+        self,
+        path: str,
+        backup_id: str | None = None,
+        *,
+        options: RunOptions = DEFAULT_OPTIONS,
+        notice: Notice = _ignore,
+        cancel: Cancel | None = None,
+        if_sha256: str | None = None,
+    ) -> CallResult:
+        """Put back the newest backup of the file at ``path`` (or backup ``backup_id``),
+        backing the current content up first, so a restore can be undone."""
+        from .calls.filekeep import restore_file
+
+        return self._logged(
+            "restore",
+            path,
+            options,
+            lambda: restore_file(self.target, path, backup_id, if_sha256, options, notice, cancel),
         )
 
     # --- keys and the screen -----------------------------------------------------------
@@ -1073,6 +1205,8 @@ class Bridge:
             error=None,
             error_code=None,
             file=file_document(result.file) if result.file else ABSENT,
+            host=_where(result.far)[0],
+            platform=_where(result.far)[1],
         )
         record(self.target.runtime_dir, entry)
 
@@ -1245,6 +1379,15 @@ def _limits(first: int | None, last: int | None, max_bytes: int | None) -> Limit
 
 def _text(value: bytes | str) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def _where(far: dict[str, str | int] | None) -> tuple[str, str]:
+    """The host and platform (OS) a call ran on, for its log entry: the far shell's
+    when one answered, else this machine's."""
+    if far:
+        return str(far.get("host") or "?"), str(far.get("os") or "?")
+    uname = os.uname()
+    return uname.nodename, uname.sysname
 
 
 def _bytes(value: bytes | str) -> bytes:

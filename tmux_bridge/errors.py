@@ -321,6 +321,19 @@ class EditAmbiguous(FileError):
     code = "edit_ambiguous"
 
 
+class EditNoLine(FileError):
+    """A line edit names a line the file does not have; the file was not changed."""
+
+    code = "edit_no_line"
+
+
+class BackupNotFound(FileError):
+    """No backup of that file (or of that id) is kept on the pane's host; nothing was
+    restored."""
+
+    code = "backup_not_found"
+
+
 class NoSuchAgent(NoSuchPane):
     """No agent of that name (or pane) runs on the tmux server; nothing was tried."""
 

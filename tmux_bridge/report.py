@@ -107,6 +107,8 @@ def to_document(
         document["screen"] = result.screen
     if result.file is not None:
         document["file"] = file_document(result.file)
+    if result.backups is not None:
+        document["backups"] = [backup._asdict() for backup in result.backups]
     out = result.stdout if stdout is None else stdout
     err = result.stderr if stderr is None else stderr
     for name, data in (("stdout", out), ("stderr", err)):  # before the texts: see _counts
@@ -119,8 +121,10 @@ def to_document(
 
 
 def file_document(facts: FileFacts) -> dict[str, Any]:
-    """The ``file`` object of a write, read or edit: ``mode`` as an octal string
-    (``"0644"``), ``mtime`` in seconds since the epoch, ``backup`` ``null`` when none."""
+    """The ``file`` object of a write, read, edit, stat or restore: ``mode`` as an octal
+    string (``"0644"``), ``mtime`` in seconds since the epoch, ``backup`` ``null`` when
+    none, ``status`` (``created``, ``updated``, ``unchanged``) and ``md5`` ``null``
+    where the operation gives none."""
     return {
         "path": facts.path,
         "abs_path": facts.abs_path,
@@ -129,6 +133,8 @@ def file_document(facts: FileFacts) -> dict[str, Any]:
         "mode": None if facts.mode is None else f"{facts.mode:04o}",
         "mtime": facts.mtime,
         "backup": facts.backup,
+        "status": facts.status,
+        "md5": facts.md5,
     }
 
 
@@ -203,6 +209,8 @@ def check_document(result: CheckResult, notes: Sequence[str] = ()) -> dict[str, 
 
 def describe_check(result: CheckResult) -> str:
     """The dry run for a person or an agent to read, a line per question."""
+    if result.kind is not None:
+        return _describe_content(result)
     if result.parses is None:
         parses = "not checked" + (f": {result.parse_error}" if result.parse_error else "")
     elif result.parses:
@@ -233,6 +241,22 @@ def describe_check(result: CheckResult) -> str:
         f"first word  {first}",
         f"ready       {ready}",
         f"would exit  {result.would_exit}" + (" (it would run)" if result.would_exit == 0 else ""),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _describe_content(result: CheckResult) -> str:
+    """A check by kind, a line per question."""
+    if result.valid is None:
+        valid = "not checked" + (f": {result.parse_error}" if result.parse_error else "")
+    else:
+        valid = "yes" if result.valid else "no\n" + _indent(result.parse_error or "")
+    lines = [
+        f"pane        {result.pane}",
+        f"kind        {result.kind}",
+        f"validator   {result.validator or 'none'}",
+        f"valid       {valid}",
+        f"would exit  {result.would_exit}",
     ]
     return "\n".join(lines) + "\n"
 

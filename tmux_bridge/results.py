@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
 Mode = Literal[
     "command", "repl_start", "repl_eval", "repl_close", "keys", "type", "screen",
-    "write", "read", "edit", "job",
+    "write", "read", "edit", "job", "stat", "backups", "restore",
 ]  # fmt: skip
 TimeoutKind = Literal["idle", "overall"]
 
@@ -93,7 +93,10 @@ class FileFacts(NamedTuple):
     ``path`` is the path as given (relative to the shell's directory), ``abs_path`` the
     same joined to that directory (not resolved further). ``mode`` holds the permission
     bits and ``mtime`` seconds since the epoch, ``None`` when the far side's ``stat``
-    could not tell. ``backup`` is where the old content was copied before a write.
+    could not tell. ``backup`` is where the old content was copied before a write (in
+    the backup directory of the pane's host), ``status`` what a write, edit or restore
+    did (``created``, ``updated``, ``unchanged``; ``None`` for a read or stat), ``md5``
+    the MD5 a stat found (``None`` otherwise, or when the host has no MD5 tool).
     """
 
     path: str
@@ -103,6 +106,33 @@ class FileFacts(NamedTuple):
     mode: int | None
     mtime: int | None
     backup: str | None
+    status: str | None = None
+    md5: str | None = None
+
+
+class BackupEntry(NamedTuple):
+    """One backup kept on the pane's host (``tmux-send --backups``): ``id`` (its file's
+    name in ``directory``), the ``path`` of the file it was copied from (absolute, its
+    directory resolved), ``time`` in seconds since the epoch, its ``sha256`` and
+    ``size``."""
+
+    id: str
+    path: str
+    time: int
+    sha256: str
+    size: int
+    directory: str
+
+
+class LineEdit(NamedTuple):
+    """A line edit (``tmux-send --edit PATH --line N``): ``replace`` line ``line``
+    (1-based) with ``text``, ``insert`` ``text`` before it, ``delete`` it, or
+    ``append`` ``text`` to the end of the file exactly (``line`` then unused). A
+    replaced or inserted ``text`` gets a line end unless it has one."""
+
+    action: Literal["replace", "insert", "delete", "append"]
+    line: int = 0
+    text: bytes = b""
 
 
 class CallResult(NamedTuple):
@@ -149,6 +179,7 @@ class CallResult(NamedTuple):
     stderr_merged: bool = False  # stderr could not be told from stdout
     input_detected_by: str | None = None  # "proc" (this machine's kernel) or "screen"
     job: str | None = None  # the job a timed-out call became (``on_timeout`` "detach")
+    backups: tuple[BackupEntry, ...] | None = None  # what --backups listed
 
 
 class CheckResult(NamedTuple):
@@ -160,7 +191,9 @@ class CheckResult(NamedTuple):
     run); ``typed_lookup`` whether a lookup was typed into the pane. ``parsed_by`` is
     the binary of this machine that checked the syntax; ``far`` (a far shell in front:
     ``via``, ``gateway_pid``, ``shell``, and ``kind_from``: ``last_call`` or ``probe``)
-    says whose syntax that was."""
+    says whose syntax that was. A check by kind (:func:`~tmux_bridge.calls.validate.check_content`)
+    fills ``kind``, ``validator``, ``valid`` and ``error`` (``parses`` is ``valid``,
+    ``parse_error`` the error as one line; ``would_exit`` 1 when not valid)."""
 
     command: str
     pane: str
@@ -176,6 +209,14 @@ class CheckResult(NamedTuple):
     typed_lookup: bool
     parsed_by: str | None = None
     far: dict[str, Any] | None = None
+    # a check by kind (--check --as KIND, --write PATH --check): the kind ("unknown"
+    # when neither --as nor the extension named one; None for a command's check), the validator
+    # the pane's host used (None: none there), whether the text is valid (None: not
+    # checked) and the first error (line, column: None when the validator gave none)
+    kind: str | None = None
+    validator: str | None = None
+    valid: bool | None = None
+    error: dict[str, Any] | None = None
 
 
 def new_call_id() -> str:
@@ -222,6 +263,7 @@ class CallRecord:
         self.stderr_merged = False
         self.input_detected_by: str | None = None
         self.job: str | None = None
+        self.backups: tuple[BackupEntry, ...] | None = None
 
     def freeze(self) -> CallResult:
         """The call as it ended: each field of :class:`CallResult` is the attribute of

@@ -27,7 +27,15 @@ from tmux_bridge.calls import files as files_module
 from tmux_bridge.calls.files import SCRIPT
 from tmux_bridge.errors import EditAmbiguous, FileTooLarge
 
-from ..support.files import check_dash_names, diff_u, listing, read, send_json, write
+from ..support.files import (
+    backups_of,
+    check_dash_names,
+    diff_u,
+    listing,
+    read,
+    send_json,
+    write,
+)
 from ..support.pane import (
     BIN,
     SHELLS,
@@ -102,7 +110,8 @@ def test_a_symbolic_link_is_written_through(shared_bridge: TestPane, tmp_path: P
     write(shared_bridge, tmp_path / "link", b"new\n")
     assert (tmp_path / "link").is_symlink()
     assert (tmp_path / "real").read_bytes() == b"new\n"
-    assert (tmp_path / "real.~1~").read_bytes() == b"old\n"
+    (kept,) = backups_of(shared_bridge.home, tmp_path.resolve() / "real")
+    assert kept.read_bytes() == b"old\n"
 
 
 def test_an_existing_file_is_backed_up_first(shared_bridge: TestPane, tmp_path: Path) -> None:
@@ -113,8 +122,10 @@ def test_an_existing_file_is_backed_up_first(shared_bridge: TestPane, tmp_path: 
     for number, data in enumerate(versions[1:], start=1):
         code, document = send_json(shared_bridge, "--write", str(target), data=data)
         assert code == 0, document
-        backup = tmp_path / f"notes.txt.~{number}~"
+        backup = backups_of(shared_bridge.home, target)[-1]
+        assert len(backups_of(shared_bridge.home, target)) == number
         assert document["file"]["backup"] == str(backup)
+        assert document["file"]["status"] == "updated"
         assert backup.read_bytes() == versions[number - 1]
         assert target.read_bytes() == data
         # the new file and the backup keep the file's mode
@@ -122,7 +133,7 @@ def test_an_existing_file_is_backed_up_first(shared_bridge: TestPane, tmp_path: 
         assert stat.S_IMODE(backup.stat().st_mode) == 0o640
         assert document["file"]["mode"] == "0640"
         assert f"the old content is in {backup}" in document["stdout"]
-    assert listing(tmp_path) == ["notes.txt", "notes.txt.~1~", "notes.txt.~2~"]
+    assert listing(tmp_path) == ["notes.txt"]  # no backup beside the file
 
 
 def test_no_backup(shared_bridge: TestPane, tmp_path: Path) -> None:
@@ -194,6 +205,8 @@ def test_read_json_of_a_binary_file(shared_bridge: TestPane, tmp_path: Path) -> 
         "mode": "0600",
         "mtime": int(target.stat().st_mtime),
         "backup": None,
+        "status": None,
+        "md5": None,
     }
     assert base64.b64decode(document["stdout_b64"]) == ALL_BYTES
     assert document["stdout"] is None  # not text: the bytes only in base64
@@ -265,7 +278,7 @@ def test_edit_with_one_match(shared_bridge: TestPane, tmp_path: Path, old: str, 
     assert result.returncode == 0, result.stderr
     assert result.stdout == diff_u(tmp_path, str(target), BEFORE, after)
     assert target.read_bytes() == after
-    backup = tmp_path / "f.txt.~1~"
+    (backup,) = backups_of(shared_bridge.home, target)
     assert backup.read_bytes() == BEFORE
     assert result.stderr.decode() == f"tmux-send: the old content of {target} is in {backup}\n"
 
@@ -407,7 +420,7 @@ def test_in_a_posix_sh_pane(make_bridge: Callable[[str], TestPane], tmp_path: Pa
     result = bridge.send("--edit", str(target), "--old", "red", "--new", "blue")
     assert result.returncode == 0, result.stderr
     assert target.read_bytes() == ALL_BYTES.replace(b"red", b"blue")
-    assert (tmp_path / "new\nline.~1~").read_bytes() == ALL_BYTES
+    assert backups_of(bridge.home, target)[0].read_bytes() == ALL_BYTES
 
 
 # --- the library -------------------------------------------------------------------------------
@@ -425,7 +438,8 @@ def test_the_library_returns_typed_results(bridge: TestPane, tmp_path: Path) -> 
     assert read_back.stdout == ALL_BYTES
     assert to_document(read_back)["file"]["size"] == len(ALL_BYTES)
     edited = api.edit_file(target, "red", "green")
-    assert edited.file is not None and edited.file.backup == target + ".~1~"
+    assert edited.file is not None
+    assert edited.file.backup == str(backups_of(bridge.home, target)[-1])
     assert Path(target).read_bytes() == ALL_BYTES.replace(b"red", b"green")
     with pytest.raises(EditAmbiguous):
         api.edit_file(target, b"\x00", b"")
@@ -456,7 +470,7 @@ def test_the_size_limit(
 
 # --- the script on its own: each digest tool -----------------------------------------------------
 
-TOOLS = ["cat", "wc", "stat", "mv", "chmod", "rm", "readlink", "sleep", "mktemp"]
+TOOLS = ["cat", "wc", "stat", "mv", "chmod", "rm", "readlink", "sleep", "mktemp", "od", "tr"]
 
 
 def tools_dir(tmp_path: Path, names: list[str]) -> Path:
@@ -490,7 +504,8 @@ def test_the_script_with_each_digest_tool(tmp_path: Path, digest: str | None) ->
         )
 
     digest_hex = hashlib.sha256(ALL_BYTES).hexdigest()
-    written = script("write", "f", digest_hex, "1", "-", data=ALL_BYTES)
+    keep = ["30", "1000000", ""]  # the backups kept: days, bytes; no source file
+    written = script("write", "f", digest_hex, "1", "-", *keep, data=ALL_BYTES)
     if digest is None:
         assert written.returncode == 84, written.stderr
         assert b"no SHA-256 tool" in written.stderr
@@ -499,18 +514,19 @@ def test_the_script_with_each_digest_tool(tmp_path: Path, digest: str | None) ->
     assert written.returncode == 0, written.stderr
     assert (work / "f").read_bytes() == ALL_BYTES
     header = written.stdout.split(b"\0")
-    assert header[:4] == [b"tmux-send-file 1", f"{work}/f".encode(), b"%d" % len(ALL_BYTES),
+    assert header[:4] == [b"tmux-send-file 2", f"{work}/f".encode(), b"%d" % len(ALL_BYTES),
                           digest_hex.encode()]  # fmt: skip
-    wrong = script("write", "f", "0" * 64, "1", "-", data=b"other")
+    wrong = script("write", "f", "0" * 64, "1", "-", *keep, data=b"other")
     assert wrong.returncode == 83, wrong.stderr
-    changed = script("write", "f", hashlib.sha256(b"x").hexdigest(), "1", "0" * 64, data=b"x")
+    x_hex = hashlib.sha256(b"x").hexdigest()
+    changed = script("write", "f", x_hex, "1", "0" * 64, *keep, data=b"x")
     assert changed.returncode == 85, changed.stderr
     assert listing(work) == ["f"]
     assert (work / "f").read_bytes() == ALL_BYTES
     got = script("read", "f", "100000")
     assert got.returncode == 0, got.stderr
-    assert got.stdout.split(b"\0", 7)[3] == digest_hex.encode()
-    assert got.stdout.split(b"\0", 7)[7] == ALL_BYTES
+    assert got.stdout.split(b"\0", 9)[3] == digest_hex.encode()
+    assert got.stdout.split(b"\0", 9)[9] == ALL_BYTES
 
 
 def test_the_script_without_mktemp(tmp_path: Path) -> None:
@@ -523,7 +539,7 @@ def test_the_script_without_mktemp(tmp_path: Path) -> None:
     env = {"PATH": str(tools)}
     digest = hashlib.sha256(b"new\n").hexdigest()
     written = subprocess.run(
-        ["/bin/sh", "-c", SCRIPT, "tmux-send-file", "write", "f", digest, "1", "-"],
+        ["/bin/sh", "-c", SCRIPT, "tmux-send-file", "write", "f", digest, "1", "-", "1", "1", ""],
         input=b"new\n", capture_output=True, cwd=work, env=env, timeout=30,
     )  # fmt: skip
     assert (written.returncode, written.stderr) == (
@@ -552,6 +568,15 @@ USAGE = [
     Usage("read-and-command", ("--read", "a", "--", "ls"), "takes no COMMAND"),
     Usage("edit-and-keys", ("--edit", "a", "--old", "x", "--new", "y", "--keys"), "go together"),
     Usage("edit-without-old", ("--edit", "a", "--new", "y"), "needs --old"),
+    Usage("line-and-old", ("--edit", "a", "--line", "1", "--old", "x", "--new", "y"), "needs one"),
+    Usage("line-alone", ("--edit", "a", "--line", "1"), "needs one of --new"),
+    Usage("insert-without-line", ("--edit", "a", "--insert", "x"), "go with --line"),
+    Usage("append-and-line", ("--edit", "a", "--append", "x", "--line", "2"), "goes alone"),
+    Usage("line-without-edit", ("--read", "a", "--line", "1"), "go with --edit"),
+    Usage("guard-with-read", ("--read", "a", "--if-sha256", "0" * 64), "goes with --write"),
+    Usage("backup-without-restore", ("--read", "a", "--backup", "x"), "goes with --restore"),
+    Usage("backups-two-paths", ("--backups", "a", "b"), "at most one PATH"),
+    Usage("stat-and-read", ("--stat", "a", "--read", "b"), "do not go together"),
     Usage("edit-without-new", ("--edit", "a", "--old", "x"), "needs --old TEXT and --new"),
     Usage("old-without-edit", ("--read", "a", "--old", "x"), "go with --edit"),
     Usage("no-backup-with-read", ("--read", "a", "--no-backup"), "goes with --write or --edit"),

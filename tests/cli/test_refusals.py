@@ -169,6 +169,7 @@ def test_call_files_are_private_while_the_call_runs(bridge: TestPane, tmp_path: 
     ours = {f"{pane}/inflight", "log.jsonl"} | {  # the log holds the call's start
         f"{pane}/{found[1]}{ext}" for ext in (".run", ".cmd", ".scratch")
     }
+    ours |= {f"{pane}/server", "context.json"}  # the pane's server, named at its first call
     assert bridge.runtime_files() == {pane, f"{pane}/prompt"} | ours
     for name in ours | {pane}:
         info = (bridge.runtime / name).lstat()

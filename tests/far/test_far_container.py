@@ -250,12 +250,41 @@ def test_files_named_with_a_dash_in_the_container(in_container: TestPane) -> Non
         assert b.send("--read", name).stdout == b"- two\n"
         assert b.send("--edit", name, "--old", "two", "--new", "three").returncode == 0
     show = 'for f in ./-*; do printf \'%s %s \' "$f" $(stat -c %a "$f"); cat "$f"; done'
-    expected = "".join(
-        f"./{name}{end} 640 - {text}\n"
-        for name in ("-", "-x")
-        for end, text in (("", "three"), (".~1~", "one"), (".~2~", "two"))
-    )
+    expected = "".join(f"./{name} 640 - three\n" for name in ("-", "-x"))
     assert b.send_text("--", show) == (0, expected, "")
+    for name in ("-", "-x"):  # the backups, in the container's backup directory
+        listed = b.send("--json", "--backups", "--", name)
+        assert listed.returncode == 0, (listed.stdout, listed.stderr, b.screen())
+        doc = json.loads(listed.stdout)
+        kept = [(entry["path"], entry["sha256"]) for entry in doc["backups"]]
+        digests = [hashlib.sha256(text).hexdigest() for text in (b"- one\n", b"- two\n")]
+        assert kept == [(f"/root/{name}", digest) for digest in digests], doc
+
+
+def test_files_kept_safe_in_the_container(in_container: TestPane) -> None:
+    """busybox's tools: the same bytes again are unchanged, --stat gives busybox's
+    SHA-256 and MD5, a backup in /root/.cache/tmux-bridge/backups comes back with
+    --restore, and a JSON check says no validator is there (no python3, no jq)."""
+    b = in_container
+    data, newer = b"kept\n", b"newer\n"
+    for expected in ("created", "unchanged"):
+        doc = json.loads(b.send("--json", "--write", "/root/k.txt", input=data).stdout)
+        assert doc["file"]["status"] == expected, (doc, b.screen())
+    doc = json.loads(b.send("--json", "--stat", "/root/k.txt").stdout)
+    assert (doc["file"]["sha256"], doc["file"]["md5"]) == (
+        hashlib.sha256(data).hexdigest(),
+        hashlib.md5(data).hexdigest(),
+    ), doc
+    assert b.send("--write", "/root/k.txt", input=newer).returncode == 0
+    doc = json.loads(b.send("--json", "--restore", "/root/k.txt").stdout)
+    assert doc["file"]["status"] == "updated", (doc, b.screen())
+    assert b.send("--read", "/root/k.txt").stdout == data
+    shown = b.send_text("--", "ls /root/.cache/tmux-bridge/backups | wc -l")
+    assert shown[0] == 0 and int(shown[1]) == 3, shown  # two backups and the index
+    doc = json.loads(b.send("--json", "--check", "--as", "json", "--", "{").stdout)
+    assert (doc["validator"], doc["valid"]) == (None, None), doc
+    doc = json.loads(b.send("--json", "--check", "--as", "sh", "--", "if true").stdout)
+    assert (doc["validator"], doc["valid"]) == ("sh", False), doc
 
 
 def test_set_u_and_pipefail_in_the_container(in_container: TestPane) -> None:

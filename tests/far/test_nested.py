@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import pytest
 
+from ..support.files import backups_of
 from ..support.pane import MakeBridge, TestPane, enter_nested, private_pane, shell_path
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
@@ -486,8 +487,8 @@ def test_ssh_files_write_read_edit(far_bash: TestPane) -> None:
     assert code == 125 and "does not exist" in err
     too_big = b.send("--write", "big.txt", input=b"x" * 130_000)
     assert too_big.returncode == 125 and b"far shell" in too_big.stderr
-    for leftover in [on_disk, *on_disk.parent.glob("tb-far.bin.~*~")]:
-        leftover.unlink()
+    assert [p.read_bytes() for p in backups_of(on_disk.parent, on_disk)][-1:] == [data]
+    on_disk.unlink()
 
 
 @pytest.mark.parametrize("shell", FAR_SHELLS)
@@ -506,7 +507,7 @@ def test_ssh_files_dash_names_and_umask(sshd: Sshd, shell: str) -> None:
         with private_pane("bash") as b:
             ssh_pane(b, sshd, shell)
             assert b.send_text("--", f"cd {work}; umask 027") == (0, "", "")
-            check_dash_names(b, work, USERS[shell])
+            check_dash_names(b, work, USERS[shell], home)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -526,8 +527,7 @@ def test_ssh_edit_in_fish_right_after_its_read(sshd: Sshd) -> None:
                 assert edit.returncode == 0, (number, edit.stderr, b.screen())
                 assert target.read_text() == f"edit {number}\n"
         finally:
-            for left in [target, *target.parent.glob("tb-edit.txt.~*~")]:
-                left.unlink(missing_ok=True)
+            target.unlink(missing_ok=True)
 
 
 def test_ssh_over_a_slow_link(sshd: Sshd) -> None:

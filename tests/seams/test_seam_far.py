@@ -25,12 +25,14 @@ from hypothesis import strategies as st
 import tmux_bridge
 from tmux_bridge.calls.farrepl import start_line
 from tmux_bridge.calls.files import SCRIPT, FarTransport
+from tmux_bridge.calls.validate import SCRIPT as VALIDATE_SCRIPT
 from tmux_bridge.text.farshell import command_lines, helpers_line, probe_line, recovery_line
 from tmux_bridge.text.seams import (
     FAR_DIR_VARIABLE,
     far_dir_function,
     far_temp_file,
     printf_text,
+    sh_backup_file,
     sh_temp_beside,
 )
 from tmux_bridge.text.shells import ShellKind
@@ -176,6 +178,8 @@ def test_names_are_refused_unless_plain() -> None:
                 lambda t: far_temp_file(t, "err"),
                 lambda t: sh_temp_beside(t, "base"),
                 lambda t: sh_temp_beside("dir", t),
+                lambda t: sh_backup_file(t, "now"),
+                lambda t: sh_backup_file("bdir", t),
             ]
             for make in makers:
                 if set(text) <= name_chars and not text[0].isdigit():
@@ -397,6 +401,7 @@ FAR_MODULES = [
     "calls/farcheck.py",
     "text/presets.py",  # the far REPLs' helpers
     "calls/files.py",
+    "calls/validate.py",
 ]
 # a name another user can guess ($$, fish's pid), a fixed temporary directory, or a
 # mktemp call written by hand (the seam's functions make those)
@@ -429,8 +434,10 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
     """Everything typed into or run by a far shell, for every kind, with the seam's own
     code taken out, holds no guessable name, temporary directory or mktemp call."""
     seam_code = [far_dir_function(), far_dir_function(fish=True), sh_temp_beside("dir", "base")]
+    seam_code.append(sh_backup_file("bdir", "now"))
     seam_code += [far_temp_file("__tmux_send_err", "err", fish=f) for f in (False, True)]
     texts = [SCRIPT, FarTransport.WRAPPER, *FarTransport().words(SCRIPT, ["read", "-"], b"-x")]
+    texts.append(VALIDATE_SCRIPT)
     kinds: list[ShellKind] = ["bash", "zsh", "fish", "posix"]
     for kind in kinds:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]

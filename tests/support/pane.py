@@ -224,10 +224,10 @@ class TestPane:
     def between_calls(self, pane_dir: str | None = None) -> set[str]:
         """What the runtime directory holds once calls to the one pane have ended: the
         audit log, the panes' context (last command), and the pane's directory with the
-        prompt line learnt there. A call's
+        prompt line learnt there and the tmux server it belongs to. A call's
         own files (the runner, the command, the in-flight record) are gone."""
         pane = pane_dir or self.pane_dir()
-        return {"log.jsonl", "context.json", pane, f"{pane}/prompt"}
+        return {"log.jsonl", "context.json", pane, f"{pane}/prompt", f"{pane}/server"}
 
     def person_types(self, text: str) -> None:
         """Type ``text`` as the person does: through a tmux client attached to the

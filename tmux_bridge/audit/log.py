@@ -73,6 +73,9 @@ class AuditEntry(NamedTuple):
     message_id: int | Absent = ABSENT
     sender: str | Absent = ABSENT
     state: str | Absent = ABSENT
+    # where the call ran: the host and OS of the shell (a far shell's when one answered)
+    host: str | Absent = ABSENT
+    platform: str | Absent = ABSENT
 
     def document(self) -> dict[str, Any]:
         """The entry as the log's JSON object holds it (without its time)."""

@@ -18,6 +18,15 @@ often count failures and timeouts, by the command's exact text. Entries are grou
 pane id (``%3``); a refusal that came before any pane was found (no such pane) has none
 and is grouped under ``unknown``, and a call that has not ended under the pane it asked
 for (``unknown``: the bridge pane).
+
+Where friction happens: ``hosts`` has the same counts by the host and platform a call
+ran on (``HOST (OS)`` as its entry logged them: a far shell's host when one answered;
+``unknown`` for entries without, such as refusals and older entries), and
+``first_words`` the calls and failures (failures and timeouts) by a command's first word
+(the mode for calls that are not commands), those that failed most first. ``first_try``
+counts the calls that succeeded with no refusal, failure or timeout before them in the
+same pane within :data:`FIRST_TRY_WINDOW` seconds: the share of work done at the first
+try.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from typing import Any, NamedTuple
 
 TOP = 5  # slowest and most often failed commands listed
 UNKNOWN_PANE = "unknown"
+FIRST_TRY_WINDOW = 60  # seconds: a success after a miss within this is not a first try
 
 
 class Unfinished(NamedTuple):
@@ -110,6 +120,9 @@ class FrictionSummary(NamedTuple):
     last: str | None
     overall: Friction
     panes: dict[str, Friction]
+    hosts: dict[str, Friction] | None = None
+    first_words: dict[str, dict[str, int]] | None = None
+    first_try: int = 0
 
     def document(self) -> dict[str, object]:
         """The summary as ``tmux-bridge log --stats --json`` prints it (``overall``
@@ -122,6 +135,9 @@ class FrictionSummary(NamedTuple):
             "last": self.last,
             "overall": overall,
             "panes": {pane: friction.document() for pane, friction in self.panes.items()},
+            "hosts": {host: f.document() for host, f in (self.hosts or {}).items()},
+            "first_words": self.first_words or {},
+            "first_try": self.first_try,
         }
 
 
@@ -260,13 +276,17 @@ def summarize(entries: Iterable[Any], top: int = TOP) -> FrictionSummary:
     skipped."""
     overall = _Tally()
     panes: dict[str, _Tally] = {}
+    hosts: dict[str, _Tally] = {}
+    words = _Words()
     times: list[str] = []
     for entry in entries:
         if not isinstance(entry, dict):
             continue
         pane = str(entry.get("pane") or UNKNOWN_PANE)
-        for tally in (overall, panes.setdefault(pane, _Tally())):
+        where = _host(entry)
+        for tally in (overall, panes.setdefault(pane, _Tally()), hosts.setdefault(where, _Tally())):
             tally.add(entry)
+        words.add(pane, entry)
         if isinstance(entry.get("time"), str):
             times.append(entry["time"])
     return FrictionSummary(
@@ -275,4 +295,64 @@ def summarize(entries: Iterable[Any], top: int = TOP) -> FrictionSummary:
         last=times[-1] if times else None,
         overall=overall.summary(top),
         panes={pane: tally.summary(top) for pane, tally in panes.items()},
+        hosts={host: tally.summary(top) for host, tally in hosts.items()},
+        first_words=words.table(top * 2),
+        first_try=words.first_try,
     )
+
+
+def _host(entry: dict[str, Any]) -> str:
+    host, system = entry.get("host"), entry.get("platform")
+    if not isinstance(host, str):
+        return UNKNOWN_PANE
+    return f"{host} ({system})" if isinstance(system, str) else host
+
+
+def first_word(entry: dict[str, Any]) -> str:
+    """A command's first word (assignments before it skipped), or the call's mode for
+    calls that are not commands."""
+    if entry.get("mode") != "command":
+        return str(entry.get("mode") or "?")
+    for word in str(entry.get("command") or "").split():
+        if "=" not in word or word.startswith("="):
+            return word
+    return "?"
+
+
+def _seconds(entry: dict[str, Any]) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(entry.get("time"))).timestamp()
+    except ValueError:
+        return None
+
+
+class _Words:
+    """Calls and failures by first word, and the first-try successes."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.failures: Counter[str] = Counter()
+        self.missed: dict[str, float] = {}  # a pane's last miss, in seconds
+        self.first_try = 0
+
+    def add(self, pane: str, entry: dict[str, Any]) -> None:
+        what = outcome(entry)
+        if what in ("check", "running", "never_ended"):
+            return
+        word = first_word(entry)
+        self.calls[word] += 1
+        when = _seconds(entry)
+        if what in ("failed", "timeout"):
+            self.failures[word] += 1
+        if what != "ok":
+            self.missed[pane] = when if when is not None else float("inf")
+            return
+        last = self.missed.get(pane)
+        if last is None or when is None or not 0 <= when - last <= FIRST_TRY_WINDOW:
+            self.first_try += 1
+
+    def table(self, top: int) -> dict[str, dict[str, int]]:
+        order = sorted(self.calls, key=lambda w: (-self.failures[w], -self.calls[w]))[:top]
+        return {w: {"calls": self.calls[w], "failed": self.failures[w]} for w in order}

@@ -99,10 +99,11 @@ class Judged:
 def recorded_kind(target: Target, pane: PaneInfo, gateway: Gateway) -> ShellKind | None:
     """The far shell's kind the last call in the pane recorded, when it went through
     the program now in front (the same pid)."""
-    from ..pane.context import read_context
+    from ..pane.context import facts_of, read_context
     from ..pane.records import pane_dir_name
 
-    facts = read_context(target.runtime_dir).get(pane_dir_name(target.tmux, pane.pane_id), {})
+    key = pane_dir_name(target.tmux, pane.pane_id)
+    facts = facts_of(read_context(target.runtime_dir), key, pane.server)
     far = facts.get("far")
     if isinstance(far, dict) and far.get("gateway_pid") == gateway.pid:
         kind = far.get("shell")

@@ -7,7 +7,9 @@ alike, and the person sees a one-line summary in the pane). It takes the bytes t
 on its stdin and gives a header and the bytes read on its stdout; it checks SHA-256 with
 whichever tool the far side has (``sha256sum``, ``shasum -a 256``, ``openssl``), and
 writes through a temporary file beside the target that is moved into place once its
-digest matches, after copying an existing file to a numbered backup (``NAME.~N~``).
+digest matches, after copying an existing file to the host's backup directory
+(``$HOME/.cache/tmux-bridge/backups``, with an index); bytes equal to the file's change
+nothing.
 Nothing in it assumes the shell is on this machine; only the transport of the bytes
 does, and that is a :class:`Transport`: here, :class:`LocalTransport` (two 0600 files
 in the pane's runtime directory, like the runner's per-call files).
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from typing import BinaryIO, Literal, NamedTuple, Protocol
 
 from ..cancel import Cancel
@@ -43,28 +46,41 @@ from ..pane.info import find_pane
 from ..pane.records import PaneDir
 from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_call_id
 from ..target import Target
-from ..text.seams import printf_text, sh_temp_beside
+from ..text.seams import printf_text, sh_backup_file, sh_temp_beside
 from .command import run_in_frame
 from .frame import CallFrame, Notice, pane_call, shell_front
 
-Op = Literal["write", "read", "edit"]
+Op = Literal["write", "read", "edit", "stat", "restore"]
 
 # The script's own statuses (see its header comment).
 _FAILED, _MISSING, _TOO_LARGE, _MISMATCH, _NO_TOOL, _CHANGED = 80, 81, 82, 83, 84, 85
-_MAGIC = b"tmux-send-file 1"
-_HEADER_FIELDS = 7  # the magic, the absolute path, size, SHA-256, mode, mtime, backup
+_MAGIC = b"tmux-send-file 2"
+# the magic, the absolute path, size, SHA-256, mode, mtime, backup, status, MD5
+_HEADER_FIELDS = 9
+
+# Backups kept on each host (in $HOME/.cache/tmux-bridge/backups there): pruned after
+# each new one, oldest first, to these (the newest is always kept).
+BACKUP_DAYS = 30
+BACKUP_BYTES = 256 * 1024 * 1024
 _HEADER_MAX = 3 * 4096 + 256  # two paths of at most PATH_MAX, and the rest
 
 SCRIPT = r"""# tmux-send's file operations, run by /bin/sh in the pane's shell: data on
 # stdin, results on stdout, a line for the person on stderr.
 #   read PATH MAX                 the header, then the file's bytes
-#   write PATH SHA256 BACKUP OLD  stdin into PATH, then the header. BACKUP is 1 or 0; OLD
-#                                 is the SHA-256 the file must still have, or - for any.
-# The header: tmux-send-file 1, the absolute path, size, SHA-256, mode (octal), mtime
-# and backup path, each ended by a NUL. Status: 0 done, 81 no such file or directory,
-# 82 too large, 83 SHA-256 mismatch, 84 no SHA-256 tool, 85 changed since it was read,
-# 80 anything else.
-op=$1 p=$2 tmp= bk= done=
+#   stat PATH                     the header alone, with the MD5
+#   write PATH SHA256 BACKUP OLD DAYS BYTES [FROM]
+#                                 stdin (or the file FROM) into PATH, then the header.
+#                                 BACKUP is 1 or 0; OLD the SHA-256 the file must still
+#                                 have, or - for any; DAYS and BYTES the backups kept.
+#   backups PATH                  the backup directory, PATH resolved (empty PATH:
+#                                 none), then the index lines of the backups there
+# The header: tmux-send-file 2, the absolute path, size, SHA-256, mode (octal), mtime,
+# backup path, status (created, updated, unchanged) and MD5, each ended by a NUL.
+# Backups: $HOME/.cache/tmux-bridge/backups/ID (ID: the time in seconds, -XXXXXX), and
+# one line each in its file index: ID TIME SHA256 SIZE PATH (PATH in hex).
+# Status: 0 done, 81 no such file or directory, 82 too large, 83 SHA-256 mismatch,
+# 84 no SHA-256 tool, 85 changed since it was read, 80 anything else.
+op=$1 p=$2 tmp= bk= done= cur= state=
 case $p in -*) p=./$p ;; esac  # never an option, and cat takes - for stdin
 say() { printf 'tmux-send: %s\n' "$*" >&2; }
 die() { status=$1; shift; say "$*"; exit "$status"; }
@@ -79,42 +95,68 @@ elif command -v openssl >/dev/null 2>&1; then
 else
     die 84 "no SHA-256 tool here (sha256sum, shasum or openssl)"
 fi
+md5() {  # the MD5 of stdin, or - when no tool here makes one
+    if command -v md5sum >/dev/null 2>&1; then md5sum | { read -r h _ && printf %s "$h"; }
+    elif command -v md5 >/dev/null 2>&1; then md5 | { read -r h && printf %s "${h##* }"; }
+    elif command -v openssl >/dev/null 2>&1; then
+        openssl dgst -md5 | { read -r h && printf %s "${h##* }"; }
+    else printf -; fi
+}
 facts() {  # "MODE MTIME": GNU or busybox stat, else BSD stat
     stat -c '%a %Y' -- "$1" 2>/dev/null || stat -f '%Lp %m' -- "$1" 2>/dev/null || echo - -
 }
 absolute() {  # $abs: $1 from the current directory (empty stays empty; ./-x is -x)
     case $1 in /* | "") abs=$1 ;; ./-*) abs=$PWD/${1#./} ;; *) abs=$PWD/$1 ;; esac
 }
-header() {  # PATH SIZE SHA256 BACKUP
+header() {  # PATH SIZE SHA256 BACKUP STATUS MD5
     st=$(facts "$1")
     absolute "$1"; a=$abs; absolute "$4"
-    printf 'tmux-send-file 1\0%s\0%s\0%s\0%s\0%s\0%s\0' "$a" "$2" "$3" "${st% *}" "${st#* }" "$abs"
+    printf 'tmux-send-file 2\0%s\0%s\0%s\0%s\0%s\0%s\0%s\0%s\0' \
+        "$a" "$2" "$3" "${st% *}" "${st#* }" "$abs" "$5" "$6"
 }
 short() { printf %.12s "$1"; }
+size_of() { size=$(wc -c <"$1") || die 80 "cannot read the file"; size=$(( size )); }
 do_read() {  # MAX
     [ -e "$p" ] || die 81 "no such file"
     [ -f "$p" ] || die 80 "not a regular file"
-    size=$(wc -c <"$p") || die 80 "cannot read the file"
-    size=$(( size ))
+    size_of "$p"
     [ "$size" -le "$1" ] || die 82 "the file holds $size bytes, more than $1"
     h=$(sha <"$p")
     [ -n "$h" ] || die 80 "cannot compute the SHA-256 of the file"
-    header "$p" "$size" "$h" "" && cat -- "$p" || die 80 "cannot read the file"
+    header "$p" "$size" "$h" "" "" "" && cat -- "$p" || die 80 "cannot read the file"
     say "read $size bytes, SHA-256 $(short "$h")..."
+}
+do_stat() {
+    [ -e "$p" ] || die 81 "no such file"
+    [ -f "$p" ] || die 80 "not a regular file"
+    size_of "$p"
+    h=$(sha <"$p") m=$(md5 <"$p")
+    [ -n "$h" ] || die 80 "cannot compute the SHA-256 of the file"
+    header "$p" "$size" "$h" "" "" "$m"
+    say "stat: $size bytes, SHA-256 $(short "$h")..."
 }
 resolve() {  # a symbolic link: write to the file it points to
     [ -L "$p" ] || return 0
     t=$(readlink -f -- "$p" && echo x) || die 80 "cannot resolve the symbolic link"
     t=${t%x}; p=${t%?}
 }
-check_target() {  # OLD
-    case $p in */) die 80 "the path names a directory" ;; esac
+dir_of() {  # $dir: the directory of $p
     case $p in */*) dir=${p%/*}; dir=${dir:-/} ;; *) dir=. ;; esac
+}
+where() {  # $dir, and $real: $p with that directory resolved
+    dir_of
+    real=$(cd -P -- "$dir" 2>/dev/null && pwd -P && echo x) || real="$PWD/$dir/x"
+    real=${real%?x}; real=${real%/}/${p##*/}
+}
+check_target() {  # OLD; $cur: the file's SHA-256 when it exists
+    case $p in */) die 80 "the path names a directory" ;; esac
+    dir_of
     [ -d "$dir" ] || die 81 "no such directory"
     if [ -e "$p" ]; then
         [ -f "$p" ] || die 80 "not a regular file"
         [ -w "$p" ] || die 80 "the file is read-only"
-        [ "$1" = - ] || [ "$(sha <"$p")" = "$1" ] || die 85 "the file changed since it was read"
+        cur=$(sha <"$p")
+        [ "$1" = - ] || [ "$cur" = "$1" ] || die 85 "the file changed since it was read"
     else
         [ "$1" = - ] || die 85 "the file was removed since it was read"
     fi
@@ -125,46 +167,105 @@ make_temp() {  # a new private file beside the target, its name unguessable: $tm
     t=$({make_temp} 2>&1) || die 80 "cannot create a file in the directory: ${t##*: }"
     tmp=$t
 }
-make_backup() {  # a copy of the file in $bk, with its mode ($mode)
-    n=1
-    while :; do
-        t=$p.~$n~
-        err=$( (set -C; : >"$t") 2>&1 ) && break
-        [ -e "$t" ] || [ -L "$t" ] || die 80 "cannot create the backup: ${err##*: }"
-        n=$(( n + 1 ))
-    done
+backup_dir() {  # $bdir, made private when MAKE is 1
+    [ -n "$HOME" ] || die 80 "no HOME to keep the backups in"
+    bdir=$HOME/.cache/tmux-bridge/backups
+    [ "$1" = 1 ] || return 0
+    [ -d "$bdir" ] || (umask 077 && mkdir -p -- "$bdir") 2>/dev/null \
+        || die 80 "cannot create the backup directory $bdir"
+}
+make_backup() {  # a copy of the file in the backup directory: $bk, with its mode ($mode)
+    backup_dir 1
+    now=$(date +%s)
+    t=$({make_backup} 2>&1) || die 80 "cannot create the backup: ${t##*: }"
     bk=$t
     cat -- "$p" >"$bk" || die 80 "cannot copy the file to the backup"
     [ "$mode" = - ] || chmod "$mode" "$bk" || die 80 "cannot set the mode of the backup"
 }
-do_write() {  # SHA256 BACKUP OLD
+record() {  # DAYS BYTES: the backup in the index, then the old ones pruned
+    size_of "$bk"; where
+    hex=$(printf %s "$real" | od -An -v -tx1 | tr -d ' \n')
+    printf '%s %s %s %s %s\n' "${bk##*/}" "$now" "$cur" "$size" "$hex" >>"$bdir/index" \
+        || { say "could not add the backup to $bdir/index"; return 0; }
+    (prune "$(( now - $1 * 86400 ))" "$2") 2>/dev/null || say "could not prune the old backups"
+}
+prune() {  # CUT BYTES: out with backups older than CUT, then the oldest while over BYTES
+    total=0
+    while read -r i t h s x; do
+        case $t$s in *[!0-9]* | "") continue ;; esac
+        [ -e "$bdir/$i" ] || continue
+        if [ "$t" -lt "$1" ] && [ "$i" != "${bk##*/}" ]; then rm -f -- "$bdir/$i"
+        else total=$(( total + s )); fi
+    done <"$bdir/index"
+    : >"$bdir/index.new" || return 1
+    while read -r i t h s x; do
+        case $t$s in *[!0-9]* | "") continue ;; esac
+        [ -e "$bdir/$i" ] || continue
+        if [ "$total" -gt "$2" ] && [ "$i" != "${bk##*/}" ]; then
+            rm -f -- "$bdir/$i"; total=$(( total - s ))
+        else printf '%s %s %s %s %s\n' "$i" "$t" "$h" "$s" "$x"; fi
+    done <"$bdir/index" >>"$bdir/index.new"
+    mv -f -- "$bdir/index.new" "$bdir/index"
+}
+fill() {  # FROM: the new content into $tmp, from stdin or the file FROM
+    if [ -n "$1" ]; then
+        [ -f "$1" ] || die 81 "no such backup: $1"
+        cat -- "$1" >"$tmp" || die 80 "cannot copy the backup"
+    else
+        cat >"$tmp" || die 80 "cannot write the new content (is the disk full?)"
+    fi
+}
+do_write() {  # SHA256 BACKUP OLD DAYS BYTES FROM
     resolve
     check_target "$3"
+    if [ -n "$cur" ] && [ "$cur" = "$1" ]; then
+        done=1; size_of "$p"
+        header "$p" "$size" "$cur" "" unchanged ""
+        say "unchanged: the file already holds these $size bytes (SHA-256 $(short "$cur")...)"
+        return 0
+    fi
     mask=$(umask)
     umask 077
     make_temp
-    cat >"$tmp" || die 80 "cannot write the new content (is the disk full?)"
+    fill "$6"
     got=$(sha <"$tmp")
     [ "$got" = "$1" ] || die 83 "SHA-256 mismatch: got $(short "$got")..., sent $(short "$1")..."
     if [ -e "$p" ]; then
-        st=$(facts "$p"); mode=${st% *}
+        st=$(facts "$p"); mode=${st% *}; state=updated
+    elif [ -n "$6" ]; then
+        st=$(facts "$6"); mode=${st% *}; state=created
     else
-        mode=$(printf %o $(( 0666 & ~0$mask )))
+        mode=$(printf %o $(( 0666 & ~0$mask ))); state=created
     fi
     [ "$mode" = - ] || chmod "$mode" "$tmp" || die 80 "cannot set the mode of the new file"
     [ "$2" = 0 ] || [ ! -e "$p" ] || make_backup
     mv -f -- "$tmp" "$p" || die 80 "cannot move the new file into place"
     done=1
-    size=$(wc -c <"$p"); size=$(( size ))
-    header "$p" "$size" "$got" "$bk"
-    say "wrote $size bytes, SHA-256 $(short "$got")... checked${bk:+; the old file is in ${bk##*/}}"
+    [ -z "$bk" ] || record "$4" "$5"
+    size_of "$p"
+    header "$p" "$size" "$got" "$bk" "$state" ""
+    say "wrote $size bytes, SHA-256 $(short "$got")... checked${bk:+; the old file is in $bk}"
+}
+do_backups() {  # the directory, PATH resolved, then the index lines of the backups kept
+    backup_dir 0
+    real=
+    if [ -n "$p" ]; then resolve; where; fi
+    printf 'tmux-send-backups 1\0%s\0%s\0' "$bdir" "$real"
+    [ -f "$bdir/index" ] || return 0
+    while read -r i t h s x; do
+        [ ! -e "$bdir/$i" ] || printf '%s %s %s %s %s\n' "$i" "$t" "$h" "$s" "$x"
+    done <"$bdir/index"
 }
 case $op in
     read) do_read "$3" ;;
-    write) do_write "$3" "$4" "$5" ;;
+    stat) do_stat ;;
+    write) do_write "$3" "$4" "$5" "$6" "$7" "$8" ;;
+    backups) do_backups ;;
     *) die 80 "unknown operation: $op" ;;
 esac
-""".replace("{make_temp}", sh_temp_beside("dir", "base"))
+""".replace("{make_temp}", sh_temp_beside("dir", "base")).replace(
+    "{make_backup}", sh_backup_file("bdir", "now")
+)
 
 
 class Transport(Protocol):
@@ -302,12 +403,15 @@ def write_file(
     options: RunOptions,
     notice: Notice,
     cancel: Cancel | None,
+    if_sha256: str | None = None,
 ) -> CallRecord:
     """Write ``data`` to ``path`` (relative to the shell's directory) as the pane's shell
     user: into a temporary file beside it, checked against its SHA-256, then moved into
-    place, after copying an existing file to a backup unless ``backup`` is false. A
-    symbolic link is written through. The file keeps its mode; a new one gets the
-    shell's umask.
+    place, after copying an existing file to a backup (in the host's backup
+    directory) unless ``backup`` is false. Bytes equal to the file's change nothing
+    (``file.status`` ``unchanged``, no backup). With ``if_sha256`` the file must still
+    have that SHA-256 (else :class:`FileChanged`). A symbolic link is written through.
+    The file keeps its mode; a new one gets the shell's umask.
 
     The result's ``file`` has the facts of the new file and the backup's path; its
     stdout is a one-line summary. Raises :class:`FileNotFound` (no such directory),
@@ -318,10 +422,11 @@ def write_file(
     """
     _check_path(path)
     _check_size(path, len(data))
+    guard = check_sha256(if_sha256)
     options = _file_options(options)
     with pane_call(target, options, cancel, notice) as frame:
         call = _Call(target, frame, path, options, notice, cancel)
-        run = _write(call, data, backup, "-", f"write {_visible(path)} ({len(data)} bytes)")
+        run = _write(call, data, backup, guard, f"write {_visible(path)} ({len(data)} bytes)")
         return _finish(call, "write", run, _write_summary(run))
 
 
@@ -348,48 +453,94 @@ def read_file(
 def edit_file(
     target: Target,
     path: str,
-    old: bytes,
-    new: bytes,
+    change: Change,
     backup: bool,
     options: RunOptions,
     notice: Notice,
     cancel: Cancel | None,
+    if_sha256: str | None = None,
 ) -> CallRecord:
-    """Replace the one occurrence of ``old`` in the file at ``path`` with ``new``: read
-    it, replace here, and write it back as :func:`write_file` does, on condition that it
-    still has the SHA-256 it was read with (both under the pane's lock). The result's
+    """Change the file at ``path`` with ``change`` (its bytes to the new bytes, or an
+    error): read it, change it here, and write it back as :func:`write_file` does, on
+    condition that it still has the SHA-256 it was read with (both under the pane's
+    lock), and, with ``if_sha256``, that it had that SHA-256 when read. The result's
     ``stdout`` is the unified diff; ``file`` the facts of the new file and the backup.
 
-    Raises :class:`EditNoMatch` or :class:`EditAmbiguous` when ``old`` occurs no time or
-    several times (overlapping occurrences count), :class:`FileChanged` when the file
-    changed in between (the file is then untouched), :class:`InvalidRequest` for an
-    empty ``old`` or ``new == old``, and what :func:`read_file` and :func:`write_file`
-    raise.
+    Raises :class:`FileChanged` when the file changed in between or does not have
+    ``if_sha256`` (the file is then untouched), what ``change`` raises
+    (:func:`replace_once`: :class:`EditNoMatch`, :class:`EditAmbiguous`;
+    :func:`line_change`: :class:`EditNoLine`), and what :func:`read_file` and
+    :func:`write_file` raise.
     """
     _check_path(path)
-    if not old:
-        raise InvalidRequest("the text to replace is empty; give the text the file holds now.")
-    if old == new:
-        raise InvalidRequest("the new text is the same as the old text; nothing would change.")
+    guard = check_sha256(if_sha256)
     options = _file_options(options)
     with pane_call(target, options, cancel, notice) as frame:
         call = _Call(target, frame, path, options, notice, cancel)
         first = _read(call, f"edit {_visible(path)}: read")
         if first.header is None:
             return _finish(call, "edit", first, b"")
+        if guard != "-" and first.header.sha256 != guard:
+            raise _changed(path, guard, first.header.sha256)
         before = first.data
-        at = _only_occurrence(path, before, old)
-        after = before[:at] + new + before[at + len(old) :]
+        after = change(path, before)
         _check_size(path, len(after))
-        if isinstance(frame.front, FarShell):
-            _far_prompt_back(call)
-        view = find_pane(target.tmux, target.session, frame.view.pane.pane_id)
-        front = pane_front(target.tmux, view.pane, frame.records)  # the pane looked at anew
-        call = call._replace(frame=frame._replace(view=view, front=front))
+        call = _again(call)
         shown = f"edit {_visible(path)}: write ({len(after)} bytes)"
         run = _write(call, after, backup, first.header.sha256, shown)
         diff = unified_diff(path, before, after) if run.header is not None else b""
         return _finish(call, "edit", run, diff)
+
+
+Change = Callable[[str, bytes], bytes]  # (the path, the file's bytes) -> the new bytes
+
+
+def replace_once(old: bytes, new: bytes) -> Change:
+    """The change that replaces the one occurrence of ``old`` with ``new`` (overlapping
+    occurrences count; none or several: :class:`EditNoMatch`, :class:`EditAmbiguous`).
+    Raises :class:`InvalidRequest` at once for an empty ``old`` or ``new == old``."""
+    if not old:
+        raise InvalidRequest("the text to replace is empty; give the text the file holds now.")
+    if old == new:
+        raise InvalidRequest("the new text is the same as the old text; nothing would change.")
+
+    def replace(path: str, before: bytes) -> bytes:
+        at = _only_occurrence(path, before, old)
+        return before[:at] + new + before[at + len(old) :]
+
+    return replace
+
+
+def _again(call: _Call) -> _Call:
+    """The call with the pane looked at anew, for a second run of the script in it (a
+    far shell's prompt waited for first)."""
+    if isinstance(call.frame.front, FarShell):
+        _far_prompt_back(call)
+    frame = call.frame
+    view = find_pane(call.target.tmux, call.target.session, frame.view.pane.pane_id)
+    front = pane_front(call.target.tmux, view.pane, frame.records)
+    return call._replace(frame=frame._replace(view=view, front=front))
+
+
+def check_sha256(digest: str | None) -> str:
+    """``digest`` (a SHA-256 in hex, any case) as the script takes it, ``-`` for none;
+    raises :class:`InvalidRequest` for anything else."""
+    if digest is None:
+        return "-"
+    text = digest.strip().lower()
+    if len(text) != 64 or not all(c in "0123456789abcdef" for c in text):
+        raise InvalidRequest(
+            f"{digest!r} is not a SHA-256 (64 hex digits); give the sha256 a --read, "
+            "--stat or --write reported."
+        )
+    return text
+
+
+def _changed(path: str, wanted: str, found: str) -> FileChanged:
+    return FileChanged(
+        f"{path} has SHA-256 {found}, not the {wanted} it was to have (--if-sha256), so "
+        "it was not changed. Read it again (or --stat it) and retry."
+    )
 
 
 # --- running the script --------------------------------------------------------------------
@@ -404,8 +555,7 @@ def _read(call: _Call, shown: str) -> _Run:
 
 def _write(call: _Call, data: bytes, backup: bool, old_sha: str, shown: str) -> _Run:
     digest = hashlib.sha256(data).hexdigest()
-    arguments = ["write", call.path, digest, "1" if backup else "0", old_sha]
-    run = _run_script(call, arguments, data, shown)
+    run = _run_script(call, write_arguments(call.path, digest, backup, old_sha, ""), data, shown)
     if run.header is not None and (run.header.sha256, run.header.size) != (digest, len(data)):
         raise ChecksumMismatch(
             f"the pane's shell reports {call.path} with {run.header.size} bytes and SHA-256 "
@@ -415,9 +565,28 @@ def _write(call: _Call, data: bytes, backup: bool, old_sha: str, shown: str) -> 
     return run
 
 
-def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: str) -> _Run:
-    """Run :data:`SCRIPT` once in the pane's shell. A script that failed raises its
-    error; an interrupted run (timeout, cancellation) comes back without a header."""
+def write_arguments(path: str, digest: str, backup: bool, old_sha: str, source: str) -> list[str]:
+    """The script's arguments to write ``path``: the new bytes have SHA-256 ``digest``
+    and come on stdin, or from the file ``source`` on the host (a backup)."""
+    flag = "1" if backup else "0"
+    keep = [str(BACKUP_DAYS), str(BACKUP_BYTES)]
+    return ["write", path, digest, flag, old_sha, *keep, source]
+
+
+Parse = Callable[[BinaryIO, str], "tuple[FileFacts | None, bytes]"]
+
+
+def _run_script(
+    call: _Call,
+    arguments: list[str],
+    data: bytes | None,
+    shown: str,
+    parse: Parse | None = None,
+    script: str = SCRIPT,
+) -> _Run:
+    """Run ``script`` (:data:`SCRIPT`) once in the pane's shell. A script that failed
+    raises its error; an interrupted run (timeout, cancellation) comes back without a
+    header. ``parse`` reads its stdout (default: the header, then the bytes)."""
     far = isinstance(shell_front(call.frame), FarShell)
     transport: Transport = (
         FarTransport() if far else LocalTransport(call.frame.records, new_call_id())
@@ -425,7 +594,7 @@ def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: st
     sink = transport.sink if isinstance(transport, FarTransport) else _discard
     messages = bytearray()
     try:
-        words = transport.words(SCRIPT, arguments, data)
+        words = transport.words(script, arguments, data)
         record = run_in_frame(
             call.target, call.frame, words, call.options,
             (sink, messages.extend), call.notice, call.cancel, shown,
@@ -436,7 +605,7 @@ def _run_script(call: _Call, arguments: list[str], data: bytes | None, shown: st
         if record.status != 0:
             raise _failure(arguments[0], call.path, record.status, text)
         with transport.output() as stream:
-            header, body = _parse(stream, call.path)
+            header, body = (parse or _parse)(stream, call.path)
         return _Run(record, text, header, body)
     finally:
         transport.close()
@@ -468,7 +637,7 @@ def _discard(_chunk: bytes) -> None:
     pass  # the script's stdout is the transport's; nothing reaches the relay
 
 
-def _parse(stream: BinaryIO, path: str) -> tuple[FileFacts, bytes]:
+def _parse(stream: BinaryIO, path: str) -> tuple[FileFacts | None, bytes]:
     """The script's header (the facts of the file at ``path``) and the bytes after it."""
     head = stream.read(_HEADER_MAX)
     fields = head.split(b"\0", _HEADER_FIELDS)
@@ -478,7 +647,7 @@ def _parse(stream: BinaryIO, path: str) -> tuple[FileFacts, bytes]:
         )
     stream.seek(sum(len(field) + 1 for field in fields[:_HEADER_FIELDS]))
     text = [field.decode("utf-8", "surrogateescape") for field in fields[1:_HEADER_FIELDS]]
-    abs_path, size, digest, mode, mtime, backup = text
+    abs_path, size, digest, mode, mtime, backup, status, md5 = text
     header = FileFacts(
         path,
         abs_path,
@@ -487,6 +656,8 @@ def _parse(stream: BinaryIO, path: str) -> tuple[FileFacts, bytes]:
         int(mode, 8) if mode.isdigit() else None,
         int(mtime) if mtime.lstrip("-").isdigit() else None,
         backup or None,
+        status or None,
+        md5 if md5 not in ("", "-") else None,
     )
     return header, stream.read()
 
@@ -507,7 +678,7 @@ def _failure(op: str, path: str, status: int, messages: str) -> FileError:
         line.removeprefix("tmux-send: ").strip() for line in messages.splitlines() if line.strip()
     )
     detail = f" (the pane's shell said: {said})" if said else ""
-    if status == _MISSING and op == "read":
+    if status == _MISSING and op in ("read", "stat"):
         return FileNotFound(
             f"{path} does not exist (relative paths start at the directory of the pane's shell)."
         )
@@ -527,10 +698,10 @@ def _failure(op: str, path: str, status: int, messages: str) -> FileError:
         )
     if status == _CHANGED:
         return FileChanged(
-            f"{path} changed after it was read for the edit, so the edit was not made. "
-            "Read it again and retry."
+            f"{path} changed since it was read (it no longer has the SHA-256 it was to "
+            "have), so it was not changed. Read it again and retry."
         )
-    if op == "read":
+    if op in ("read", "stat", "backups"):
         return ReadFailed(f"could not read {path}{detail}.")
     return WriteFailed(f"could not write {path}; it is as it was{detail}.")
 
@@ -548,7 +719,7 @@ def _finish(call: _Call, op: Op, run: _Run, stdout: bytes) -> CallRecord:
     if header is None:
         record.stdout = b""
         record.stderr = run.messages.encode("utf-8", "surrogateescape")
-        if op != "read":
+        if op not in ("read", "stat"):
             record.notes.append(
                 f"the file operation was interrupted: {call.path} is either as it was or "
                 "completely written; no temporary file is left."
@@ -567,6 +738,9 @@ def _write_summary(run: _Run) -> bytes:
     header = run.header
     if header is None:
         return b""
+    if header.status == "unchanged":
+        text = f"unchanged: {header.abs_path} already holds these {header.size} bytes"
+        return f"{text} (SHA-256 {header.sha256})\n".encode("utf-8", "surrogateescape")
     text = f"wrote {header.size} bytes to {header.abs_path} (SHA-256 {header.sha256} checked)"
     if header.backup:
         text += f"; the old content is in {header.backup}"

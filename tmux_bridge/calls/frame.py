@@ -19,7 +19,7 @@ from ..infra.runtime import ensure_private_dir, remove_quietly, write_private_fi
 from ..infra.tmux import Tmux
 from ..pane.front import FarShell, Front, LocalShell, OpenRepl, pane_front
 from ..pane.info import PaneInfo, PaneView, find_pane
-from ..pane.records import PaneDir
+from ..pane.records import PaneDir, pane_dir_name
 from ..results import CallRecord, Mode, RunOptions
 from ..target import Target
 
@@ -60,6 +60,11 @@ def pane_call(
         with records.locked(deadline, cancel, lambda: _lock_busy(records, notice)) as waited:
             if waited:
                 view = find_pane(target.tmux, target.session, view.pane.pane_id)
+            if records.renew(view.pane.server):  # a pane of a restarted server: start clean
+                from ..pane.context import renew_pane
+
+                renew_pane(target.runtime_dir, pane_dir_name(target.tmux, view.pane.pane_id),
+                           view.pane.server)  # fmt: skip
             front = pane_front(target.tmux, view.pane, records)
             yield CallFrame(view, records, started, deadline, front)
     except BridgeError as exc:

@@ -98,6 +98,11 @@ shell's parse-error status. The first word is looked up in the person's shell wi
 short line they see. In a far shell (ssh, a container) it checks the far shell's syntax
 (bash, zsh, fish or sh) and says so. It is a help, not a guarantee: the command can
 still fail.
+    tmux-send --check --as json - < config.json   # or yaml toml python jq sh bash zsh fish
+    tmux-send --write app.toml --check < app.toml # by the extension; writes nothing
+These use the validators of the pane's host (python3, jq, the shells' -n) and say which
+(validator: null when there is none); --json gives valid and error {line, column,
+message}; exit 1 when not valid.
 
 ## When tmux-send refuses (exit 125)
 It will not type while the person runs a program in the pane, has a half-typed command
@@ -116,11 +121,20 @@ refused: evaluate with --repl NAME or --close first.
     tmux-send --write app.conf < app.conf       # stdin to the file, exactly
     tmux-send --read /etc/os-release            # the file's exact bytes
     tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'   # prints the diff
+    tmux-send --edit app.conf --line 3 --new 'x = 1'   # or --insert TEXT, --delete
+    tmux-send --edit app.conf --append 'last line\n'
+    tmux-send --stat app.conf                   # size, mode, mtime, sha256, md5 only
+    tmux-send --backups app.conf                # backups kept on the pane's host
+    tmux-send --restore app.conf [--backup ID]  # put the newest (or ID) back; undoable
 - Done by the pane's shell, as its user; relative paths start at its directory (after
   your `cd`s). Nothing in PATH is expanded; a PATH such as `-` or `-x` is a file name.
 - --write checks a SHA-256 on the far side and moves the file into place whole; an
-  existing file keeps its mode and is first copied to PATH.~N~ (reported; --no-backup
-  skips it); a new file gets the mode the shell's umask gives.
+  existing file keeps its mode and is first copied to the host's backup directory
+  (~/.cache/tmux-bridge/backups there; reported; --no-backup skips it); a new file
+  gets the mode the shell's umask gives. The same bytes again change nothing
+  (--json file.status: created, updated or unchanged).
+- --if-sha256 HEX (with --write, --edit, --restore) changes the file only if it still
+  has the SHA-256 you last saw (else file_changed, exit 125): use it.
 - --edit replaces --old only where it occurs exactly once, byte for byte; if it occurs
   no time or several times nothing changes (exit 125): --read the file, widen --old.
 - --json --read adds size, mode, mtime and sha256; stdout_b64 when not UTF-8.

@@ -49,6 +49,12 @@ class SendRequest(NamedTuple):
     output: str | None = None  # --output PATH_OR_ID
     offset: int = 0  # --offset N
     limit: int = 200  # --limit N
+    if_sha256: str | None = None  # --if-sha256 HEX
+    line: int | None = None  # --edit PATH --line N
+    line_action: str | None = None  # replace (--new), insert, delete, append
+    line_text: str | None = None
+    backup_id: str | None = None  # --restore PATH --backup ID
+    check_as: str | None = None  # --check --as KIND
 
 
 # Modes whose output --first/--last/--max-bytes cut (and the TMUX_SEND_* defaults).
@@ -299,7 +305,16 @@ def _check(
     from ..report import check_document, describe_check
 
     assert isinstance(words, (str, bytes, tuple))
-    result = bridge.check(words, request.options, notice=output.notice, cancel=cancel)
+    if request.check_as is not None or request.file is not None:
+        data = words if isinstance(words, (str, bytes)) else " ".join(words)
+        if request.file is not None:  # --write PATH --check: the content on stdin
+            data = sys.stdin.buffer.read()
+        result = bridge.check_content(
+            data, request.check_as, request.file or "-", request.options,
+            notice=output.notice, cancel=cancel,
+        )  # fmt: skip
+    else:
+        result = bridge.check(words, request.options, notice=output.notice, cancel=cancel)
     if output.as_json:
         output.print_json(check_document(result, output.notes))
     else:
@@ -321,6 +336,7 @@ def _write(
         options=request.options,
         notice=output.notice,
         cancel=cancel,
+        if_sha256=request.if_sha256,
     )
 
 
@@ -336,7 +352,10 @@ def _read(
 def _edit(
     bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
 ) -> CallResult:
-    assert request.file is not None and request.old is not None and request.new is not None
+    assert request.file is not None
+    if request.line_action is not None:
+        return _edit_lines(bridge, request, output, cancel)
+    assert request.old is not None and request.new is not None
     return bridge.edit_file(
         request.file,
         request.old,
@@ -345,6 +364,60 @@ def _edit(
         options=request.options,
         notice=output.notice,
         cancel=cancel,
+        if_sha256=request.if_sha256,
+    )
+
+
+def _edit_lines(bridge: Bridge, request: SendRequest, output: Output, cancel: Cancel) -> CallResult:
+    from ..results import LineEdit
+
+    assert request.file is not None
+    text = (request.line_text or "").encode("utf-8", "surrogateescape")
+    line = request.line or 0
+    edit = {
+        "replace": LineEdit("replace", line, text),
+        "insert": LineEdit("insert", line, text),
+        "delete": LineEdit("delete", line),
+    }.get(request.line_action or "", LineEdit("append", 0, text))
+    return bridge.edit_lines(
+        request.file,
+        edit,
+        backup=request.backup,
+        options=request.options,
+        notice=output.notice,
+        cancel=cancel,
+        if_sha256=request.if_sha256,
+    )
+
+
+def _stat(
+    bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
+) -> CallResult:
+    assert request.file is not None
+    return bridge.stat_file(
+        request.file, options=request.options, notice=output.notice, cancel=cancel
+    )
+
+
+def _backups(
+    bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
+) -> CallResult:
+    return bridge.list_backups(
+        request.file, options=request.options, notice=output.notice, cancel=cancel
+    )
+
+
+def _restore(
+    bridge: Bridge, request: SendRequest, _words: object, output: Output, cancel: Cancel
+) -> CallResult:
+    assert request.file is not None
+    return bridge.restore_file(
+        request.file,
+        request.backup_id,
+        options=request.options,
+        notice=output.notice,
+        cancel=cancel,
+        if_sha256=request.if_sha256,
     )
 
 
@@ -359,6 +432,9 @@ _HANDLERS: dict[str, Callable[[Bridge, SendRequest, object, Output, Cancel], Cal
     "--write": _write,
     "--read": _read,
     "--edit": _edit,
+    "--stat": _stat,
+    "--backups": _backups,
+    "--restore": _restore,
 }
 
 
@@ -383,7 +459,7 @@ def _report(output: Output, result: CallResult) -> int:
             )
         elif result.screen is not None:
             output.product(result.screen.encode("utf-8", "surrogateescape"))
-        elif result.file is not None and result.stdout:
+        elif (result.file is not None or result.backups is not None) and result.stdout:
             output.product(result.stdout)  # the bytes read, a write's summary, an edit's diff
         report = describe(result) + "".join(hint + "\n" for hint in hints)
         if report:
@@ -452,5 +528,8 @@ _FILE_HINTS = {
     "--read PATH shows it.",
     "edit_ambiguous": "Give an --old that takes in more of the neighbouring lines, so that "
     "it occurs once.",
-    "file_changed": "Run the same --edit again: it reads the file anew.",
+    "file_changed": "Run the same --edit again: it reads the file anew (or --stat PATH for "
+    "the SHA-256 to give --if-sha256).",
+    "edit_no_line": "--read PATH shows its lines; --line N counts from 1.",
+    "backup_not_found": "tmux-send --backups lists the backups kept on the pane's host.",
 }

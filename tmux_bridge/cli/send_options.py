@@ -36,7 +36,8 @@ starts it (COMMAND is the shell command) and then evaluates COMMAND as code
 in it; stdout is what the REPL printed in response; --close quits it.
 With --keys, the arguments are tmux key names instead of a command.
 Every mode takes -p TARGET for another pane: a label (tmux-bridge label),
-a pane id (%3), WINDOW.PANE or SESSION:WINDOW.PANE.
+a pane id (%3), WINDOW.PANE, SESSION:WINDOW.PANE or SESSION (its active
+pane).
 
 \b
 --check runs nothing: it says which pane and shell would run COMMAND,
@@ -44,15 +45,23 @@ whether that shell parses it, what its first word is there (alias,
 function, builtin, keyword, file, not found; looked up in the pane's shell
 with one short line such as `builtin type -t -- make`, shown in the pane
 like any call) and whether the pane is ready, and exits with the status
-the call would have: 0 when it would run.
+the call would have: 0 when it would run. --check --as KIND checks the
+text instead (json, yaml, toml, python, jq, sh, bash, zsh, fish) with the
+validators of the pane's host, and --write PATH --check checks stdin by
+PATH's extension, writing nothing: exit 1 when it is not valid.
 
 Files go through the pane's shell too, as its user, from its directory:
 --write PATH writes stdin to PATH exactly (SHA-256 checked there, moved
-into place atomically, an existing file first copied to PATH.~N~ unless
---no-backup); --read PATH prints the file's exact bytes (--json adds size,
-mode, mtime, SHA-256); --edit PATH --old TEXT --new TEXT replaces the one
-occurrence of TEXT and prints a unified diff. At most 256 MiB; only
---max-time applies.
+into place atomically, the same bytes again changing nothing, an existing
+file first copied to the host's backup directory unless --no-backup);
+--read PATH prints the file's exact bytes (--json adds size, mode, mtime,
+SHA-256); --stat PATH gives those and the MD5 without the content;
+--edit PATH --old TEXT --new TEXT replaces the one occurrence of TEXT
+(--line N with --new, --insert or --delete edits line N; --append TEXT
+adds to the end) and prints a unified diff; --backups [PATH] lists the
+backups and --restore PATH [--backup ID] puts one back (backing the file
+up first). --if-sha256 HEX makes a write, edit or restore happen only if
+the file still has that SHA-256. At most 256 MiB; only --max-time applies.
 
 \b
 Long output: --first N and --last N (lines) and --max-bytes N show the
@@ -78,6 +87,9 @@ Examples:
   tmux-send --write notes.txt < notes.txt
   tmux-send --read /etc/os-release
   tmux-send --edit app.conf --old 'port = 80' --new 'port = 8080'
+  tmux-send --edit app.conf --line 3 --delete
+  tmux-send --stat app.conf
+  tmux-send --restore app.conf
   tmux-send --background -- make -j8        # a job: prints its id
   tmux-send --wait ID                       # its output; exits with its status
 
@@ -108,7 +120,8 @@ Exit status:
     "--pane",
     metavar="TARGET",
     help="The pane to use: a label, a pane id (%3), WINDOW.PANE in the bridge session or "
-    "SESSION:WINDOW.PANE (default: the bridge pane). `tmux-bridge panes` lists them.",
+    "SESSION:WINDOW.PANE, or SESSION for its active pane (default: the bridge pane). "
+    "`tmux-bridge panes` lists them.",
 )
 @click.option(
     "-t",
@@ -198,11 +211,19 @@ Exit status:
     "status; 127: first word not found).",
 )
 @click.option(
+    "--as",
+    "check_as",
+    metavar="KIND",
+    help="With --check: check COMMAND (or stdin, with -) as KIND instead: json, yaml, toml, "
+    "python, jq, sh, bash, zsh or fish, with the validators of the pane's host. "
+    "--write PATH --check checks stdin by PATH's extension (or --as) and writes nothing.",
+)
+@click.option(
     "--write",
     "write_path",
     metavar="PATH",
     help="Write stdin to PATH through the pane's shell: SHA-256 checked, moved into place "
-    "atomically, an existing file first copied to PATH.~N~.",
+    "atomically, an existing file first backed up; the same bytes again change nothing.",
 )
 @click.option(
     "--read",
@@ -221,9 +242,27 @@ Exit status:
 )
 @click.option("--new", metavar="TEXT", help="With --edit: the text to put in its place.")
 @click.option(
+    "--line",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --edit: edit line N (from 1): --new TEXT replaces it, --insert TEXT goes "
+    "before it, --delete removes it.",
+)
+@click.option("--insert", metavar="TEXT", help="With --edit --line N: insert TEXT before line N.")
+@click.option("--delete", is_flag=True, help="With --edit --line N: delete line N.")
+@click.option(
+    "--append", metavar="TEXT", help="With --edit: add TEXT at the end of the file, exactly."
+)
+@click.option(
+    "--if-sha256",
+    metavar="HEX",
+    help="With --write, --edit or --restore: change the file only if it still has this "
+    "SHA-256 (else file_changed); --stat, --read and --write report it.",
+)
+@click.option(
     "--no-backup",
     is_flag=True,
-    help="With --write or --edit: do not copy the old file to PATH.~N~.",
+    help="With --write or --edit: do not back the old file up.",
 )
 @click.option(
     "--on-timeout",
@@ -296,6 +335,24 @@ Exit status:
     metavar="N",
     help="With --output: lines in the page (default 200).",
 )
+@click.option(
+    "--stat",
+    "stat_path",
+    metavar="PATH",
+    help="Print PATH's size, mode, mtime, SHA-256 and MD5 (its content does not travel).",
+)
+@click.option(
+    "--backups",
+    is_flag=True,
+    help="List the backups kept on the pane's host (of the file COMMAND names, if any).",
+)
+@click.option(
+    "--restore",
+    "restore_path",
+    metavar="PATH",
+    help="Put back the newest backup of PATH (or --backup ID), backing it up first.",
+)
+@click.option("--backup", "backup_id", metavar="ID", help="With --restore: the backup to restore.")
 @click.option("--guide", is_flag=True, help="Print instructions for AI agents and exit.")
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-send")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -311,46 +368,82 @@ def cli(**params: Any) -> int:
 def build_request(params: dict[str, Any]) -> SendRequest:
     """The request the options ``params`` (click's, by parameter name) ask for; raises
     :class:`click.UsageError` for options that do not go together."""
+    files, command = _files(params)
+    repl_name, prompt, template = _repl_name(params), params["prompt"], params["eval_template"]
+    mode = _mode(
+        repl_name, params["close"], params["keys"], params["type_text"], params["screen"],
+        params["info"], {**files, **_jobs(params)},
+    )  # fmt: skip
+    mode = _check_mode(mode, files, params)
+    enter, allow_control, lines = params["enter"], params["allow_control"], params["lines"]
+    checked = _write_check(command) if files.get("--check") else command
+    _check_combinations(mode, prompt, template, enter, allow_control, lines, checked)
+    old, new, no_backup = params["old"], params["new"], params["no_backup"]
+    _check_file_options(mode, old, new, no_backup)
+    _check_job_options(mode, params["everything"], params["on_timeout"])
+    fit = (params["first"], params["last"], params["max_bytes"])
+    _check_output_options(mode, fit, params["offset"], params["limit"])
+    line_action, line_text = _line_edit(mode, params)
+    _check_guards(mode, params)
+    options = RunOptions(params["timeout"], params["max_time"], params["raw"], params["on_timeout"])
+    path = (files.get(mode) or None) if mode != "--output" else None
+    return SendRequest(
+        mode, command, options, repl_name, prompt, template, params["type_text"], enter,
+        allow_control, lines or 0, params["pane"], path, old, new, not no_backup,
+        job=params["job_id"] or params["wait_id"] or params["kill_id"],
+        everything=params["everything"], fit=fit, output=params["output_path"],
+        offset=params["offset"] or 0, limit=params["limit"] or 200,
+        if_sha256=params["if_sha256"], line=params["line"], line_action=line_action,
+        line_text=line_text, backup_id=params["backup_id"], check_as=params["check_as"],
+    )  # fmt: skip
+
+
+def _files(params: dict[str, Any]) -> tuple[dict[str, str | None], tuple[str, ...]]:
+    """The file modes asked for (flag -> PATH), and COMMAND (``--backups [PATH]`` takes
+    its PATH from it)."""
     files = {"--write": params["write_path"], "--read": params["read_path"]}
     files["--edit"] = params["edit_path"]
     files["--output"] = params["output_path"]
-    repl_name, command = params["repl_name"], params["command"]
-    prompt, template = params["prompt"], params["eval_template"]
-    jobs = {
+    files |= {"--stat": params["stat_path"], "--restore": params["restore_path"]}
+    command: tuple[str, ...] = params["command"]
+    if params["backups"]:
+        if len(command) > 1:
+            raise click.UsageError("--backups takes at most one PATH")
+        files["--backups"], command = (command[0] if command else ""), ()
+    return files, command
+
+
+def _jobs(params: dict[str, Any]) -> dict[str, bool]:
+    return {
         "--background": params["background"], "--job": params["job_id"] is not None,
         "--wait": params["wait_id"] is not None, "--kill": params["kill_id"] is not None,
         "--jobs": params["list_jobs"],
     }  # fmt: skip
+
+
+def _repl_name(params: dict[str, Any]) -> str | None:
+    """--repl NAME; ``""`` for the seed tool's --prompt alone (the REPL in front,
+    unnamed)."""
+    repl_name: str | None = params["repl_name"]
     if repl_name == "":
         raise click.UsageError(
             "'' is not a REPL name: use 1 to 32 letters, digits, '_', '.' or '-'"
         )
-    if prompt is not None and repl_name is None:
-        repl_name = ""  # the seed tool's --prompt alone: the REPL in front, unnamed
-    mode = _mode(
-        repl_name, params["close"], params["keys"], params["type_text"], params["screen"],
-        params["info"], {**files, **jobs},
-    )  # fmt: skip
+    if params["prompt"] is not None and repl_name is None:
+        return ""
+    return repl_name
+
+
+def _check_mode(mode: str, files: dict[str, str | None], params: dict[str, Any]) -> str:
+    """--check makes a command (or --write PATH) a dry run; --as KIND goes with it."""
     if params["check"]:
-        if mode != "command":
-            raise click.UsageError(f"--check goes with a command only, not with {mode}")
-        mode = "--check"
-    enter, allow_control, lines = params["enter"], params["allow_control"], params["lines"]
-    _check_combinations(mode, prompt, template, enter, allow_control, lines, command)
-    old, new, no_backup = params["old"], params["new"], params["no_backup"]
-    _check_file_options(mode, old, new, no_backup)
-    job_id = params["job_id"] or params["wait_id"] or params["kill_id"]
-    _check_job_options(mode, params["everything"], params["on_timeout"])
-    fit = (params["first"], params["last"], params["max_bytes"])
-    _check_output_options(mode, fit, params["offset"], params["limit"])
-    options = RunOptions(params["timeout"], params["max_time"], params["raw"], params["on_timeout"])
-    path = files.get(mode) if mode != "--output" else None
-    return SendRequest(
-        mode, command, options, repl_name, prompt, template, params["type_text"], enter,
-        allow_control, lines or 0, params["pane"], path, old, new, not no_backup,
-        job=job_id, everything=params["everything"], fit=fit, output=params["output_path"],
-        offset=params["offset"] or 0, limit=params["limit"] or 200,
-    )  # fmt: skip
+        if mode not in ("command", "--write"):
+            raise click.UsageError(f"--check goes with a command or --write, not with {mode}")
+        files["--check"] = files["--write"] if mode == "--write" else None
+        return "--check"
+    if params["check_as"] is not None:
+        raise click.UsageError("--as KIND goes with --check")
+    return mode
 
 
 def _mode(
@@ -380,6 +473,15 @@ def _mode(
     return modes[0] if modes else "command"
 
 
+def _write_check(command: tuple[str, ...]) -> tuple[str, ...]:
+    """--write PATH --check: the content comes on stdin, never as COMMAND."""
+    if command:
+        raise click.UsageError("--write PATH --check takes no COMMAND: the content is stdin")
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError("--write PATH --check checks what comes on stdin: redirect it")
+    return ("-",)  # as if COMMAND were -: read from stdin
+
+
 def _check_combinations(
     mode: str,
     prompt: str | None,
@@ -403,7 +505,7 @@ def _check_combinations(
         raise click.UsageError("no COMMAND given (put it after --, or - to read it from stdin)")
 
 
-_FILE_MODES = ("--write", "--read", "--edit", "--output")
+_FILE_MODES = ("--write", "--read", "--edit", "--output", "--stat", "--restore", "--backups")
 _JOB_IDS = ("--job", "--wait", "--kill", "--jobs")
 
 
@@ -428,9 +530,49 @@ def _check_output_options(
 def _check_file_options(mode: str, old: str | None, new: str | None, no_backup: bool) -> None:
     if (old is not None or new is not None) and mode != "--edit":
         raise click.UsageError("--old and --new go with --edit PATH")
-    if mode == "--edit" and (old is None or new is None):
-        raise click.UsageError("--edit PATH needs --old TEXT and --new TEXT")
     if no_backup and mode not in ("--write", "--edit"):
         raise click.UsageError("--no-backup goes with --write or --edit")
     if mode == "--write" and (sys.stdin is None or sys.stdin.isatty()):
         raise click.UsageError("--write PATH writes what comes on stdin: redirect or pipe it")
+
+
+def _line_edit(mode: str, params: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The line edit asked for (its action and text), or none: --old/--new then."""
+    line, insert, delete, append = (params[k] for k in ("line", "insert", "delete", "append"))
+    old, new = params["old"], params["new"]
+    if mode != "--edit":
+        if line is not None or insert is not None or delete or append is not None:
+            raise click.UsageError("--line, --insert, --delete and --append go with --edit PATH")
+        return None, None
+    if append is not None:
+        if line is not None or insert is not None or delete or old is not None or new is not None:
+            raise click.UsageError("--append TEXT goes alone with --edit PATH")
+        return "append", append
+    if line is None:
+        if insert is not None or delete:
+            raise click.UsageError("--insert and --delete go with --line N")
+        if old is None or new is None:
+            raise click.UsageError(
+                "--edit PATH needs --old TEXT and --new TEXT, --line N with --new TEXT, "
+                "--insert TEXT or --delete, or --append TEXT"
+            )
+        return None, None
+    chosen = [(a, t) for a, t, on in _line_actions(new, insert, delete) if on]
+    if old is not None or len(chosen) != 1:
+        raise click.UsageError("--line N needs one of --new TEXT, --insert TEXT or --delete")
+    return chosen[0]
+
+
+def _line_actions(new: str | None, insert: str | None, delete: bool) -> list[tuple[str, str, bool]]:
+    return [
+        ("replace", new or "", new is not None),
+        ("insert", insert or "", insert is not None),
+        ("delete", "", delete),
+    ]
+
+
+def _check_guards(mode: str, params: dict[str, Any]) -> None:
+    if params["if_sha256"] is not None and mode not in ("--write", "--edit", "--restore"):
+        raise click.UsageError("--if-sha256 goes with --write, --edit or --restore")
+    if params["backup_id"] is not None and mode != "--restore":
+        raise click.UsageError("--backup ID goes with --restore PATH")

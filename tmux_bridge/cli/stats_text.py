@@ -20,7 +20,27 @@ def render_lines(stats: FrictionSummary) -> list[str]:
     for pane, summary in stats.panes.items():
         name = f"pane {pane}" + (f" ({summary.target})" if summary.target else "")
         lines += ["", *_block(name, summary)]
-    return lines
+    return lines + _where(stats)
+
+
+def _where(stats: FrictionSummary) -> list[str]:
+    """Friction by host and by first word, and the first-try successes."""
+    lines = [""]
+    for host, summary in (stats.hosts or {}).items():
+        lines.append(
+            f"host {host}: {_plural(summary.calls, 'call')} ({summary.ok} ok, "
+            f"{summary.failed} failed, {summary.timeouts} timed out, {summary.refused} refused)"
+        )
+    words = [
+        f"{_short(w)} {c['failed']}/{c['calls']}" for w, c in (stats.first_words or {}).items()
+    ]
+    if words:
+        lines.append("first words (failed/calls): " + ", ".join(words))
+    calls = stats.overall.calls - stats.overall.never_ended - stats.overall.running
+    if calls:
+        share = 100 * stats.first_try // calls
+        lines.append(f"first-try success: {stats.first_try} of {calls} calls ({share}%)")
+    return lines if len(lines) > 1 else []
 
 
 def _block(name: str, summary: Friction) -> list[str]:

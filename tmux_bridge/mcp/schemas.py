@@ -21,6 +21,10 @@ class FileDocument(BaseModel):
     mode: str | None = Field(description='permission bits in octal, e.g. "0644"')
     mtime: int | None = Field(description="seconds since the epoch")
     backup: str | None = Field(description="where the old content was copied first")
+    status: str | None = Field(
+        default=None, description="what a write or edit did: created, updated or unchanged"
+    )
+    md5: str | None = Field(default=None, description="only from a stat")
 
 
 class ResultDocument(BaseModel):

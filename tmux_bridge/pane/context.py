@@ -4,8 +4,12 @@ One file, ``context.json`` (mode 0600) in the runtime directory, maps a pane's k
 name of its runtime directory, ``pane-3``) to its facts. Writers hold an ``flock`` on the
 runtime directory itself and replace the file atomically, so parallel calls in
 different panes never lose each other's facts and a reader never sees half a file.
-Facts of panes that no longer exist are dropped by :func:`prune`. Live facts (what is in
-front, the directory) are never stored: they are read fresh.
+Facts of panes that no longer exist are dropped by :func:`prune`. Each pane's facts name
+the tmux server they were learnt on (``server``: its start time and pid, as
+:attr:`~tmux_bridge.pane.info.PaneInfo.server`): a restarted server reuses pane ids, so
+the first call in a pane of a new server drops what was known of the old one
+(:func:`renew_pane`), and :func:`facts_of` gives nothing for facts of another server.
+Live facts (what is in front, the directory) are never stored: they are read fresh.
 """
 
 from __future__ import annotations
@@ -48,6 +52,22 @@ def update_pane(directory: str, key: str, facts: Facts) -> None:
         context = read_context(directory)
         context[key] = {**context.get(key, {}), **facts}
         _write(directory, context)
+
+
+def renew_pane(directory: str, key: str, server: str) -> None:
+    """Pane ``key`` is now a pane of ``server``: whatever was known of it is dropped."""
+    if not usable_private_dir(directory):
+        return
+    with contextlib.suppress(OSError), _locked(directory):
+        context = read_context(directory)
+        context[key] = {"server": server}
+        _write(directory, context)
+
+
+def facts_of(context: dict[str, Facts], key: str, server: str) -> Facts:
+    """Pane ``key``'s facts when they were learnt on ``server``; else none."""
+    facts = context.get(key, {})
+    return facts if facts.get("server") == server else {}
 
 
 def prune(directory: str, alive: set[str]) -> None:

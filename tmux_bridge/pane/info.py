@@ -49,6 +49,8 @@ _FIELDS = (
     "pane_index",
     LABEL_OPTION,
     WATCH_OPTION,
+    "start_time",  # the server's: with its pid, which server this pane id belongs to
+    "pid",
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 # Who is attached, listed in the same tmux call as the panes: ``session_attached``
@@ -97,6 +99,8 @@ class PaneInfo(NamedTuple):
     label: str = ""
     attached: int = 0  # people attached to the pane's session (control clients not counted)
     watched: bool = False  # the live view watches it (its pipe-pane is the watch's)
+    # the tmux server's start time and pid: a pane id is only this pane's on that server
+    server: str = ""
 
     @property
     def target(self) -> str:
@@ -150,6 +154,7 @@ def _parse(line: str, people: dict[str, int]) -> PaneInfo:
         label=f[22],
         attached=people.get(f[19], 0),
         watched=f[23] != "",
+        server=f"{f[24]}-{f[25]}",
     )
 
 
@@ -212,6 +217,7 @@ class Place(NamedTuple):
     pane_index: str
     label: str
     active: bool  # the active pane of its window
+    window_active: bool = False  # in its session's active window
 
     @property
     def target(self) -> str:
@@ -228,6 +234,7 @@ _PLACE_FORMAT = "\t".join(
         "pane_index",
         LABEL_OPTION,
         "pane_active",
+        "window_active",
     )
 )
 
@@ -238,15 +245,16 @@ def list_places(tmux: Tmux) -> list[Place]:
     places = []
     for line in result.stdout.split("\n"):
         f = line.split("\t")
-        if len(f) == 7:
-            places.append(Place(f[0], f[1], f[2], f[3], f[4], f[5], f[6] == "1"))
+        if len(f) == 8:
+            places.append(Place(f[0], f[1], f[2], f[3], f[4], f[5], f[6] == "1", f[7] == "1"))
     return places
 
 
 def resolve_pane(tmux: Tmux, session: str, spec: str) -> str:
     """The pane id ``spec`` names: a pane id, a label, ``WINDOW.PANE`` in ``session``,
-    or ``SESSION:WINDOW.PANE`` (``SESSION:WINDOW``: its active pane). A name that is a
-    label of one pane and the place of another is ambiguous. Raises
+    ``SESSION:WINDOW.PANE`` (``SESSION:WINDOW``: its active pane), or a bare
+    ``SESSION`` (its active window's active pane). A name that is a label of one pane
+    and the place of another is ambiguous. Raises
     :class:`NoBridgeSession` when no tmux server runs, :class:`NoSuchPane` (also
     :class:`AmbiguousPane`) when ``spec`` names no pane or several."""
     places = list_places(tmux)
@@ -272,8 +280,8 @@ def _at_place(place: Place, session: str, spec: str) -> bool:
     where, colon, window_pane = spec.rpartition(":")
     if not colon:
         where = session
-        if "." not in window_pane:
-            return False  # a bare word is a label, not a window
+        if "." not in window_pane:  # a bare word is a label or a session, not a window
+            return place.session == spec and place.active and place.window_active
     window, dot, index = window_pane.rpartition(".")
     if not dot or not index.isdigit():
         window, index = window_pane, ""
@@ -289,7 +297,8 @@ def _unknown(spec: str, places: list[Place]) -> str:
     )
     return (
         f"No pane {spec!r} on this tmux server. A pane target is a label, a pane id "
-        f"(%3), WINDOW.PANE in the bridge session or SESSION:WINDOW.PANE. {known}"
+        f"(%3), WINDOW.PANE in the bridge session, SESSION:WINDOW.PANE or a SESSION (its "
+        f"active pane). {known}"
     )
 
 

@@ -158,6 +158,8 @@ def describe_pane(
         pane = find_pane(target.tmux, target.session, place.pane_id).pane
     except BridgeError:  # gone since it was listed
         return PaneEntry(place.pane_id, place.target, gone=True)
+    if facts.get("server") != pane.server:  # learnt on a server since restarted
+        facts = {}
     kind = procfs.shell_kind(pane.pid)
     records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
     flight = records.read_inflight()

@@ -10,6 +10,8 @@ with the server's socket name when that is not ``default``), mode 0700, holding:
 * ``prompt``: what the half-typed-line check knows of the shell's prompt, and apart
   from it of a far shell's (see :class:`PromptMemory`);
 * ``repl``: the REPL tmux-send started in the pane;
+* ``server``: the tmux server these belong to (its start time and pid): a pane id is
+  reused by a restarted server, whose pane starts clean (:meth:`PaneDir.renew`);
 * the per-call files a call's shell sources, removed after the call (and swept up under
   the lock when a killed call left them).
 """
@@ -37,6 +39,7 @@ from ..infra.tmux import Tmux
 
 PROMPT_FILE = "prompt"
 REPL_FILE = "repl"
+SERVER_FILE = "server"
 
 
 class InFlight(NamedTuple):
@@ -152,6 +155,22 @@ class PaneDir:
         with call_lock(self.path, deadline, on_wait, cancel=cancel) as waited:
             sweep_call_files(self.path)
             yield waited
+
+    def renew(self, server: str) -> bool:
+        """Whether the records were of another tmux server than ``server`` (the pane's
+        :attr:`~tmux_bridge.pane.info.PaneInfo.server`), or of none named: they are then
+        dropped (prompt memory, REPL record) and ``server`` kept. Under the lock."""
+        path = self.file(SERVER_FILE)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if f.read() == server:
+                    return False
+        except OSError:
+            pass
+        remove_quietly(self.file(PROMPT_FILE))
+        remove_quietly(self.file(REPL_FILE))
+        atomic_write(path, server.encode("utf-8", "replace"))
+        return True
 
     # --- the call in flight -------------------------------------------------------------
 

@@ -419,6 +419,17 @@ def sh_temp_beside(directory: str, name: str) -> str:
     return f'mktemp "${directory}/.${name}.tmux-send-XXXXXX"'
 
 
+def sh_backup_file(directory: str, stamp: str) -> str:
+    """The POSIX sh command that makes a new empty file (0600, ``mktemp``) in the
+    backup directory ``$DIRECTORY`` named ``$STAMP-XXXXXX`` (``STAMP``: the time in
+    seconds since the epoch, so names sort by age) and prints its path: a backup's
+    copy. ``directory`` and ``stamp`` are shell variable names (``ValueError``
+    otherwise); the caller captures the output."""
+    _check_name(directory)
+    _check_name(stamp)
+    return f'mktemp "${directory}/${stamp}-XXXXXX"'
+
+
 def _check_name(variable: str) -> None:
     if not variable or variable[0] not in _NAME_FIRST or not set(variable) <= _NAME_REST:
         raise ValueError(f"not a shell variable name: {variable!r}")

@@ -41,6 +41,8 @@ HTTP_STATUS: dict[str, int] = {
     "file_not_found": 404,
     "edit_no_match": 409,
     "edit_ambiguous": 409,
+    "edit_no_line": 409,
+    "backup_not_found": 404,
     "file_changed": 409,
     "file_too_large": 413,
     "file_error": 500,
