@@ -619,6 +619,14 @@ class Bridge:
 
         return fit(self.target.tmux, self.pane_id(), cols, rows)
 
+    def give_back_size(self) -> FitResult:
+        """Undo :meth:`fit` when the terminal that asked for it is gone: the window takes
+        the largest attached client's size, or with nobody attached its session's
+        ``default-size``, and nothing pins it."""
+        from .pane.termio import give_back
+
+        return give_back(self.target.tmux, self.pane_id())
+
     def upload(self, name: str, mime: str, data: bytes) -> Upload:
         """Save a file (at most 8 MiB) in the runtime directory's ``uploads`` and paste
         it into the pane: text up to 256 KiB inline, else its absolute path. Logged."""

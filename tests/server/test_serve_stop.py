@@ -1,9 +1,9 @@
 """Stopping a real ``tmux-bridge serve`` while clients hold it open: MCP sessions over
 Streamable HTTP (the SDK's own client), one of them with a command in flight, more
 sessions holding their event stream open (``GET /mcp``, as every Streamable HTTP client
-does between calls), and WebSocket clients watching a pane. SIGTERM stops it within
-:data:`PROMISE` seconds, exit 0, nothing on stderr; the command in flight is
-interrupted and the pane is back at its prompt."""
+does between calls), and WebSocket clients watching a pane, one of which resized it.
+SIGTERM stops it within :data:`PROMISE` seconds, exit 0, nothing on stderr; the command
+in flight is interrupted, the pane is back at its prompt and has its own size back."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tmux_bridge.audit.log import read
 from ..support.mcp_client import CLIENT, SLEEPER, Progress, at_prompt
 from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running, wait_until
-from ..support.ws_client import request
+from ..support.ws_client import event, request
 
 pytestmark = pytest.mark.tmux
 PROMISE = 2.0  # seconds from SIGTERM to the exit: the product's promise (docs/http-api.md)
@@ -90,6 +90,9 @@ async def stop_with_clients_open(server: Server, pane: TestPane) -> float:
         for client in sessions:
             assert (await client.list_tools()).tools
         watchers = [await watcher(server, pane, n) for n in range(WATCHERS)]
+        await watchers[0].send(b"\x03" + pane.session.encode() + b"\x0023:10")
+        resized = await event(watchers[0], lambda message: message.get("type") == "resize")
+        assert resized["applied"] is True, resized
         for _ in range(STREAMS):
             await event_stream(server, stack)
         call = asyncio.ensure_future(
@@ -117,6 +120,7 @@ def test_sigterm_stops_serve_within_its_promise_with_clients_open(
 ) -> None:
     pane = make_bridge("bash")
     pane.start()
+    own = pane.tmux("show-options", "-A", "-v", "-t", pane.session, "default-size").strip()
     with running(pane.env) as server:
         asyncio.run(stop_with_clients_open(server, pane))
         out, err = server.proc.communicate(timeout=WAIT)
@@ -127,3 +131,4 @@ def test_sigterm_stops_serve_within_its_promise_with_clients_open(
     entries: list[dict[str, Any]] = read(str(pane.runtime), None)
     assert [(e["command"], e["exit_status"]) for e in entries] == [(SLEEPER, 143)]
     wait_until(lambda: at_prompt(pane), "the prompt")
+    assert pane.pane("#{window_width}x#{window_height}") == own != "23x10"
