@@ -1,7 +1,7 @@
 """The browser view and ``/ws`` as routes: ``/`` (our page), ``/view.js``,
-``/view.css``, ``/vendor/...`` (xterm.js, third-party, unmodified; see
-``scripts/fetch-xterm``) and the WebSocket. Served with no network: all files are
-package data."""
+``/view.css``, ``/vendor/...`` (xterm.js and the terminal's fonts, third-party,
+unmodified; see ``scripts/fetch-xterm`` and ``scripts/fetch-fonts``) and the WebSocket.
+Served with no network: all files are package data."""
 
 from __future__ import annotations
 

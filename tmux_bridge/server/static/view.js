@@ -2,14 +2,27 @@
 // an xterm.js terminal. Frames: type + name + 0x00 + payload (0x01 output, 0x02 keys,
 // 0x03 "cols:rows", 0x04 name 0x00 mime 0x00 bytes).
 "use strict";
+const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room under the underscore at any DPR
 (() => {
   const $ = (id) => document.getElementById(id);
   const enc = new TextEncoder();
   const dec = new TextDecoder();
-  const term = new Terminal({ convertEol: false, scrollback: 10000, fontSize: 14 });
+  // Every character visible and distinct (docs/browser-view.md): the vendored DejaVu
+  // Sans Mono first, then vendored fonts for what it lacks (the glyphs agent CLIs draw,
+  // emoji, CJK); rows a little taller than the font (at 1.0 the DOM renderer's next row
+  // covers the underscore at device-pixel-ratio 1); Unicode 11 widths, as tmux counts.
+  const FONT = '"tmux-bridge DejaVu Sans Mono", "Noto Sans Symbols 2", "Noto Sans Symbols", "Noto Sans Math", "Noto Emoji", "Noto Sans SC", "Noto Sans KR", monospace';
+  const term = new Terminal({
+    convertEol: false, scrollback: 10000, fontSize: 14, fontFamily: FONT, lineHeight: LINE_HEIGHT,
+    allowProposedApi: true,
+  });
   const fit = new FitAddon.FitAddon();
   term.loadAddon(fit);
-  term.open($("terminal"));
+  term.loadAddon(new Unicode11Addon.Unicode11Addon());
+  term.unicode.activeVersion = "11";
+  // xterm.js measures its cell once, on open: the font must be there by then
+  const opened = Promise.all(["14px", "bold 14px"].map((f) => document.fonts.load(`${f} "tmux-bridge DejaVu Sans Mono"`)))
+    .catch(() => null).then(() => term.open($("terminal")));
   let ws = null, chosen = null, chosenAgent = null, nextId = 1;
   const agents = new Map();
   const pending = new Map();
@@ -134,7 +147,7 @@
     }
   });
 
-  $("login").onsubmit = (e) => { e.preventDefault(); connect($("token").value); };
+  $("login").onsubmit = (e) => { e.preventDefault(); opened.then(() => connect($("token").value)); };
   $("refresh").onclick = () => listPanes();
   $("prompt").onsubmit = async (e) => {
     e.preventDefault();
@@ -151,5 +164,5 @@
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) history.replaceState(null, "", location.pathname);
   const saved = fromHash || sessionStorage.getItem("tmux-bridge-token");
-  if (saved) connect(saved);
+  if (saved) opened.then(() => connect(saved));
 })();
