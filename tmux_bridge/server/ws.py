@@ -1,4 +1,5 @@
-"""``/ws``: the WebSocket adapter protocol (docs/websocket.md).
+"""``/ws``: the WebSocket adapter protocol (docs/websocket.md; the spec it follows:
+docs/specs/websocket-adapter.md).
 
 JSON text frames with ``id`` for requests; binary frames ``type + name + 0x00 +
 payload``: 0x01 output (server to client), 0x02 keyboard VT bytes, 0x03 ``cols:rows``,
