@@ -361,7 +361,7 @@ class Bridge:
         )
 
     def screen(self, lines: int = 0, join_wrapped: bool = True) -> CallResult:
-        """The visible screen, or the last ``lines`` lines of history and screen; wrapped
+        """The visible screen, with ``lines`` lines of history above it; wrapped
         lines joined unless ``join_wrapped`` is false."""
         from .pane.keys import screen
 
