@@ -26,6 +26,9 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   let ws = null, chosen = null, chosenAgent = null, nextId = 1;
   const agents = new Map();
   const pending = new Map();
+  // for tiles.js: every output frame and every event, whatever pane it is for
+  const frameListeners = new Set();
+  const eventListeners = new Set();
 
   const frame = (type, name, ...parts) => {
     const bytes = [Uint8Array.of(type), enc.encode(name), Uint8Array.of(0), ...parts];
@@ -52,12 +55,15 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
 
   function onBinary(data) {
     const zero = data.indexOf(0, 1);
-    if (data[0] !== 1 || dec.decode(data.subarray(1, zero)) !== chosen) return;
-    term.write(data.subarray(zero + 1));
+    if (data[0] !== 1) return;
+    const name = dec.decode(data.subarray(1, zero));
+    for (const listener of frameListeners) listener(name, data.subarray(zero + 1));
+    if (name === chosen) term.write(data.subarray(zero + 1));
   }
 
   function onJson(message) {
     if (message.id && pending.has(message.id)) { pending.get(message.id)(message); pending.delete(message.id); return; }
+    for (const listener of eventListeners) listener(message);
     if (message.type === "auth") {
       $("status").textContent = message.ok ? `connected (${message.role === "read" ? "read-only" : "full"})` : message.error;
       if (message.ok) { listPanes(); followAgents(); }
@@ -160,6 +166,11 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
       ? `delivered to ${agent} (confirmed by ${r.confirmed_by}, ${r.enters} Enter${r.enters === 1 ? "" : "s"})`
       : `not delivered to ${agent}: ${reply.error}`;
     if (reply.ok) $("prompt-text").value = "";
+  };
+  window.tmuxBridgeView = {
+    font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
+    send: (data) => ws.send(data), onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
+    choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) history.replaceState(null, "", location.pathname);
