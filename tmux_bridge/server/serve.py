@@ -48,6 +48,7 @@ GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 REQUEST_TIME = 10.0  # seconds from a request's first byte to the end of its body
 MAX_PENDING = 256  # connections sending a request at once (as the listen backlog)
+STREAM_PATHS = ("/mcp",)  # whose responses may be streams (mcp.http's PATH; not imported)
 
 
 class ServeOptions(NamedTuple):
@@ -235,7 +236,9 @@ class TimedH11(H11Protocol):
         MCP event stream, a tool call's progress), as if the client had gone; a reply
         not begun yet (an HTTP call being interrupted) is left to be sent."""
         cycle = self.cycle
-        if cycle is not None and cycle.response_started and not cycle.response_complete:
+        if cycle is None or str(cycle.scope.get("path")) not in STREAM_PATHS:
+            return
+        if cycle.response_started and not cycle.response_complete:
             cycle.disconnected = True  # the app sees the end; uvicorn logs no error for it
             self.transport.close()
 
