@@ -582,7 +582,7 @@ class Bridge:
         )
 
     def screen(self, lines: int = 0, join_wrapped: bool = True) -> CallResult:
-        """The visible screen, or the last ``lines`` lines of history and screen; wrapped
+        """The visible screen, with ``lines`` lines of history above it; wrapped
         lines joined unless ``join_wrapped`` is false."""
         from .pane.keys import screen
 
@@ -845,6 +845,14 @@ class Bridge:
         from .pane.termio import fit
 
         return fit(self.target.tmux, self.pane_id(), cols, rows)
+
+    def give_back_size(self) -> FitResult:
+        """Undo :meth:`fit` when the terminal that asked for it is gone: the window takes
+        the largest attached client's size, or with nobody attached its session's
+        ``default-size``, and nothing pins it."""
+        from .pane.termio import give_back
+
+        return give_back(self.target.tmux, self.pane_id())
 
     def upload(self, name: str, mime: str, data: bytes) -> Upload:
         """Save a file (at most 8 MiB) in the runtime directory's ``uploads`` and paste

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / name for name in ("README.md", "AGENTS.md", "SECURITY.md", "VISION.md")]
-PAGES += sorted(DOCS.glob("*.md"))
+PAGES += sorted(DOCS.glob("*.md")) + sorted(DOCS.glob("specs/*.md"))
 
 # [text](target) and ![alt](target), outside code: the target up to a space or ")".
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")

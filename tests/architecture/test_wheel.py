@@ -71,6 +71,7 @@ def test_the_wheel_holds_every_module_and_data_file(built: tuple[Path, Path]) ->
     expected = _expected_files()
     # the browser view's files and xterm.js are data, not modules: they must be there too
     assert any(name.startswith("tmux_bridge/server/static/vendor/xterm/") for name in expected)
+    assert any(name.startswith("tmux_bridge/server/static/vendor/fonts/") for name in expected)
     assert sorted(expected - inside) == []
     assert "tmux-send = tmux_bridge.cli.send:main" in scripts
     assert "tmux-bridge = tmux_bridge.cli.bridge:main" in scripts

@@ -467,6 +467,45 @@ def test_resize_never_shrinks_the_person_and_does_not_pin(pane: TestPane, server
         person.close(force=True)
 
 
+def test_a_closed_tab_gives_the_size_back(pane: TestPane, server: Server) -> None:
+    """A browser that resized a detached pane does not pin it: while two tabs are open
+    the newest size holds, when one closes the other's comes back, when the last closes
+    the window has the size tmux gives it with nobody attached (its session's
+    ``default-size``)."""
+
+    def size() -> str:
+        return pane.pane("#{window_width}x#{window_height}")
+
+    async def resize(ws: ClientConnection, cols: int, rows: int) -> dict[str, Any]:
+        await ws.send(frame(3, "tb-test", f"{cols}:{rows}".encode()))
+        return await event_of(ws, "resize")
+
+    pane.wait_for(lambda: pane.pane("#{session_attached}") == "0", "nobody attached")
+    own = pane.tmux("show-options", "-A", "-v", "-t", "tb-test", "default-size").strip()
+    assert own and own != "23x10"  # its own, else the global one (-A)
+
+    async def tabs() -> None:
+        first, second = await open_ws(server), await open_ws(server)
+        assert (await resize(first, 23, 10))["applied"] is True
+        assert size() == "23x10"
+        assert (await resize(second, 47, 12))["applied"] is True
+        await second.close()
+        pane.wait_for(lambda: size() == "23x10", "the first tab's size again")
+        await first.close()
+        pane.wait_for(lambda: size() == own, "the size tmux gives it with nobody attached")
+
+    run(tabs())
+    assert pane.tmux("show-options", "-w", "-t", "tb-test", "window-size").strip() == ""
+
+
+async def event_of(ws: ClientConnection, kind: str) -> dict[str, Any]:
+    """The next JSON event of type ``kind``; frames before it are skipped."""
+    while True:
+        message = await asyncio.wait_for(ws.recv(), WAIT)
+        if isinstance(message, str) and json.loads(message).get("type") == kind:
+            return dict(json.loads(message))
+
+
 # --- the gates and the read-only token ---------------------------------------------------
 
 

@@ -87,6 +87,25 @@ def test_origin_not_allowed(server: Server, pane: TestPane, origin: str) -> None
     assert not marker.exists()
 
 
+def test_the_page_gets_its_own_fonts_and_nothing_more(server: Server, pane: TestPane) -> None:
+    """A browser fetches a font in CORS mode, with ``Origin``, even from the page's own
+    server: the page's own origin may GET its files under ``/vendor/`` (no CORS header
+    given), another origin may not, and its own origin still may not run anything."""
+    own = server.base_url
+    font = "/vendor/fonts/dejavu/DejaVuSansMono.ttf"
+    with server.client(token=None, headers={"Origin": own}) as client:
+        got = client.get(font)
+        assert got.status_code == 200 and got.content[:4] == b"\x00\x01\x00\x00", got.status_code
+        assert "access-control-allow-origin" not in got.headers
+    with server.client(token=None, headers={"Origin": "http://evil.example"}) as client:
+        refused(client.get(font), 403, "forbidden_origin")
+    marker = pane.root / "own-origin"
+    with server.client(headers={"Origin": own}) as client:
+        refused(client.post("/v1/tmux", json=touch_request(marker)), 403, "forbidden_origin")
+        refused(client.get("/health"), 403, "forbidden_origin")
+    assert not marker.exists()
+
+
 class TokenCase(NamedTuple):
     test_id: str
     header: str | None

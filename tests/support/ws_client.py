@@ -21,9 +21,11 @@ async def request(ws: ClientConnection, message: dict[str, Any]) -> dict[str, An
 
 
 async def event(ws: ClientConnection, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The first event ``wanted`` accepts; others before it are skipped."""
+    """The first event ``wanted`` accepts; others before it, and binary frames (a
+    pane's output), are skipped."""
     async with asyncio.timeout(WAIT):
         while True:
-            message = json.loads(await ws.recv())
-            if wanted(message):
+            frame = await ws.recv()
+            message = json.loads(frame) if isinstance(frame, str) else None
+            if message is not None and wanted(message):
                 return dict(message)

@@ -194,7 +194,7 @@ Exit status:
     "--lines",
     type=click.IntRange(min=1),
     metavar="N",
-    help="With --screen: the last N lines of history and screen instead.",
+    help="With --screen: N lines of history above the screen too (N plus the screen's rows).",
 )
 @click.option(
     "--info",

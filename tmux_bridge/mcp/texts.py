@@ -117,8 +117,8 @@ TOOLS: tuple[ToolText, ...] = (
         True,
         False,
         "Read the person's terminal",
-        "The text on the pane's screen now, or with lines the last N lines of history "
-        "and screen: to see what a program in front shows, what the person did, or why a "
+        "The text on the pane's screen now (with lines=N, also the N lines of history "
+        "above it): to see what a program in front shows, what the person did, or why a "
         "call was refused (pane_busy). Changes nothing. " + PANE + " " + NO_BRIDGE,
     ),
     ToolText(

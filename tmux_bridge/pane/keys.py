@@ -105,7 +105,7 @@ def type_text(
 
 
 def screen(target: Target, lines: int = 0, join: bool = True) -> tuple[PaneInfo, str]:
-    """The visible screen, or the last ``lines`` lines of history and screen, as plain
+    """The visible screen, with ``lines`` lines of history above it, as plain
     text with wrapped lines joined (unless ``join`` is false) and trailing blank lines
     dropped. One tmux call when the pane is its window's active pane."""
     view = find_pane(target.tmux, target.session, target.pane, lines, join)

@@ -6,7 +6,8 @@ them as the pane's program expects, e.g. in application cursor mode); everything
 goes byte for byte (``send-keys -H``). A file dropped on it is saved, and its one line
 of text or its path pasted: never a line break, so nothing runs. A window is resized
 only while nobody is attached to its session, and its ``window-size`` option is put
-back right away, so the person's terminal is never shrunk or pinned to a browser's size.
+back right away, so the person's terminal is never shrunk or pinned to a browser's size;
+:func:`give_back` returns the window to its own size when the browser is gone.
 """
 
 from __future__ import annotations
@@ -97,6 +98,22 @@ def fit(tmux: Tmux, pane_id: str, cols: int, rows: int) -> FitResult:
     width, height = size.stdout.split()
     reason = None if applied else "a person is attached: their terminal keeps its size"
     return FitResult(applied, int(width), int(height), reason)
+
+
+def give_back(tmux: Tmux, pane_id: str) -> FitResult:
+    """Give the pane's window back the size it would have had without :func:`fit`: the
+    largest attached client's, or with none attached, its session's ``default-size``
+    (``resize-window -A``; tmux 3.3a keeps a detached window's size otherwise). The
+    ``window-size`` option that ``resize-window`` sets is removed in the same call."""
+    size = tmux.run(
+        *sequence(
+            ["resize-window", "-A", "-t", pane_id],  # a pane's id names its window
+            ["set-option", "-w", "-u", "-t", pane_id, "window-size"],
+            ["display-message", "-p", "-t", pane_id, "#{pane_width} #{pane_height}"],
+        )
+    )
+    width, height = size.stdout.split()
+    return FitResult(True, int(width), int(height), None)
 
 
 def upload(tmux: Tmux, pane_id: str, directory: str, name: str, mime: str, data: bytes) -> Upload:

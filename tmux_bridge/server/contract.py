@@ -1,6 +1,7 @@
 """The HTTP contract v1 and what this server adds to it: the request's fields and their
 bounds, what each action requires, and the reply (an error's reply and the one table
-of HTTP statuses: :mod:`tmux_bridge.web.replies`).
+of HTTP statuses: :mod:`tmux_bridge.web.replies`). The contract: docs/specs/http-contract-v1.md;
+what we add: docs/http-api.md.
 
 Everything a client sends is checked here before any action runs, the same way in
 tmux and stub mode; the rules of the core (session names, directories, key names,

@@ -3,8 +3,9 @@
 The socket is bound here, not by uvicorn: a Unix socket is created with mode 0600 from
 the start (uvicorn would make it 0666), and a TCP port of 0 is known before the banner
 is printed. SIGINT, SIGTERM and SIGHUP stop the server: the calls in flight are
-cancelled first (their commands interrupted as by Ctrl-C), the replies are sent, the
-socket file is removed, and the process exits 0.
+cancelled first (their commands interrupted as by Ctrl-C), the streams under way (MCP
+event streams) are closed as if their clients had gone, WebSocket clients get a close
+frame, the replies are sent, the socket file is removed, and the process exits 0.
 
 uvicorn times out a connection idle between requests, but not one that never finishes
 its request: :class:`TimedH11` gives every request :data:`REQUEST_TIME` seconds from its
@@ -48,6 +49,7 @@ GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 REQUEST_TIME = 10.0  # seconds from a request's first byte to the end of its body
 MAX_PENDING = 256  # connections sending a request at once (as the listen backlog)
+STREAM_PATHS = ("/mcp",)  # whose responses may be streams (mcp.http's PATH; not imported)
 
 
 class ServeOptions(NamedTuple):
@@ -230,6 +232,17 @@ class TimedH11(H11Protocol):
         if timer is not None:
             timer.cancel()
 
+    def drop_stream(self) -> None:
+        """At a stop: close the connection if its response is a stream under way (an
+        MCP event stream, a tool call's progress), as if the client had gone; a reply
+        not begun yet (an HTTP call being interrupted) is left to be sent."""
+        cycle = self.cycle
+        if cycle is None or str(cycle.scope.get("path")) not in STREAM_PATHS:
+            return
+        if cycle.response_started and not cycle.response_complete:
+            cycle.disconnected = True  # the app sees the end; uvicorn logs no error for it
+            self.transport.close()
+
     def _expire(self) -> None:
         """The request did not arrive in time (or a newer one needs the place): a 408
         unless a response has begun, and the connection closed."""
@@ -272,6 +285,14 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.calls.cancel_all(sig)
         super().handle_exit(sig, frame)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's graceful stop, once the streams under way are dropped: an event
+        stream would otherwise hold the stop until the SDK's own drain (or GRACE)."""
+        for connection in list(self.server_state.connections):
+            if isinstance(connection, TimedH11):
+                connection.drop_stream()
+        await super().shutdown(sockets)
 
 
 def make_backend(options: ServeOptions) -> Backend:

@@ -1,4 +1,5 @@
-"""``/ws``: the WebSocket adapter protocol (docs/websocket.md).
+"""``/ws``: the WebSocket adapter protocol (docs/websocket.md; the spec it follows:
+docs/specs/websocket-adapter.md).
 
 JSON text frames with ``id`` for requests; binary frames ``type + name + 0x00 +
 payload``: 0x01 output (server to client), 0x02 keyboard VT bytes, 0x03 ``cols:rows``,
@@ -28,6 +29,7 @@ from ..errors import BridgeError, InvalidRequest, NotDelivered
 from ..web.security import ROLE, Gates, role_of
 from .contract import check_encodable
 from .frames import join_frame, parse_size, split_frame
+from .sizes import Sizes
 
 if TYPE_CHECKING:
     from ..api import Agent
@@ -192,9 +194,15 @@ class Connection:
     """One WebSocket client: its subscriptions and the one task that writes to it."""
 
     def __init__(
-        self, ws: WebSocket, bridge_for: Callable[[str], Bridge], feed: AgentFeed, role: str
+        self,
+        ws: WebSocket,
+        bridge_for: Callable[[str], Bridge],
+        feed: AgentFeed,
+        role: str,
+        sizes: Sizes | None = None,
     ) -> None:
         self.ws = ws
+        self.sizes = sizes or Sizes()  # the panes this client resized: given back at its end
         self.bridge_for = bridge_for
         self.feed = feed
         self.agents = feed.agents
@@ -252,6 +260,7 @@ class Connection:
         self.feed.unsubscribe(self)
         for name in list(self.subs):
             self.drop(name)
+        self.sizes.release(self)
 
     # --- requests ----------------------------------------------------------------------
 
@@ -303,6 +312,8 @@ class Connection:
             elif kind == RESIZE:
                 cols, rows = parse_size(payload)
                 fitted = await asyncio.to_thread(bridge.fit, cols, rows)
+                if fitted.applied:
+                    await asyncio.to_thread(self.sizes.resized, self, bridge, cols, rows)
                 self.send({"type": "resize", "agent": name, **fitted.document()})
             else:
                 file_name, _, rest = payload.partition(b"\x00")
@@ -426,6 +437,7 @@ def endpoint(
 ) -> Callable[[WebSocket], Any]:
     """The ``/ws`` endpoint."""
     feed = AgentFeed(agents)
+    sizes = Sizes()
 
     waiting: set[WebSocket] = set()  # accepted, their token not given yet
 
@@ -441,7 +453,7 @@ def endpoint(
             waiting.discard(ws)
         if role is None:
             return
-        conn = Connection(ws, bridge_for, feed, role)
+        conn = Connection(ws, bridge_for, feed, role, sizes)
         writer = asyncio.ensure_future(conn.write_loop())
         try:
             await _read_loop(ws, conn, writer)

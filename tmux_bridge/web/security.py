@@ -34,7 +34,7 @@ DEFAULT_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 TOKEN_FILE = "token"
 AUTHORIZED = "tmux_bridge.authorized"  # scope key: the request carried the right token
 ROLE = "tmux_bridge.role"  # scope key: "full", "read" (the read-only token) or None
-PUBLIC_PATHS = ("/health", "/", "/view.js", "/view.css")  # no token (/health says less)
+PUBLIC_PATHS = ("/health", "/", "/view.js", "/tiles.js", "/view.css")  # no token (/health less)
 PUBLIC_PREFIXES = ("/vendor/",)  # the browser view's third-party files
 DEFAULT_WS_ORIGINS = ("localhost:*",)  # besides the page's own origin
 READING_ACTIONS = frozenset({"list_sessions", "capture_pane", "status", "screen", "jobs"})
@@ -181,7 +181,11 @@ def refusal(scope: Scope, gates: Gates) -> tuple[str, str] | None:
             "--allowed-hosts to allow it.",
         )
     origin = headers.get("origin")
-    if origin is not None and not origin_allowed(origin, gates.allowed_origins):
+    if (
+        origin is not None
+        and not origin_allowed(origin, gates.allowed_origins)
+        and not _own_page_file(scope, origin, host)
+    ):
         return (
             "forbidden_origin",
             f"the origin {origin[:100]!r} is not allowed; start the server with "
@@ -199,6 +203,20 @@ def refusal(scope: Scope, gates: Gates) -> tuple[str, str] | None:
     ):
         return "unauthorized", _TOKEN_HELP
     return None
+
+
+def _own_page_file(scope: Scope, origin: str, host: str) -> bool:
+    """Whether this is the page fetching one of its own files (``GET`` under
+    ``/vendor/``) from its own origin: a browser fetches a font in CORS mode, with an
+    ``Origin``, even from the page's own server. Such a file runs nothing and needs no
+    token; no CORS header goes with it."""
+    scheme, _, where = origin.strip().lower().rstrip("/").partition("://")
+    return (
+        scope.get("method") in ("GET", "HEAD")
+        and str(scope.get("path")).startswith(PUBLIC_PREFIXES)
+        and scheme in ("http", "https")
+        and where == host.strip().lower()
+    )
 
 
 def ws_refusal(scope: Scope, gates: Gates) -> str | None:

@@ -2,17 +2,33 @@
 // an xterm.js terminal. Frames: type + name + 0x00 + payload (0x01 output, 0x02 keys,
 // 0x03 "cols:rows", 0x04 name 0x00 mime 0x00 bytes).
 "use strict";
+const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room under the underscore at any DPR
 (() => {
   const $ = (id) => document.getElementById(id);
   const enc = new TextEncoder();
   const dec = new TextDecoder();
-  const term = new Terminal({ convertEol: false, scrollback: 10000, fontSize: 14 });
+  // Every character visible and distinct (docs/browser-view.md): the vendored DejaVu
+  // Sans Mono first, then vendored fonts for what it lacks (the glyphs agent CLIs draw,
+  // emoji, CJK); rows a little taller than the font (at 1.0 the DOM renderer's next row
+  // covers the underscore at device-pixel-ratio 1); Unicode 11 widths, as tmux counts.
+  const FONT = '"tmux-bridge DejaVu Sans Mono", "Noto Sans Symbols 2", "Noto Sans Symbols", "Noto Sans Math", "Noto Emoji", "Noto Sans SC", "Noto Sans KR", monospace';
+  const term = new Terminal({
+    convertEol: false, scrollback: 10000, fontSize: 14, fontFamily: FONT, lineHeight: LINE_HEIGHT,
+    allowProposedApi: true,
+  });
   const fit = new FitAddon.FitAddon();
   term.loadAddon(fit);
-  term.open($("terminal"));
+  term.loadAddon(new Unicode11Addon.Unicode11Addon());
+  term.unicode.activeVersion = "11";
+  // xterm.js measures its cell once, on open: the font must be there by then
+  const opened = Promise.all(["14px", "bold 14px"].map((f) => document.fonts.load(`${f} "tmux-bridge DejaVu Sans Mono"`)))
+    .catch(() => null).then(() => term.open($("terminal")));
   let ws = null, chosen = null, chosenAgent = null, nextId = 1;
   const agents = new Map();
   const pending = new Map();
+  // for tiles.js: every output frame and every event, whatever pane it is for
+  const frameListeners = new Set();
+  const eventListeners = new Set();
 
   const frame = (type, name, ...parts) => {
     const bytes = [Uint8Array.of(type), enc.encode(name), Uint8Array.of(0), ...parts];
@@ -39,12 +55,15 @@
 
   function onBinary(data) {
     const zero = data.indexOf(0, 1);
-    if (data[0] !== 1 || dec.decode(data.subarray(1, zero)) !== chosen) return;
-    term.write(data.subarray(zero + 1));
+    if (data[0] !== 1) return;
+    const name = dec.decode(data.subarray(1, zero));
+    for (const listener of frameListeners) listener(name, data.subarray(zero + 1));
+    if (name === chosen) term.write(data.subarray(zero + 1));
   }
 
   function onJson(message) {
     if (message.id && pending.has(message.id)) { pending.get(message.id)(message); pending.delete(message.id); return; }
+    for (const listener of eventListeners) listener(message);
     if (message.type === "auth") {
       $("status").textContent = message.ok ? `connected (${message.role === "read" ? "read-only" : "full"})` : message.error;
       if (message.ok) { listPanes(); followAgents(); }
@@ -134,7 +153,7 @@
     }
   });
 
-  $("login").onsubmit = (e) => { e.preventDefault(); connect($("token").value); };
+  $("login").onsubmit = (e) => { e.preventDefault(); opened.then(() => connect($("token").value)); };
   $("refresh").onclick = () => listPanes();
   $("prompt").onsubmit = async (e) => {
     e.preventDefault();
@@ -148,8 +167,13 @@
       : `not delivered to ${agent}: ${reply.error}`;
     if (reply.ok) $("prompt-text").value = "";
   };
+  window.tmuxBridgeView = {
+    font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
+    send: (data) => ws.send(data), onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
+    choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
+  };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) history.replaceState(null, "", location.pathname);
   const saved = fromHash || sessionStorage.getItem("tmux-bridge-token");
-  if (saved) connect(saved);
+  if (saved) opened.then(() => connect(saved));
 })();
