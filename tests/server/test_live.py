@@ -480,7 +480,7 @@ def test_a_closed_tab_gives_the_size_back(pane: TestPane, server: Server) -> Non
         await ws.send(frame(3, "tb-test", f"{cols}:{rows}".encode()))
         return await event_of(ws, "resize")
 
-    pane.wait_for(lambda: pane.pane("#{session_attached}") == "0", "nobody attached")
+    pane.wait_for(lambda: pane.people() == 0, "nobody attached")
     own = pane.tmux("show-options", "-A", "-v", "-t", "tb-test", "default-size").strip()
     assert own and own != "23x10"  # its own, else the global one (-A)
 

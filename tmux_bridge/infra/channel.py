@@ -1,5 +1,6 @@
-"""One persistent tmux control-mode client per server, for a resident process (``serve``,
-``mcp``): its tmux commands go down one pipe instead of a new tmux client each (about
+"""One persistent tmux control-mode client per server, for a resident process (``mcp``;
+``serve`` not yet: with it, the browser view's first snapshot was sometimes missing, a
+race not yet found): its tmux commands go down one pipe instead of a new tmux client each (about
 3 ms each), and each reply is matched to its command.
 
 A command line is written as tmux's own parser reads it back
@@ -29,7 +30,7 @@ import subprocess
 import threading
 import time
 
-from ..text.seams import command_line
+from ..text.seams import command_line, format_text_timed
 
 OPEN_WAIT = 2.0  # seconds for a new client to say it is attached
 
@@ -75,7 +76,8 @@ class Channel:
             self.count += 1
             token = f"tmux-bridge-channel-{os.getpid()}-{self.count}"
             try:
-                self._write(line + b"\n" + f"display-message -p '{token}'\n".encode())
+                ask = command_line(["display-message", "-p", format_text_timed(token)]).encode()
+                self._write(line + b"\n" + ask + b"\n")
             except OSError:
                 self._close()
                 raise ChannelClosed(sent=False) from None
