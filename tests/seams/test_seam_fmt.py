@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tmux_bridge.infra.tmux import Tmux
@@ -278,6 +278,8 @@ NAME = (
 
 @SETTINGS
 @given(text=TEXT)
+@example(text="-\x01")  # found by hypothesis: display-message took a leading - for a flag
+@example(text="--")
 def test_printed_expanded_and_parsed_text_round_trips(server: Server, text: str) -> None:
     assert (printed(server, text), expanded(server, text), parsed(server, text)) == (
         text,

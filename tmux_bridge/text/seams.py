@@ -38,7 +38,11 @@ def format_text(text: str) -> str:
     ``set-option -F``; the ``-c`` of a new pane through :func:`start_directory`): the
     expansion is exactly ``text``, for any text (bytes as surrogate escapes included).
     Every ``#`` is doubled but a run of them before ``[``, which tmux keeps as it is.
-    A NUL stays: no tmux argument can hold one (``Tmux.run`` raises ValueError)."""
+    A leading ``-`` becomes ``#{l:-}`` (a literal ``-``): as the first word after a
+    command's flags (``display-message -p TEXT``) it would be read as a flag. A NUL
+    stays: no tmux argument can hold one (``Tmux.run`` raises ValueError)."""
+    if text.startswith("-"):
+        return "#{l:-}" + format_text(text[1:])
     if "#" not in text:
         return text
     parts = []
