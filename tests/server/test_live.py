@@ -627,3 +627,33 @@ def test_the_read_only_token_watches_but_never_types(pane: TestPane, server: Ser
     assert read.status_code == 200 and read.json()["ok"] is True
     assert typed.status_code == 403 and typed.json()["metadata"]["error_code"] == "read_only"
     assert mcp.status_code == 403
+
+
+def test_a_snapshot_at_a_new_size_comes_after_that_size(pane: TestPane, server: Server) -> None:
+    """A snapshot taken after the pane was resized (by a person, or by a resize frame
+    the client sent before the snapshot came) is preceded by a ``size`` event with the
+    size it was taken at: drawn at the client's old size it would scroll or wrap."""
+
+    async def scenario() -> tuple[dict[str, Any], list[Any]]:
+        async with await open_ws(server) as ws:
+            await ws.send(json.dumps({"id": "1", "type": "subscribe-output", "agent": "tb-test"}))
+            ack = await reply(ws, "1")
+            await ws.recv()  # the first snapshot, at the ack's size
+            await asyncio.to_thread(
+                pane.tmux, "resize-window", "-t", "tb-test", "-x", "91", "-y", "27"
+            )
+            await asyncio.to_thread(pane.tmux, "pipe-pane", "-t", "tb-test")  # a resync
+            seen: list[Any] = []  # events, and the next snapshot (live bytes skipped)
+            while not seen or not isinstance(seen[-1], bytes):
+                message = await asyncio.wait_for(ws.recv(), WAIT)
+                if isinstance(message, str):
+                    seen.append(json.loads(message))
+                elif message.startswith(b"\x01tb-test\x00\x1bc"):
+                    seen.append(message)
+            return ack, seen
+
+    ack, seen = run(scenario())
+    assert (ack["cols"], ack["rows"]) != (91, 27)
+    kinds = [m["type"] if isinstance(m, dict) else "snapshot" for m in seen]
+    assert kinds == ["lagging", "size", "snapshot"], seen
+    assert seen[1] == {"type": "size", "agent": "tb-test", "cols": 91, "rows": 27}

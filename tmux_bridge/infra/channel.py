@@ -1,6 +1,5 @@
-"""One persistent tmux control-mode client per server, for a resident process (``mcp``;
-``serve`` not yet: with it, the browser view's first snapshot was sometimes missing, a
-race not yet found): its tmux commands go down one pipe instead of a new tmux client each (about
+"""One persistent tmux control-mode client per server, for a resident process (``serve``,
+``mcp``): its tmux commands go down one pipe instead of a new tmux client each (about
 3 ms each), and each reply is matched to its command.
 
 A command line is written as tmux's own parser reads it back

@@ -35,6 +35,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
 from ..infra.patterns import use_time_limit
+from ..infra.tmux import use_channels
 from ..target import Target
 from ..web.mount import McpMount
 from ..web.replies import error_reply
@@ -387,6 +388,7 @@ def serve(options: ServeOptions) -> int:
     """Serve until stopped; the process's exit status (0 after a requested stop)."""
     check_options(options)
     use_time_limit(REGEX_TIME)  # a REPL's prompt too (through /mcp): regex, time-limited
+    use_channels(True)  # resident: tmux commands down one control-mode client per server
     token = resolve_token(options)
     read_only = None
     if options.read_only_token_file is not None:

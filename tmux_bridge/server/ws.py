@@ -166,6 +166,9 @@ class Sub:
         self.lagging = False
         self.seq = 0  # output chunks queued so far
         self.skip_below = 0  # chunks before this are in a snapshot already
+        # the size the client was last told with its snapshot (the ack's, a ``size``
+        # event's): a resize answer queued behind a snapshot does not count
+        self.told = (0, 0)
 
     # called on the watch's thread
     def output(self, data: bytes) -> None:
@@ -228,8 +231,10 @@ class Connection:
                 await self._snapshot(sub, item)
 
     async def _snapshot(self, sub: Sub, reason: str | None) -> None:
-        """A ``lagging`` event (unless this is the first snapshot), then the snapshot;
-        output queued before it is dropped (the snapshot holds it)."""
+        """A ``lagging`` event (unless this is the first snapshot), a ``size`` event when
+        the pane's size is not the one the client was last told (it was resized since:
+        a snapshot drawn at another size scrolls or wraps), then the snapshot; output
+        queued before it is dropped (the snapshot holds it)."""
         if reason is not None:
             await self.ws.send_text(
                 json.dumps({"type": "lagging", "agent": sub.name, "reason": reason})
@@ -244,6 +249,10 @@ class Connection:
             )
             self.drop(sub.name)
             return
+        if (shot.cols, shot.rows) != sub.told:  # resized since the client was told
+            sub.told = (shot.cols, shot.rows)
+            size = {"type": "size", "agent": sub.name, "cols": shot.cols, "rows": shot.rows}
+            await self.ws.send_text(json.dumps(size))
         await self.ws.send_bytes(join_frame(OUTPUT, sub.name, shot.data))
 
     def send(self, document: dict[str, Any]) -> None:
@@ -297,6 +306,7 @@ class Connection:
         sub.pane_id = await asyncio.to_thread(bridge.watch, sub)
         self.subs[name] = sub
         size = await asyncio.to_thread(bridge.snapshot, 0)
+        sub.told = (size.cols, size.rows)
         self.send({**ack, "pane": sub.pane_id, "cols": size.cols, "rows": size.rows})
         self.outbox.put_nowait(("resync", sub, None))
 

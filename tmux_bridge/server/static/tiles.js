@@ -12,6 +12,7 @@
 
   view.onFrame((name, bytes) => { const tile = tiles.get(name); if (tile) tile.term.write(bytes); });
   view.onEvent((message) => {
+    if (message.type === "size") { const tile = tiles.get(message.agent); if (tile) tile.term.resize(message.cols, message.rows); }
     if (!shown) return;
     if (message.type === "auth" && message.ok) refresh();
     else if (String(message.type).startsWith("agent-")) refresh();

@@ -69,7 +69,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
       if (message.ok) { listPanes(); followAgents(); }
     } else if (message.type === "agent-added" || message.type === "agent-updated") { agents.set(message.agent.name, message.agent); showAgents(); }
     else if (message.type === "agent-removed") { agents.delete(message.name); showAgents(); } else if (message.type === "lagging") notice(`${message.agent}: ${message.reason}; redrawn from a fresh snapshot`);
-    else if (message.type === "resize" && message.agent === chosen) term.resize(message.cols, message.rows);
+    else if ((message.type === "resize" || message.type === "size") && message.agent === chosen) term.resize(message.cols, message.rows);
     else if (message.type === "upload") notice(`uploaded ${message.path} (${message.pasted})`);
     else if (message.type === "error") notice(message.error);
   }
