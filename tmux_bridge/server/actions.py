@@ -124,10 +124,18 @@ def _result_reply(
     if limits != (None, None, None):  # the rule of tmux-send --first/--last/--max-bytes
         for name, data in (("stdout", result.stdout), ("stderr", result.stderr)):
             bridge.fit_document(document, name, data or b"", limits)
+    return _document_reply(request, bridge, document, "stdout")
+
+
+def _document_reply(
+    request: Request, bridge: Bridge, document: dict[str, Any], shown: str
+) -> dict[str, Any]:
+    """The reply to an action whose result is one JSON document (``tmux-send --json``):
+    the document as ``metadata.result``, its field ``shown`` as ``output``."""
     return reply(
         request.action,
         session=bridge.target.session,
-        output=document["stdout"],
+        output=document[shown],
         metadata={"result": document},
     )
 
@@ -180,24 +188,13 @@ def _screen(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str
     join = request.join_wrapped is not False  # joined unless asked not to, as tmux-send does
     bridge = backend.bridge(request)
     document = to_document(bridge.screen(request.lines or 0, join))
-    return reply(
-        request.action,
-        session=bridge.target.session,
-        output=document["screen"],
-        metadata={"result": document},
-    )
+    return _document_reply(request, bridge, document, "screen")
 
 
 def _job_reply(request: Request, bridge: Bridge, result: JobResult) -> dict[str, Any]:
     """A job's document (``tmux-send --json`` of the job modes) as ``metadata.result``,
     its stdout as ``output``."""
-    document = result.document()
-    return reply(
-        request.action,
-        session=bridge.target.session,
-        output=document["stdout"],
-        metadata={"result": document},
-    )
+    return _document_reply(request, bridge, result.document(), "stdout")
 
 
 def _start_job(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
