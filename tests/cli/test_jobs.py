@@ -279,6 +279,27 @@ def test_a_job_in_a_far_shell(make_bridge: MakeBridge, shell: str) -> None:
     assert b.send_text("--", "echo back") == (0, "back\n", "")
 
 
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_a_far_timeout_detaches_the_command_as_a_job(make_bridge: MakeBridge, shell: str) -> None:
+    b = make_bridge("bash")
+    b.start()
+    enter_nested(b, "dash" if shell == "sh" else shell, "sh" if shell == "sh" else None)
+    result = b.send(
+        "--json", "--timeout", "0.5", "--on-timeout", "detach", "--", "sh", "-c", _gated(b)
+    )
+    document = json.loads(result.stdout)
+    assert result.returncode == 124, result.stderr
+    assert document["timed_out"] == "idle" and document["signals_sent"] == []
+    job = document["job"]
+    assert document["stdout"] == "started\n"
+    assert b.send_text("--", "true")[0] == 125  # the job holds the pane
+    _go(b)
+    code, out, err = b.send_text("--wait", job)
+    assert (code, out, err) == (3, "done\n", "warn\n")  # a far stderr comes at the end
+    assert "SIGINT" not in b.history()
+    assert b.send_text("--", "echo back") == (0, "back\n", "")
+
+
 def test_a_job_whose_keeper_is_killed_is_lost(make_bridge: MakeBridge) -> None:
     b = make_bridge("bash")
     b.start()
