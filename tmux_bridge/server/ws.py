@@ -29,6 +29,7 @@ from ..errors import BridgeError, InvalidRequest, NotDelivered
 from ..web.security import ROLE, Gates, role_of
 from .contract import check_encodable
 from .frames import join_frame, parse_size, split_frame
+from .jobfeed import JobFeed
 from .sizes import Sizes
 
 if TYPE_CHECKING:
@@ -203,8 +204,10 @@ class Connection:
         feed: AgentFeed,
         role: str,
         sizes: Sizes | None = None,
+        jobs: JobFeed | None = None,
     ) -> None:
         self.ws = ws
+        self.jobs = jobs or JobFeed(lambda: bridge_for("").jobs())
         self.sizes = sizes or Sizes()  # the panes this client resized: given back at its end
         self.bridge_for = bridge_for
         self.feed = feed
@@ -267,6 +270,7 @@ class Connection:
 
     def close(self) -> None:
         self.feed.unsubscribe(self)
+        self.jobs.unsubscribe(self)
         for name in list(self.subs):
             self.drop(name)
         self.sizes.release(self)
@@ -402,6 +406,22 @@ async def _send_prompt(conn: Connection, message: dict[str, Any]) -> dict[str, A
     return await asyncio.to_thread(conn.agents.send_prompt, _name(message), prompt)
 
 
+async def _list_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    jobs = await asyncio.to_thread(conn.bridge_for("").jobs)
+    return {"ok": True, "jobs": [job.document() for job in jobs]}
+
+
+async def _subscribe_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    jobs = await conn.jobs.subscribe(conn)
+    return {"ok": True, "jobs": [job.document() for job in jobs]}
+
+
+async def _unsubscribe_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    if not conn.jobs.unsubscribe(conn):
+        raise BridgeError("no subscribe-jobs on this connection.")
+    return {"ok": True}
+
+
 async def _subscribe(conn: Connection, message: dict[str, Any]) -> None:
     await conn.subscribe(message)
 
@@ -414,6 +434,9 @@ _HANDLERS: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[dict[str, 
     "send-prompt": _send_prompt,
     "subscribe-agents": _subscribe_agents,
     "unsubscribe-agents": _unsubscribe_agents,
+    "list-jobs": _list_jobs,
+    "subscribe-jobs": _subscribe_jobs,
+    "unsubscribe-jobs": _unsubscribe_jobs,
 }
 
 
@@ -448,6 +471,7 @@ def endpoint(
     """The ``/ws`` endpoint."""
     feed = AgentFeed(agents)
     sizes = Sizes()
+    jobs = JobFeed(lambda: bridge_for("").jobs())
 
     waiting: set[WebSocket] = set()  # accepted, their token not given yet
 
@@ -463,7 +487,7 @@ def endpoint(
             waiting.discard(ws)
         if role is None:
             return
-        conn = Connection(ws, bridge_for, feed, role, sizes)
+        conn = Connection(ws, bridge_for, feed, role, sizes, jobs)
         writer = asyncio.ensure_future(conn.write_loop())
         try:
             await _read_loop(ws, conn, writer)
