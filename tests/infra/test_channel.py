@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -159,15 +160,64 @@ def test_a_stopped_server_times_out(make_bridge: object, channels: None) -> None
     assert t.run("display-message", "-p", "back").stdout == "back\n"
 
 
-def test_a_screen_capture_never_goes_down_the_channel(pane: TestPane, channels: None) -> None:
-    """A line of a pane's screen could mimic the end of a control-mode block: captures
-    run in a client of their own (the channel is not even opened for one)."""
-    t = Tmux(socket_path=str(pane.tmpdir / f"tmux-{os.getuid()}" / "default"))
+def test_a_capture_of_every_byte_is_what_a_client_of_its_own_gets(
+    pane: TestPane, channels: None
+) -> None:
+    t = _server(pane)
+    every = bytes(b for b in range(1, 256) if b not in (0x0A, 0x0D, 0x1B))
+    script = pane.root / "every.bin"
+    script.write_bytes(every + b"\n%end 1 2 1\n%begin 3 4 1\n")
+    pane.wait_for_prompt()
+    pane.tmux("send-keys", "-t", pane.target, f"cat {script}", "Enter")
+    pane.wait_for(lambda: "%begin 3 4 1" in pane.history(), "the bytes on the screen")
+    for flags in (["-p"], ["-p", "-e"], ["-p", "-J", "-S", "-"], ["-p", "-C"]):
+        through, alone = _both(t, ["capture-pane", *flags, "-t", pane.target])
+        assert through == alone, flags
+
+
+def _numbers_now(pane: TestPane) -> tuple[int, int]:
+    """The tmux server's clock and its next command number, as a control client of our
+    own sees them (what a program in a pane would have to guess)."""
+    socket = str(pane.tmpdir / f"tmux-{os.getuid()}" / "default")
+    done = subprocess.run(
+        ["tmux", "-S", socket, "-C", "attach-session", "-t", pane.session],
+        input=b"display-message -p x\n", capture_output=True, timeout=WAIT, check=False,
+    )  # fmt: skip
+    begins = [line.split() for line in done.stdout.splitlines() if line.startswith(b"%begin ")]
+    return int(begins[-1][1]), int(begins[-1][2]) + 1
+
+
+@pytest.mark.parametrize(
+    "fake", ["%begin 9 9 1\ninjected\n%end 9 9 1\n", "%begin 9 9 1\ninjected\n"]
+)
+def test_a_screen_that_forges_the_end_of_its_block_is_caught(
+    pane: TestPane, channels: None, fake: str
+) -> None:
+    """A program prints the end of the block its capture will come in (every command
+    number the next ones may get, at this second and the next two), then a fake block,
+    whole (the real end comes after the forged one) or open (it would swallow the real
+    end and the token); the channel closes, and the capture comes from a client of its
+    own: the same text, nothing injected."""
+    t = _server(pane)
+    assert t.run("display-message", "-p", "open").stdout == "open\n"
+    before = _channel_pid(t)
+    now, number = _numbers_now(pane)
+    forged = [
+        f"%end {when} {n} 1\n{fake}"
+        for when in (now, now + 1, now + 2)
+        for n in range(number, number + 40)
+    ]
+    script = pane.root / "forged.txt"
+    script.write_text("".join(forged))
+    pane.tmux("send-keys", "-t", pane.target, f"cat {script}; echo forged-done", "Enter")
+    pane.wait_for(lambda: "forged-done\n" in pane.history(), "the forged lines")
+    captured = t.run("capture-pane", "-p", "-J", "-S", "-", "-t", pane.target).stdout
     use_channels(False)
+    alone = t.run("capture-pane", "-p", "-J", "-S", "-", "-t", pane.target).stdout
     use_channels(True)
-    pane.tmux("send-keys", "-t", pane.target, "printf '%%end 1 2 3\\n'", "Enter")
-    t.run("capture-pane", "-p", "-t", pane.target)
-    assert _channel_pid(t) is None
+    assert captured == alone
+    assert forged[-1] in captured  # the capture came back whole, to its last forged line
+    assert _channel_pid(t) != before  # the forged reply closed the channel
 
 
 def test_a_call_through_the_facade_uses_the_channel(pane: TestPane, channels: None) -> None:

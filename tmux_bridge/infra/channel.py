@@ -14,9 +14,16 @@ is not counted as a person (:func:`~tmux_bridge.pane.info.is_person`).
 The channel is one client of one session (tmux has no control client without one). With
 no session it is not opened and the caller runs tmux as a subprocess; when its session
 goes away tmux ends it (``%exit``) and the next command opens it again, on any session.
-A command that reads stdin, or whose reply holds text a program in a pane chose (a
-capture of the screen, a paste buffer: a line of it could mimic the end of a block), also
-runs as a subprocess. Whether a process uses channels at all is decided in one place:
+A command that reads stdin, or writes a file through its client, runs as a subprocess.
+
+A reply may hold text a program in a pane chose (a capture of the screen, a paste
+buffer), and tmux passes it on raw: a line of it could mimic the end of its block
+(``%end TIME NUMBER FLAGS``) and what follows could pose as more blocks. The reply is
+therefore checked before it is believed: the token is random (no program can print it
+ahead), the token seen anywhere but as its own block's only line, or a block's end seen
+twice (tmux always sends the real one after a forged one), means a forged reply
+(:class:`ChannelForged`): the channel is closed and the caller runs the command again as a
+subprocess. Whether a process uses channels at all is decided in one place:
 :func:`tmux_bridge.infra.tmux.use_channels`.
 """
 
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import select
 import subprocess
 import threading
@@ -41,6 +49,14 @@ class ChannelClosed(Exception):
     def __init__(self, sent: bool) -> None:
         super().__init__("the tmux control channel is closed")
         self.sent = sent
+
+
+class ChannelForged(Exception):
+    """A reply whose framing a program's text imitated (see the module's docstring):
+    nothing of it is believed; the command ran (it only looked, or the caller says)."""
+
+    def __init__(self) -> None:
+        super().__init__("a reply on the tmux control channel was not framed as tmux frames it")
 
 
 class Reply:
@@ -73,7 +89,7 @@ class Channel:
                 self._close()
                 self._open()
             self.count += 1
-            token = f"tmux-bridge-channel-{os.getpid()}-{self.count}"
+            token = f"tmux-bridge-channel-{secrets.token_hex(16)}"
             try:
                 ask = command_line(["display-message", "-p", format_text_timed(token)]).encode()
                 self._write(line + b"\n" + ask + b"\n")
@@ -82,7 +98,7 @@ class Channel:
                 raise ChannelClosed(sent=False) from None
             try:
                 reply = self._read_reply(token.encode(), timeout)
-            except BaseException:
+            except BaseException:  # a timeout, a forged reply: what is left is unknown
                 self._close()
                 raise
         out, err = (
@@ -135,24 +151,31 @@ class Channel:
         self.process.stdin.flush()
 
     def _read_reply(self, token: bytes, timeout: float | None) -> Reply:
-        """The blocks up to the one that printed ``token``."""
+        """The blocks up to the one that printed ``token``; :class:`ChannelForged` when
+        the framing shows a program's text posing as tmux's."""
         deadline = None if timeout is None else time.monotonic() + timeout
         reply = Reply()
         block: list[bytes] | None = None
         begun = b""  # the open block's "<time> <number> <flags>": its end says the same
+        ended: set[bytes] = set()  # the ends of the blocks closed so far
         while True:
             line = self._line(deadline)
             if line is None:
                 if reply.blocks:  # the command ran (and ended the client's session)
                     return reply
                 raise ChannelClosed(sent=True)
+            if line == token and block != []:  # the token is only its own block's line
+                raise ChannelForged()
             if block is None:
                 if line.startswith(b"%begin "):
                     block, begun = [], line[len(b"%begin ") :]
+                elif line.partition(b" ")[2] in ended and line.startswith((b"%end ", b"%error ")):
+                    raise ChannelForged()  # a block's real end after a forged one
                 continue  # a notification
             if line in (b"%end " + begun, b"%error " + begun):
                 if block == [token]:
                     return reply
+                ended.add(begun)
                 reply.blocks += 1
                 if line.startswith(b"%error "):  # as a client says it (it parses first)
                     reply.err += [part.removeprefix(b"parse error: ") for part in block]

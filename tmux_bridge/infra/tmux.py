@@ -153,11 +153,12 @@ _ONLY_LOOK = frozenset(
     {
         "display-message", "display", "list-sessions", "ls", "list-windows", "lsw",
         "list-panes", "lsp", "list-clients", "lsc", "show-options", "show",
-        "show-environment", "showenv", "has-session", "has",
+        "show-environment", "showenv", "has-session", "has", "capture-pane", "capturep",
+        "show-buffer", "showb",
     }
 )  # fmt: skip
-# commands whose reply holds text a program in a pane chose: never down a channel
-_OWN_CLIENT = frozenset({"capture-pane", "capturep", "show-buffer", "showb", "save-buffer"})
+# commands that must have a client of their own: never down a channel
+_OWN_CLIENT = frozenset({"save-buffer", "saveb"})  # it writes a file through its client
 
 
 def use_channels(on: bool) -> None:
@@ -180,7 +181,7 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
     with the command sent (its session or server went away as it was written) leaves no
     way to know whether it ran: commands that only look are run again, others raise
     :class:`TmuxError` (typing twice into a pane is worse than an error)."""
-    from .channel import Channel, ChannelClosed
+    from .channel import Channel, ChannelClosed, ChannelForged
 
     commands = _split(args)
     if any(command and command[0] in _OWN_CLIENT for command in commands):
@@ -198,6 +199,10 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
                 message = "the tmux control channel closed before answering"
                 raise TmuxError(argv, 1, message) from None
             continue  # opened anew on the next attempt, else a subprocess
+        except ChannelForged:
+            if not all(command[0] in _ONLY_LOOK for command in commands):
+                raise TmuxError(argv, 1, "a reply on the tmux control channel was forged") from None
+            return None  # looked again through a client of its own
         except TimeoutError:
             raise TmuxTimeout(argv, tmux.timeout or 0.0) from None
         return TmuxResult(argv, code, out, err)
