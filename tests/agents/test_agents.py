@@ -66,6 +66,7 @@ def test_agents_are_detected_with_the_spec_fields(world: World) -> None:
         "pane": pane,
         "target": "beta:0.0",
         "state": "idle",
+        "question": None,
     }
     assert (agents["alpha"]["runtime"], agents["alpha"]["role"]) == ("claude", None)
     assert (agents["pyhelper"]["runtime"], agents["pyhelper"]["role"]) == ("python3", "calc")

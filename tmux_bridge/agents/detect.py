@@ -38,7 +38,7 @@ from ..infra.tmux import Tmux
 from ..pane.front import SHELL_WAYS, interactive
 from ..pane.info import PaneInfo, list_all_panes
 
-AgentState = Literal["working", "idle", "unknown"]
+AgentState = Literal["working", "idle", "needs_person", "starting", "unknown"]
 
 # The environment a session sets to declare an agent (tmux ``set-environment``).
 NAME_VARS = ("TMUX_BRIDGE_AGENT",)
@@ -55,20 +55,68 @@ DESCENDANT_DEPTH = 4  # how deep below a declared program an interactive shell i
 
 
 class Runtime(NamedTuple):
-    """One agent CLI: the names its process runs under, the text its screen shows while
-    it works (lower case), and a regex for the start of its input line (the glyph the
-    cursor follows when the box is empty)."""
+    """One agent CLI, as data: the names its process runs under, and what its screen
+    shows in each state, checked against the version ``checked`` (``None``: from its
+    documentation, not tried here).
+
+    ``busy``: text shown while it works (lower case; a marker cut short by a narrow pane,
+    ``esc to inter…``, still counts when at least :data:`MIN_CUT` characters are left);
+    ``working``: a regex for a row only a working agent draws (a spinner with its verb),
+    whatever the width; ``starting``: text shown while it starts and takes no prompt yet
+    (what is typed then is queued); ``questions``: text that shows a dialog the person
+    must answer, with what it is; ``prompt``: a regex for the start of its input line (the
+    glyph the cursor follows when the box is empty)."""
 
     name: str
     programs: tuple[str, ...]
     busy: tuple[str, ...] = ("esc to interrupt", "esc to cancel")
     prompt: str = r"^[\s│┃|]*[>\u276f\u203a]\s?"
+    working: str | None = None
+    starting: tuple[str, ...] = ()
+    questions: tuple[tuple[str, str], ...] = ()
+    checked: str | None = None
 
+
+MIN_CUT = 6  # characters of a busy marker left before the ellipsis of a cut line
+# A numbered menu with its selection glyph on one choice (``> 1. Yes``): the person picks.
+MENU = re.compile(r"^\s*[>\u276f\u203a]\s*\d+\.\s+\S")
+# Questions many CLIs ask, besides their own: what to tell the person.
+COMMON_QUESTIONS = (
+    ("do you want to proceed", "a permission question"),
+    ("do you trust", "a folder-trust question"),
+    ("enter to confirm", "a menu"),
+)
 
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("claude", ("claude",)),
-    Runtime("codex", ("codex",)),
-    Runtime("gemini", ("gemini",)),
+    Runtime(
+        "claude",
+        ("claude",),
+        busy=("esc to interrupt",),  # not "esc to cancel": its dialogs say that
+        # "✻ Hashing…": the spinner and its verb, at any width
+        working=r"^[·✢✳✶✻✽*] \w+…",
+        questions=(
+            ("yes, i trust this folder", "a folder-trust question"),
+            ("do you want to make this edit", "a permission question"),
+            ("do you want to", "a permission question"),
+        ),
+        checked="2.1.331",
+    ),
+    Runtime(
+        "codex",
+        ("codex",),
+        busy=("esc to interrupt",),
+        # "• Working (0s • esc to interrupt)", "◦ Reconnecting... 4/5 (2s • esc to …"
+        working=r"^[•◦] \w.*\((\d+[hm] )*\d+[hms]\b",
+        starting=("waiting for startup", "booting mcp server"),
+        questions=(
+            ("trust this folder?", "a folder-trust question"),
+            ("allow command?", "a permission question"),
+            ("would you like to run", "a permission question"),
+            ("enter continue", "a menu"),
+        ),
+        checked="0.169.0",
+    ),
+    Runtime("gemini", ("gemini",), busy=("esc to cancel",)),
     Runtime("cursor", ("cursor-agent",)),
     Runtime("auggie", ("auggie",)),
     Runtime("amp", ("amp",)),
@@ -100,6 +148,7 @@ class Agent(NamedTuple):
     pid: int
     start: int = 0  # the program's start, clock ticks after boot: with pid, which program
     declared: bool = False  # a declared agent (no known runtime): checked for ways to shells
+    question: str | None = None  # needs_person: what the person must answer
 
     def document(self) -> dict[str, object]:
         """The agent as JSON: the spec's camel-case ``workDir``, plus pane, target, state."""
@@ -113,6 +162,7 @@ class Agent(NamedTuple):
             "pane": self.pane,
             "target": self.target,
             "state": self.state,
+            "question": self.question,
         }
 
     @property
@@ -259,6 +309,7 @@ def _base_name(candidate: _Candidate) -> str:
 def _agent(candidate: _Candidate, name: str, screen: list[str]) -> Agent:
     pane = candidate.pane
     runtime = _BY_NAME.get(candidate.runtime, GENERIC)
+    state, question = read_state(runtime, screen, pane)
     return Agent(
         name=name,
         role=_first(candidate.env, ROLE_VARS),
@@ -268,10 +319,11 @@ def _agent(candidate: _Candidate, name: str, screen: list[str]) -> Agent:
         attached=pane.attached > 0,
         pane=pane.pane_id,
         target=pane.target,
-        state=agent_state(runtime, screen, pane),
+        state=state,
         pid=candidate.pid,
         start=stat.start if (stat := procfs.proc_stat(candidate.pid)) else 0,
         declared=candidate.declared,
+        question=question,
     )
 
 
@@ -339,16 +391,72 @@ def _screens(tmux: Tmux, pane_ids: list[str]) -> dict[str, list[str]]:
 
 
 def agent_state(runtime: Runtime, screen: list[str], pane: PaneInfo) -> AgentState:
-    """``working``, ``idle`` or ``unknown``, from the screen and the cursor (and for a
-    program the table does not know, from what the kernel says it waits for)."""
-    text = "\n".join(screen).lower()
-    if any(marker in text for marker in runtime.busy):
-        return "working"
+    """The agent's state from the screen and the cursor (see :func:`read_state`)."""
+    return read_state(runtime, screen, pane)[0]
+
+
+def read_state(
+    runtime: Runtime, screen: list[str], pane: PaneInfo
+) -> tuple[AgentState, str | None]:
+    """``needs_person`` (with what the person must answer: a question or menu shown at or
+    below the input line, or near the bottom when there is none), ``working`` (a busy
+    marker or a working row), ``starting``, ``idle`` (its input box has the cursor), else
+    ``unknown``; for a program the table does not know, the kernel tells idle from
+    working. Each marker is matched so that a narrow pane's cut lines still count."""
+    row = input_row(runtime, screen, pane.cursor_y)
+    question = _question(runtime, _bottom(screen, row))
+    if question is not None:
+        return "needs_person", question
+    if _busy(runtime, screen):
+        return "working", None
     if runtime is GENERIC:
-        return "idle" if procfs.waiting_for_input(pane.pid, pane.tty) else "working"
-    if input_row(runtime, screen, pane.cursor_y) is not None:
-        return "idle"
-    return "unknown"
+        return ("idle" if procfs.waiting_for_input(pane.pid, pane.tty) else "working"), None
+    lowered = "\n".join(screen).lower()
+    if any(marker in lowered for marker in runtime.starting):
+        return "starting", None
+    return ("idle" if row is not None else "unknown"), None
+
+
+QUESTION_ROWS = 8  # non-blank bottom rows looked at for a question when no input line shows
+
+
+def _bottom(screen: list[str], row: int | None) -> list[str]:
+    """The rows a question would be on: from the input line down, else the last few."""
+    if row is not None:
+        return screen[row:]
+    return [line for line in screen if line.strip()][-QUESTION_ROWS:]
+
+
+def _question(runtime: Runtime, rows: list[str]) -> str | None:
+    if runtime is GENERIC:
+        return None
+    text = "\n".join(rows).lower()
+    for marker, what in (*runtime.questions, *COMMON_QUESTIONS):
+        if marker in text:
+            return what
+    return "a menu" if any(MENU.match(line) for line in rows) else None
+
+
+def _busy(runtime: Runtime, screen: list[str]) -> bool:
+    text = "\n".join(screen).lower()
+    if any(_cut_marker(marker).search(text) for marker in runtime.busy):
+        return True
+    if runtime.working is None:
+        return False
+    pattern = re.compile(runtime.working)
+    return any(pattern.match(line) for line in screen)
+
+
+_CUTS: dict[str, re.Pattern[str]] = {}
+
+
+def _cut_marker(marker: str) -> re.Pattern[str]:
+    """``marker`` whole, or cut by the pane's width: a prefix of at least MIN_CUT
+    characters followed by an ellipsis."""
+    if marker not in _CUTS:
+        cuts = [re.escape(marker[:n]) + "…" for n in range(min(MIN_CUT, len(marker)), len(marker))]
+        _CUTS[marker] = re.compile("|".join([re.escape(marker), *cuts]))
+    return _CUTS[marker]
 
 
 def input_row(runtime: Runtime, screen: list[str], cursor_y: int, reach: int = 12) -> int | None:

@@ -27,6 +27,7 @@ from ..errors import (
     LockTimeout,
     NotDelivered,
     PromptNotTaken,
+    Unconfirmed,
     WaitTimeout,
 )
 from ..infra.tmux import Tmux
@@ -119,6 +120,9 @@ def try_deliver(
                 receipt = deliver_locked(
                     tmux, agent, records, message.as_prompt(), False, deadline, cancel
                 )
+            except Unconfirmed as exc:  # submitted: never pasted again
+                inbox.mark(runtime_dir, message.id, "delivered", expect="pending", error=str(exc))
+                return Attempt(_now(runtime_dir, message), exc.receipt, None, True)  # type: ignore[arg-type]
             except NotDelivered as exc:
                 final = isinstance(exc, (PromptNotTaken, AgentChanged))
                 state: inbox.MessageState = "failed" if final else "pending"
