@@ -104,7 +104,7 @@ def try_deliver(
         )
         changed = inbox.mark(runtime_dir, message.id, "expired", expect="pending", error=error)
         return Attempt(_now(runtime_dir, message), None, None, changed)
-    agent = find_agent(tmux, message.recipient)
+    agent = find_agent(tmux, message.pane or message.recipient)
     why = f"the agent {message.recipient} is gone." if agent is None else _not_for(agent, message)
     if agent is None or why is not None:
         changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=why)

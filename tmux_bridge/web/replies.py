@@ -62,7 +62,7 @@ HTTP_STATUS: dict[str, int] = {
     "draft_in_input": 409,
     "prompt_not_taken": 409,
     "agent_changed": 409,
-    "unconfirmed": 202,
+    "unconfirmed": 409,
     "ambiguous_agent": 409,
     "inbox_error": 500,
     "inbox_corrupt": 500,
