@@ -999,12 +999,12 @@ class Bridge:
 
     def _message_ends(self, to: str, sender: str | None, origin: Origin) -> tuple[Agent, str]:
         """The recipient, and the sender's name; no self-sends."""
-        from .agents.detect import list_agents
+        from .agents.detect import list_agents, pick
         from .errors import NoSuchAgent, SelfSend
         from .text.seams import is_name
 
         agents = list_agents(self.target.tmux)
-        recipient = next((a for a in agents if to in (a.name, a.pane, a.target)), None)
+        recipient = pick(agents, to)
         if recipient is None:
             raise NoSuchAgent(
                 f"no agent called {to!r} runs on this tmux server; "

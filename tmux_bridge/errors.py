@@ -15,6 +15,7 @@ from typing import ClassVar
 EXIT_USAGE = 2  # bad options or arguments (click's own code)
 EXIT_TIMEOUT = 124  # the idle or overall timeout fired (as timeout(1) does)
 EXIT_NOT_DELIVERED = 1  # tmux-bridge prompt/message: tried, and the target did not take it
+EXIT_UNCONFIRMED = 3  # tmux-bridge prompt: submitted, its taking not seen: do not resend
 EXIT_FAILURE = 125  # tmux-send could not run or finish the command
 EXIT_SIGHUP = 129  # tmux-send itself got SIGHUP
 EXIT_SIGINT = 130  # tmux-send itself got SIGINT (or was cancelled by its caller)
@@ -413,6 +414,23 @@ class AgentChanged(NotDelivered):
     nothing more was pasted or pressed."""
 
     code = "agent_changed"
+
+
+class Unconfirmed(NotDelivered):
+    """The prompt was pasted and submitted, and the screen changed, but not in a way
+    that shows for sure it was taken: it may well have been. Exit 3: do not send it
+    again; look at the agent first."""
+
+    code = "unconfirmed"
+    exit_code = EXIT_UNCONFIRMED
+
+
+class AmbiguousAgent(BridgeError):
+    """A name names several agents (a runtime that runs more than once, a window name
+    shared); the message lists them. Nothing was tried. Exit 2."""
+
+    code = "ambiguous_agent"
+    exit_code = EXIT_USAGE
 
 
 def exit_status(status: int | None, timed_out: str | None, cancelled: int | None) -> int:

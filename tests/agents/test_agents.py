@@ -66,6 +66,8 @@ def test_agents_are_detected_with_the_spec_fields(world: World) -> None:
         "pane": pane,
         "target": "beta:0.0",
         "state": "idle",
+        "question": None,
+        "aliases": ["codex", "0.0", "beta:0"],
     }
     assert (agents["alpha"]["runtime"], agents["alpha"]["role"]) == ("claude", None)
     assert (agents["pyhelper"]["runtime"], agents["pyhelper"]["role"]) == ("python3", "calc")
@@ -86,9 +88,39 @@ def test_agents_come_and_go_and_a_zombie_session_is_not_listed(world: World) -> 
 
 def test_several_agents_in_one_session_get_unique_names(world: World) -> None:
     world.start("duo", "claude")
+    world.wait_names({"duo"})
     world.b.tmux("split-window", "-t", "=duo:", f"PATH={world.bin}:$PATH codex")
     world.b.wait_for(lambda: len(world.facade().agents()) == 2, "two agents")
-    assert sorted(a.name for a in world.facade().agents()) == ["duo:0.0", "duo:0.1"]
+    # the first agent keeps its name: names never depend on how many agents share a session
+    assert sorted(a.name for a in world.facade().agents()) == ["duo", "duo:0.1"]
+
+
+def test_names_people_use_reach_an_agent_and_an_ambiguous_one_is_refused(world: World) -> None:
+    world.start("work", "bash --norc")
+    world.b.tmux(
+        "new-window", "-d", "-t", "=work:", "-n", "reviewer", f"PATH={world.bin}:$PATH claude"
+    )
+    world.b.tmux("new-window", "-d", "-t", "=work:", "-n", "coder", f"PATH={world.bin}:$PATH codex")
+    world.wait_names({"work:1.0", "work:2.0"})
+    facade = world.facade()
+    for name, target in [("codex", "work:2.0"), ("claude", "work:1.0"), ("2.0", "work:2.0"),
+                         ("reviewer", "work:1.0"), ("work:2", "work:2.0")]:  # fmt: skip
+        receipt = facade.send_prompt(name, f"hello {name}")
+        assert (receipt.target, receipt.delivered) == (target, True), name
+    names = ["codex", "claude", "2.0", "reviewer", "work:2"]
+    assert world.prompts("work") == [f"hello {n}" for n in names]  # one log per session
+
+    def coder_took_its_three() -> bool:
+        coder = world.b.tmux("capture-pane", "-p", "-t", "=work:2")
+        return all(f"HELLO {n.upper()}" in coder for n in ("codex", "2.0", "work:2"))
+
+    world.b.wait_for(coder_took_its_three, "the coder window's replies")
+    world.b.tmux("new-window", "-d", "-t", "=work:", f"PATH={world.bin}:$PATH codex")
+    world.b.wait_for(lambda: len(facade.agents()) == 3, "three agents")
+    code, out, err = world.cli("prompt", "--to", "codex", "which one?")
+    assert code == 2 and "ambiguous" not in out, (code, out, err)
+    assert "'codex' names 2 agents" in err and "work:2.0" in err and "work:3.0" in err, err
+    assert facade.send_prompt("coder", "still reachable").target == "work:2.0"
 
 
 def test_the_agents_command_lists_them_as_json(world: World) -> None:

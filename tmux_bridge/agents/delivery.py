@@ -38,13 +38,23 @@ from ..errors import (
     NoSuchAgent,
     NotDelivered,
     PromptNotTaken,
+    Unconfirmed,
 )
 from ..infra.runtime import atomic_write, remove_quietly
 from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import PaneInfo, find_pane
 from ..pane.records import PaneDir
 from ..text.seams import pasted_text
-from .detect import GENERIC, Agent, Runtime, agent_state, changed, find_agent, input_row
+from .detect import (
+    GENERIC,
+    Agent,
+    Runtime,
+    agent_state,
+    changed,
+    find_agent,
+    input_row,
+    read_state,
+)
 
 POLL = 0.02
 # How long each Enter is given to be taken before it is pressed again.
@@ -52,6 +62,9 @@ ENTER_WAITS = (0.25, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5)
 PASTE_WAIT = 3.0  # for the pasted text to show in the box
 CLEAR_TRIES = 4
 STRANDED_FILE = "stranded"  # what we pasted and was not taken (ours, may be cleared)
+# The last prompt we delivered: an agent interrupted (Escape) puts it back in its box
+# (Claude Code does), and it is still ours, cleared before the next delivery.
+DELIVERED_FILE = "delivered"
 _NOT_TEXT = re.compile(r"[\s\u2500-\u259f]+")  # whitespace and box drawing
 
 
@@ -219,6 +232,7 @@ class _Attempt:
         self.paste()
         pasted = self.wait_pasted(cancel)
         confirmed = self.submit(pasted, cancel)
+        atomic_write(self.records.file(DELIVERED_FILE), squeeze(self.text).encode())
         remove_quietly(self.records.file(STRANDED_FILE))
         return self.receipt(confirmed)
 
@@ -238,23 +252,31 @@ class _Attempt:
             if now.pane.in_mode:
                 self.tmux.run("send-keys", "-t", self.agent.pane, "-X", "cancel", check=False)
                 continue
-            state = agent_state(self.runtime, now.screen, now.pane)
+            state, question = read_state(self.runtime, now.screen, now.pane)
             if state == "idle" and now.row is not None:
                 return now
             if time.monotonic() >= deadline:
-                if state == "working":
-                    raise self.fail(AgentBusy, "the agent was still working when time ran out.")
-                raise self.fail(
-                    NoInputBox,
-                    "the agent shows no input box (a question or a menu may be open).",
-                )
+                raise self._not_ready(state, question)
             sleep_or_cancel(0.05, cancel)
+
+    def _not_ready(self, state: str, question: str | None) -> NotDelivered:
+        if state == "working":
+            return self.fail(AgentBusy, "the agent was still working when time ran out.")
+        if state == "needs_person":
+            return self.fail(
+                NoInputBox, f"the agent shows {question}: the person must answer it first."
+            )
+        if state == "starting":
+            return self.fail(NoInputBox, "the agent was still starting when time ran out.")
+        return self.fail(
+            NoInputBox, "the agent shows no input box (a question or a menu may be open)."
+        )
 
     def clear_draft(self, now: Look, replace_draft: bool) -> None:
         """Refuse a draft that is not ours, else clear the box with the runtime's keys."""
-        ours = self._stranded()
+        ours = {self._ours(STRANDED_FILE), self._ours(DELIVERED_FILE)} - {""}
         assert now.box is not None
-        if not replace_draft and not (ours and squeeze(now.box) == ours):
+        if not replace_draft and squeeze(now.box) not in ours:
             raise self.fail(
                 DraftInInput,
                 f"its input box already holds text that is not ours ({_short(now.box)!r}); "
@@ -268,9 +290,10 @@ class _Attempt:
                 return
         raise self.fail(DraftInInput, "its input box could not be cleared; nothing was pasted.")
 
-    def _stranded(self) -> str:
+    def _ours(self, name: str) -> str:
+        """What we pasted and is recorded in ``name`` (squeezed), or ``""``."""
         try:
-            with open(self.records.file(STRANDED_FILE), encoding="utf-8") as f:
+            with open(self.records.file(name), encoding="utf-8") as f:
                 return f.read()
         except OSError:
             return ""
@@ -304,33 +327,56 @@ class _Attempt:
         return seen[-1]
 
     def submit(self, pasted: Look, cancel: Cancel | None) -> str:
-        """Press Enter until the target shows the prompt was taken; how it showed."""
+        """Press Enter, then confirm from what only a submission causes: the agent
+        works (``working``), queues it while it starts (``queued``), or the box no longer
+        holds the text and the conversation above it grew by it (``conversation``).
+        Enter is pressed again only while nothing at all reacted (the box and what is
+        below it as they were after the paste, the agent idle): never into a working
+        agent. Unconfirmed when something changed but no sign of a submission showed;
+        not taken only when nothing changed after every Enter."""
         sig = signature(self.text)
         before = _above(pasted).count(sig)
+        still = _reaction(pasted)
         how: list[str] = []
+        stirred: list[bool] = []
 
         def taken() -> bool:
             now = self.look()
-            if agent_state(self.runtime, now.screen, now.pane) == "working" and not now.box:
-                how.append("working")
-            elif not now.box and _above(now).count(sig) > before:
+            state = agent_state(self.runtime, now.screen, now.pane)
+            if state in ("working", "starting"):
+                how.append("working" if state == "working" else "queued")
+            elif sig not in squeeze(now.box or "") and _above(now).count(sig) > before:
                 how.append("conversation")
+            elif _reaction(now) != still or state != "idle":
+                stirred.append(True)
             return bool(how)
 
         for wait in ENTER_WAITS:
             now = pasted if self.enters == 0 else self.look()
             self.check_front(now.pane)
-            # an Enter only while our text is in the box: none into an emptied box
-            if self.enters == 0 or sig in squeeze(now.box or ""):
+            if self.enters == 0 or not stirred:
                 self.tmux.run("send-keys", "-t", self.agent.pane, "Enter")
                 self.enters += 1
             if _wait(taken, wait, cancel):
                 return how[0]
+        if stirred:
+            raise self.fail(
+                Unconfirmed,
+                "it was submitted and the screen changed, but it did not show that the agent "
+                "took it (it may well have: do not send it again; look at the agent).",
+            )
         raise self.fail(
             PromptNotTaken,
             f"{self.enters} Enter presses did not submit it; the text is still in its input "
             "box (the next prompt from tmux-bridge clears it).",
         )
+
+
+def _reaction(now: Look) -> tuple[int | None, str | None, str]:
+    """What a submission changes first: where the box is, its text, and the rows below
+    it (a status line)."""
+    rows = now.screen[now.row :] if now.row is not None else now.screen
+    return now.row, now.box, squeeze("".join(rows))
 
 
 def reply_after(now: Look, text: str) -> str | None:

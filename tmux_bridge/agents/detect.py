@@ -33,12 +33,13 @@ import re
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
+from ..errors import AmbiguousAgent
 from ..infra import procfs
 from ..infra.tmux import Tmux
 from ..pane.front import SHELL_WAYS, interactive
 from ..pane.info import PaneInfo, list_all_panes
 
-AgentState = Literal["working", "idle", "unknown"]
+AgentState = Literal["working", "idle", "needs_person", "starting", "unknown"]
 
 # The environment a session sets to declare an agent (tmux ``set-environment``).
 NAME_VARS = ("TMUX_BRIDGE_AGENT",)
@@ -55,20 +56,68 @@ DESCENDANT_DEPTH = 4  # how deep below a declared program an interactive shell i
 
 
 class Runtime(NamedTuple):
-    """One agent CLI: the names its process runs under, the text its screen shows while
-    it works (lower case), and a regex for the start of its input line (the glyph the
-    cursor follows when the box is empty)."""
+    """One agent CLI, as data: the names its process runs under, and what its screen
+    shows in each state, checked against the version ``checked`` (``None``: from its
+    documentation, not tried here).
+
+    ``busy``: text shown while it works (lower case; a marker cut short by a narrow pane,
+    ``esc to inter…``, still counts when at least :data:`MIN_CUT` characters are left);
+    ``working``: a regex for a row only a working agent draws (a spinner with its verb),
+    whatever the width; ``starting``: text shown while it starts and takes no prompt yet
+    (what is typed then is queued); ``questions``: text that shows a dialog the person
+    must answer, with what it is; ``prompt``: a regex for the start of its input line (the
+    glyph the cursor follows when the box is empty)."""
 
     name: str
     programs: tuple[str, ...]
     busy: tuple[str, ...] = ("esc to interrupt", "esc to cancel")
     prompt: str = r"^[\s│┃|]*[>\u276f\u203a]\s?"
+    working: str | None = None
+    starting: tuple[str, ...] = ()
+    questions: tuple[tuple[str, str], ...] = ()
+    checked: str | None = None
 
+
+MIN_CUT = 6  # characters of a busy marker left before the ellipsis of a cut line
+# A numbered menu with its selection glyph on one choice (``> 1. Yes``): the person picks.
+MENU = re.compile(r"^\s*[>\u276f\u203a]\s*\d+\.\s+\S")
+# Questions many CLIs ask, besides their own: what to tell the person.
+COMMON_QUESTIONS = (
+    ("do you want to proceed", "a permission question"),
+    ("do you trust", "a folder-trust question"),
+    ("enter to confirm", "a menu"),
+)
 
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("claude", ("claude",)),
-    Runtime("codex", ("codex",)),
-    Runtime("gemini", ("gemini",)),
+    Runtime(
+        "claude",
+        ("claude",),
+        busy=("esc to interrupt",),  # not "esc to cancel": its dialogs say that
+        # "✻ Hashing…": the spinner and its verb, at any width
+        working=r"^[·✢✳✶✻✽*] \w+…",
+        questions=(
+            ("yes, i trust this folder", "a folder-trust question"),
+            ("do you want to make this edit", "a permission question"),
+            ("do you want to", "a permission question"),
+        ),
+        checked="2.1.331",
+    ),
+    Runtime(
+        "codex",
+        ("codex",),
+        busy=("esc to interrupt",),
+        # "• Working (0s • esc to interrupt)", "◦ Reconnecting... 4/5 (2s • esc to …"
+        working=r"^[•◦] \w.*\((\d+[hm] )*\d+[hms]\b",
+        starting=("waiting for startup", "booting mcp server"),
+        questions=(
+            ("trust this folder?", "a folder-trust question"),
+            ("allow command?", "a permission question"),
+            ("would you like to run", "a permission question"),
+            ("enter continue", "a menu"),
+        ),
+        checked="0.169.0",
+    ),
+    Runtime("gemini", ("gemini",), busy=("esc to cancel",)),
     Runtime("cursor", ("cursor-agent",)),
     Runtime("auggie", ("auggie",)),
     Runtime("amp", ("amp",)),
@@ -100,6 +149,8 @@ class Agent(NamedTuple):
     pid: int
     start: int = 0  # the program's start, clock ticks after boot: with pid, which program
     declared: bool = False  # a declared agent (no known runtime): checked for ways to shells
+    question: str | None = None  # needs_person: what the person must answer
+    aliases: tuple[str, ...] = ()  # other names it answers to, when no other agent does
 
     def document(self) -> dict[str, object]:
         """The agent as JSON: the spec's camel-case ``workDir``, plus pane, target, state."""
@@ -113,6 +164,8 @@ class Agent(NamedTuple):
             "pane": self.pane,
             "target": self.target,
             "state": self.state,
+            "question": self.question,
+            "aliases": list(self.aliases),
         }
 
     @property
@@ -131,21 +184,55 @@ class _Candidate(NamedTuple):
 
 def list_agents(tmux: Tmux) -> list[Agent]:
     """Every agent on the tmux server, in session, window and pane order; empty when no
-    server runs. Names are unique: the session's name (or its ``TMUX_BRIDGE_AGENT``),
-    with ``:WINDOW.PANE`` added when one session holds several agents."""
+    server runs. Names are unique and stable while the agent runs (see :func:`_base_name`:
+    never derived from how many agents share a session); ``:WINDOW.PANE`` is added only
+    when two declared names or labels collide."""
     panes = [p for p in list_all_panes(tmux) if not p.dead]
     if not panes:
         return []
     environments = session_environments(tmux, sorted({p.session for p in panes}))
     candidates = list(_candidates(panes, environments))
     screens = _screens(tmux, [c.pane.pane_id for c in candidates])
-    bases = [_base_name(c) for c in candidates]
+    firsts = _first_panes(panes)
+    bases = [_base_name(c, firsts) for c in candidates]
     agents = []
     for candidate, base in zip(candidates, bases, strict=True):
         name = base if bases.count(base) == 1 else f"{base}:{candidate.pane.target.split(':')[1]}"
-        screen = screens.get(candidate.pane.pane_id, [])
-        agents.append(_agent(candidate, name, screen))
+        window, screen = screens.get(candidate.pane.pane_id, ("", []))
+        agents.append(_agent(candidate, name, screen, _aliases(candidate, name, window)))
     return agents
+
+
+def _first_panes(panes: list[PaneInfo]) -> set[str]:
+    """The first pane (lowest window, then pane index) of each session."""
+    first: dict[str, PaneInfo] = {}
+    for pane in panes:
+        key = (_index(pane.window_index), _index(pane.pane_index))
+        seen = first.get(pane.session)
+        if seen is None or key < (_index(seen.window_index), _index(seen.pane_index)):
+            first[pane.session] = pane
+    return {pane.pane_id for pane in first.values()}
+
+
+def _index(text: str) -> int:
+    return int(text) if text.isdigit() else 0
+
+
+def _aliases(candidate: _Candidate, name: str, window: str) -> tuple[str, ...]:
+    """The names people use for it besides its own: its declared name and label, its
+    window's name, its session's, its runtime's, ``WINDOW.PANE`` and ``SESSION:WINDOW``."""
+    pane = candidate.pane
+    where = pane.target.split(":", 1)[1]
+    found = [
+        _declared_name(candidate),
+        pane.label,
+        window,
+        pane.session,
+        candidate.runtime,
+        where,
+        f"{pane.session}:{pane.window_index}",
+    ]
+    return tuple(dict.fromkeys(n for n in found if n and n != name))
 
 
 def _candidates(
@@ -251,14 +338,41 @@ def _first(env: dict[str, str], variables: tuple[str, ...]) -> str | None:
     return next((env[v] for v in variables if env.get(v)), None)
 
 
-def _base_name(candidate: _Candidate) -> str:
-    declared = _first(candidate.env, NAME_VARS)
-    return declared if declared and declared != "1" else candidate.pane.session
+def _declared_name(candidate: _Candidate) -> str | None:
+    """The ``TMUX_BRIDGE_AGENT`` the agent's program runs with, else its session's."""
+    own = _process_env(candidate.pid).get(NAME_VARS[0])
+    declared = own or _first(candidate.env, NAME_VARS)
+    return declared if declared and declared != "1" else None
 
 
-def _agent(candidate: _Candidate, name: str, screen: list[str]) -> Agent:
+def _base_name(candidate: _Candidate, firsts: set[str]) -> str:
+    """Its declared name, else its pane's label, else its session's name when it runs in
+    the session's first pane, else ``SESSION:WINDOW.PANE``: each depends on the agent's
+    own pane only, so another agent starting beside it changes no name."""
+    declared = _declared_name(candidate)
+    if declared:
+        return declared
+    pane = candidate.pane
+    if pane.label:
+        return pane.label
+    return pane.session if pane.pane_id in firsts else pane.target
+
+
+def _process_env(pid: int) -> dict[str, str]:
+    """The environment ``pid`` started with (``/proc``; empty where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return {}
+    pairs = (item.partition("=") for item in data.split("\0") if item)
+    return {key: value for key, _, value in pairs}
+
+
+def _agent(candidate: _Candidate, name: str, screen: list[str], aliases: tuple[str, ...]) -> Agent:
     pane = candidate.pane
     runtime = _BY_NAME.get(candidate.runtime, GENERIC)
+    state, question = read_state(runtime, screen, pane)
     return Agent(
         name=name,
         role=_first(candidate.env, ROLE_VARS),
@@ -268,10 +382,12 @@ def _agent(candidate: _Candidate, name: str, screen: list[str]) -> Agent:
         attached=pane.attached > 0,
         pane=pane.pane_id,
         target=pane.target,
-        state=agent_state(runtime, screen, pane),
+        state=state,
         pid=candidate.pid,
         start=stat.start if (stat := procfs.proc_stat(candidate.pid)) else 0,
         declared=candidate.declared,
+        question=question,
+        aliases=aliases,
     )
 
 
@@ -325,30 +441,95 @@ def session_environments(tmux: Tmux, sessions: list[str]) -> dict[str, dict[str,
     return found
 
 
-def _screens(tmux: Tmux, pane_ids: list[str]) -> dict[str, list[str]]:
-    """The visible rows of each pane, in one tmux call."""
+# A window's name when someone gave it one (tmux's automatic name follows the program in
+# front, and is no name to keep).
+_WINDOW_NAME = "\x1fpane\x1f#{?automatic-rename,,#{window_name}}"
+
+
+def _screens(tmux: Tmux, pane_ids: list[str]) -> dict[str, tuple[str, list[str]]]:
+    """The window's given name and the visible rows of each pane, in one tmux call."""
     if not pane_ids:
         return {}
     commands: list[list[str]] = []
     for pane_id in pane_ids:
-        commands.append(["display-message", "-p", "-t", pane_id, "\x1fpane\x1f"])
+        commands.append(["display-message", "-p", "-t", pane_id, _WINDOW_NAME])
         commands.append(["capture-pane", "-p", "-t", pane_id])
     result = tmux.run_all(*commands, check=False)
-    chunks = result.stdout.split("\x1fpane\x1f\n")[1:]
-    return {p: c.split("\n")[:-1] for p, c in zip(pane_ids, chunks, strict=False)}
+    chunks = result.stdout.split("\x1fpane\x1f")[1:]
+    found = {}
+    for pane_id, chunk in zip(pane_ids, chunks, strict=False):
+        window, _, rows = chunk.partition("\n")
+        found[pane_id] = (window, rows.split("\n")[:-1])
+    return found
 
 
 def agent_state(runtime: Runtime, screen: list[str], pane: PaneInfo) -> AgentState:
-    """``working``, ``idle`` or ``unknown``, from the screen and the cursor (and for a
-    program the table does not know, from what the kernel says it waits for)."""
-    text = "\n".join(screen).lower()
-    if any(marker in text for marker in runtime.busy):
-        return "working"
+    """The agent's state from the screen and the cursor (see :func:`read_state`)."""
+    return read_state(runtime, screen, pane)[0]
+
+
+def read_state(
+    runtime: Runtime, screen: list[str], pane: PaneInfo
+) -> tuple[AgentState, str | None]:
+    """``needs_person`` (with what the person must answer: a question or menu shown at or
+    below the input line, or near the bottom when there is none), ``working`` (a busy
+    marker or a working row), ``starting``, ``idle`` (its input box has the cursor), else
+    ``unknown``; for a program the table does not know, the kernel tells idle from
+    working. Each marker is matched so that a narrow pane's cut lines still count."""
+    row = input_row(runtime, screen, pane.cursor_y)
+    question = _question(runtime, _bottom(screen, row))
+    if question is not None:
+        return "needs_person", question
+    if _busy(runtime, screen):
+        return "working", None
     if runtime is GENERIC:
-        return "idle" if procfs.waiting_for_input(pane.pid, pane.tty) else "working"
-    if input_row(runtime, screen, pane.cursor_y) is not None:
-        return "idle"
-    return "unknown"
+        return ("idle" if procfs.waiting_for_input(pane.pid, pane.tty) else "working"), None
+    lowered = "\n".join(screen).lower()
+    if any(marker in lowered for marker in runtime.starting):
+        return "starting", None
+    return ("idle" if row is not None else "unknown"), None
+
+
+QUESTION_ROWS = 8  # non-blank bottom rows looked at for a question when no input line shows
+
+
+def _bottom(screen: list[str], row: int | None) -> list[str]:
+    """The rows a question would be on: from the input line down, else the last few."""
+    if row is not None:
+        return screen[row:]
+    return [line for line in screen if line.strip()][-QUESTION_ROWS:]
+
+
+def _question(runtime: Runtime, rows: list[str]) -> str | None:
+    if runtime is GENERIC:
+        return None
+    text = "\n".join(rows).lower()
+    for marker, what in (*runtime.questions, *COMMON_QUESTIONS):
+        if marker in text:
+            return what
+    return "a menu" if any(MENU.match(line) for line in rows) else None
+
+
+def _busy(runtime: Runtime, screen: list[str]) -> bool:
+    text = "\n".join(screen).lower()
+    if any(_cut_marker(marker).search(text) for marker in runtime.busy):
+        return True
+    if runtime.working is None:
+        return False
+    pattern = re.compile(runtime.working)
+    return any(pattern.match(line) for line in screen)
+
+
+_CUTS: dict[str, re.Pattern[str]] = {}
+
+
+def _cut_marker(marker: str) -> re.Pattern[str]:
+    """``marker`` whole, or cut by the pane's width: a prefix of at least MIN_CUT
+    characters followed by an ellipsis."""
+    if marker not in _CUTS:
+        cuts = [re.escape(marker[:n]) + "…" for n in range(min(MIN_CUT, len(marker)), len(marker))]
+        _CUTS[marker] = re.compile("|".join([re.escape(marker), *cuts]))
+    return _CUTS[marker]
 
 
 def input_row(runtime: Runtime, screen: list[str], cursor_y: int, reach: int = 12) -> int | None:
@@ -366,12 +547,25 @@ def input_row(runtime: Runtime, screen: list[str], cursor_y: int, reach: int = 1
 
 
 def find_agent(tmux: Tmux, name: str) -> Agent | None:
-    """The agent called ``name``, or whose pane id or ``SESSION:WINDOW.PANE`` it is."""
-    agents = list_agents(tmux)
+    """The agent ``name`` names (see :func:`pick`), or ``None``."""
+    return pick(list_agents(tmux), name)
+
+
+def pick(agents: list[Agent], name: str) -> Agent | None:
+    """The agent called ``name``, or whose pane id or ``SESSION:WINDOW.PANE`` it is;
+    else the one agent with ``name`` among its aliases (a runtime's name when only one
+    agent of that runtime runs, a window's name, ``WINDOW.PANE`` ...). Raises
+    :class:`AmbiguousAgent`, listing them, when it is an alias of several."""
     for agent in agents:
         if name in (agent.name, agent.pane, agent.target):
             return agent
-    return None
+    found = [agent for agent in agents if name in agent.aliases]
+    if len(found) > 1:
+        listed = ", ".join(f"{a.name} ({a.runtime}, {a.target})" for a in found)
+        raise AmbiguousAgent(
+            f"{name!r} names {len(found)} agents: {listed}; give one of their names or a pane id."
+        )
+    return found[0] if found else None
 
 
 def runtime_names() -> list[str]:

@@ -27,6 +27,7 @@ from ..errors import (
     LockTimeout,
     NotDelivered,
     PromptNotTaken,
+    Unconfirmed,
     WaitTimeout,
 )
 from ..infra.tmux import Tmux
@@ -103,7 +104,7 @@ def try_deliver(
         )
         changed = inbox.mark(runtime_dir, message.id, "expired", expect="pending", error=error)
         return Attempt(_now(runtime_dir, message), None, None, changed)
-    agent = find_agent(tmux, message.recipient)
+    agent = find_agent(tmux, message.pane or message.recipient)
     why = f"the agent {message.recipient} is gone." if agent is None else _not_for(agent, message)
     if agent is None or why is not None:
         changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=why)
@@ -119,6 +120,9 @@ def try_deliver(
                 receipt = deliver_locked(
                     tmux, agent, records, message.as_prompt(), False, deadline, cancel
                 )
+            except Unconfirmed as exc:  # submitted: never pasted again
+                inbox.mark(runtime_dir, message.id, "delivered", expect="pending", error=str(exc))
+                return Attempt(_now(runtime_dir, message), exc.receipt, None, True)  # type: ignore[arg-type]
             except NotDelivered as exc:
                 final = isinstance(exc, (PromptNotTaken, AgentChanged))
                 state: inbox.MessageState = "failed" if final else "pending"

@@ -512,7 +512,7 @@ def agents(as_json: bool) -> int:
     (claude, codex, gemini, cursor-agent, auggie, amp, opencode, aider, goose), or whose
     session sets TMUX_BRIDGE_AGENT=NAME (or GT_AGENT). Each with its name, runtime,
     role, rig, directory, whether a person is attached, its pane and its state
-    (working, idle, unknown)."""
+    (working, idle, needs_person with the question, starting, unknown)."""
     from ..api import Bridge
 
     found = Bridge(client="tmux-bridge").agents()
@@ -574,7 +574,9 @@ def prompt(
 
     \b
     Exit status: 0 delivered; 1 not delivered (why on stderr: busy, no input box,
-    a draft in the box, Enter never taken); 125 could not try (no such agent).
+    a question for the person, a draft in the box, Enter never taken); 3 unconfirmed
+    (submitted, and the agent may well have taken it: do not send it again); 2 an
+    ambiguous name; 125 could not try (no such agent).
     """
     from ..api import Bridge
     from ..errors import NotDelivered

@@ -350,6 +350,10 @@ ADVICE = {
     "prompt_not_taken": "Look at the agent with read_screen (its pane) before trying again.",
     "agent_changed": "Its pane runs something else now: list_agents shows whether the agent "
     "is back, read_screen what runs there.",
+    "unconfirmed": "It was submitted and may well have been taken: do not send it again; "
+    "read_screen (its pane) shows whether the agent works on it.",
+    "ambiguous_agent": "Call again with one of the names the message lists (a pane id is "
+    "never ambiguous).",
     "invalid_sender": "Give sender as your own name: 1 to 40 letters, digits, '_', '.' or '-'.",
     "inbox_error": "Ask the person to look at the inbox file the message names.",
     "inbox_corrupt": "Tell the person: the message names the file their old inbox was moved "

@@ -62,6 +62,8 @@ HTTP_STATUS: dict[str, int] = {
     "draft_in_input": 409,
     "prompt_not_taken": 409,
     "agent_changed": 409,
+    "unconfirmed": 409,
+    "ambiguous_agent": 409,
     "inbox_error": 500,
     "inbox_corrupt": 500,
     "body_too_large": 413,
