@@ -1,0 +1,97 @@
+"""The MCP client recipes of docs/mcp.md, run verbatim (the install path swapped for this
+venv's) with the real clients that .ci/deps installs: Claude Code adds the stdio server
+and the HTTP one with its header, and ``claude mcp get`` connects to each (a wrong token
+or a missing program shows it failing); Codex's ``codex mcp add`` and the HTTP table
+with ``http_headers`` are read back by Codex as the server the recipe means."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ..support.pane import BIN, WAIT, TestPane
+from ..support.real_agents import BIN as CLIS
+from ..support.real_agents import require_clis
+from ..support.serve import TOKEN, running
+
+pytestmark = pytest.mark.tmux
+
+DOCS = Path(__file__).parents[2] / "docs" / "mcp.md"
+INSTALLED = "~/.local/share/tmux-bridge/bin/tmux-bridge"  # where the docs' recipes point
+
+
+def _client(home: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(CLIS / args[0]), *args[1:]],
+        env={**os.environ, "HOME": str(home), **(env or {})},
+        cwd=home, capture_output=True, text=True, timeout=WAIT * 4, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _recipe(prefix: str) -> list[str]:
+    """The docs' command line that starts with ``prefix``, as words, our path in it."""
+    for line in DOCS.read_text().splitlines():
+        if line.startswith(prefix):
+            words = line.split("#")[0].split()
+            return [str(BIN / "tmux-bridge") if w == INSTALLED else w for w in words]
+    raise AssertionError(f"docs/mcp.md has no line starting {prefix!r}")
+
+
+def _block(first: str) -> str:
+    """The docs' code block whose first line starts with ``first`` (unindented)."""
+    lines = DOCS.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(first))
+    end = next(i for i in range(start, len(lines)) if lines[i].strip() == "```")
+    return "\n".join(line.strip() for line in lines[start:end]) + "\n"
+
+
+def test_claude_code_connects_to_the_stdio_server(tmp_path: Path) -> None:
+    require_clis()
+    add = _recipe("claude mcp add tmux-bridge --")
+    assert add[-2:] == [str(BIN / "tmux-bridge"), "mcp"]
+    _client(tmp_path, *add)
+    assert "Connected" in _client(tmp_path, "claude", "mcp", "get", "tmux-bridge")
+    _client(tmp_path, "claude", "mcp", "add", "nothing", "--", str(tmp_path / "missing"))
+    assert "Connected" not in _client(tmp_path, "claude", "mcp", "get", "nothing")
+
+
+def test_claude_code_connects_over_http_with_the_header(pane: TestPane, tmp_path: Path) -> None:
+    require_clis()
+    text = DOCS.read_text()
+    assert "claude mcp add --transport http tmux-bridge http://127.0.0.1:3337/mcp --header" in text
+    with running(pane.env) as server:
+        url = server.base_url + "/mcp"
+        for name, token in (("tmux-bridge", TOKEN), ("wrong", "not-the-token-0123456789")):
+            _client(tmp_path, "claude", "mcp", "add", "--transport", "http", name, url,
+                    "--header", f"Authorization: Bearer {token}")  # fmt: skip
+        assert "Connected" in _client(tmp_path, "claude", "mcp", "get", "tmux-bridge")
+        assert "Connected" not in _client(tmp_path, "claude", "mcp", "get", "wrong")
+
+
+def test_codex_reads_both_recipes_as_the_servers_they_mean(tmp_path: Path) -> None:
+    require_clis()
+    home = tmp_path / "codex"
+    home.mkdir()
+    env = {"CODEX_HOME": str(home)}
+    add = _recipe("codex mcp add tmux-bridge --")
+    _client(tmp_path, *add, env=env)
+    http = _block("# Codex over HTTP:").replace(
+        "[mcp_servers.tmux-bridge]", "[mcp_servers.over-http]"
+    )
+    with (home / "config.toml").open("a") as config:
+        config.write("\n" + http)
+    listed = {
+        s["name"]: s
+        for s in json.loads(_client(tmp_path, "codex", "mcp", "list", "--json", env=env))
+    }
+    stdio = listed["tmux-bridge"]["transport"]
+    assert (stdio["type"], stdio["command"], stdio["args"]) == ("stdio", add[-2], ["mcp"])
+    remote = listed["over-http"]["transport"]
+    assert remote["type"] == "streamable_http" and remote["url"] == "http://127.0.0.1:3337/mcp"
+    assert remote["http_headers"] == {"Authorization": "Bearer TOKEN"}
