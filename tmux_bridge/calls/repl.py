@@ -45,6 +45,7 @@ from ..text.shells import (
     display_command,
     runner_script,
     scratch_path,
+    typed_erasure,
     typed_line,
 )
 from .frame import CallFrame, Notice, ReplContext, pane_call
@@ -300,6 +301,9 @@ class _ReplCall(ReplContext):
             stderr_tty="",
             banner=display_command(record.command),
             shell_binary=procfs.shell_executable(self.pane.pid),
+            erase=None
+            if self.options.verbose_transcript or self.pane.transcript == "verbose"
+            else typed_erasure(kind, base + ".run", self.pane.cursor_x, self.pane.width),
         )
         return self.write(base + ".run", runner_script(kind, spec).encode())
 
