@@ -37,7 +37,7 @@ from ..target import Target
 from ..text.echo import after_echo, echo_prompt, prompt_after_echo, without_echo
 from ..text.markers import end_pattern, end_prefix, start_marker
 from ..text.output import MarkerScanner, PassThrough
-from ..text.presets import Preset, describe_presets, find_preset, plan_eval
+from ..text.presets import Look, Preset, describe_presets, find_preset, plan_eval
 from ..text.shells import (
     LINE_EDITOR_RESET,
     RunnerSpec,
@@ -355,7 +355,10 @@ class _ReplCall(ReplContext):
         record = self.record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
         if template is not None:
             code = template.encode().replace(b"{code}", code)
-        plan = plan_eval(preset, record.call_id, code, self.records.path)
+        look = None
+        if not (self.options.verbose_transcript or self.pane.transcript == "verbose"):
+            look = Look(self.pane.cursor_x, self.pane.width, display_command(record.command))
+        plan = plan_eval(preset, record.call_id, code, self.records.path, look)
         for path, content in plan.files.items():
             self.write(path, content)
         stream = self._stream(record)

@@ -130,6 +130,15 @@ _STYLE_ON = r"\033[2m"
 _STYLE_OFF = r"\033[0m"
 
 
+def erase_typed(cursor_x: int, length: int, width: int) -> str:
+    """The escapes that erase a line of ``length`` characters typed at column
+    ``cursor_x`` of a ``width``-column pane, once Enter has moved the cursor below it:
+    up the rows it took, to its first column, everything from there on erased."""
+    end = cursor_x + length
+    rows = (end - 1) // max(width, 1) + 1 if end > 0 else 1
+    return f"\x1b[{rows}A\x1b[{cursor_x + 1}G\x1b[J"
+
+
 def typed_erasure(kind: ShellKind, runner_path: str, cursor_x: int, width: int) -> str:
     """What takes the typed line off the screen once the shell has read it, as
     ``printf(1)`` must see it: the cursor goes back up the rows the line took (it was
@@ -137,9 +146,8 @@ def typed_erasure(kind: ShellKind, runner_path: str, cursor_x: int, width: int) 
     column where it began, and everything from there on is erased. The prompt stays;
     the header takes the typed line's place. A screen row that has scrolled into
     the history is out of reach: only a pane too small to hold the typed line leaves it."""
-    end = cursor_x + len(typed_line(kind, runner_path))
-    rows = (end - 1) // max(width, 1) + 1 if end > 0 else 1
-    return rf"\033[{rows}A\033[{cursor_x + 1}G\033[J"
+    erase = erase_typed(cursor_x, len(typed_line(kind, runner_path)), width)
+    return erase.replace("\x1b", r"\033")
 
 
 def status_line(status: int, interrupted: str = "") -> str:
