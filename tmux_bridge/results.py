@@ -68,6 +68,8 @@ class RunOptions(NamedTuple):
     raw: bool = False  # output byte for byte, terminal control sequences kept
     # at a timeout, interrupt the command, or let it run on as a job ("detach")
     on_timeout: Literal["interrupt", "detach"] = "interrupt"
+    # show tmux-send's plumbing in the pane (the typed line, markers), for debugging
+    verbose_transcript: bool = False
 
 
 def check_options(options: RunOptions) -> None:

@@ -239,7 +239,7 @@ def test_a_padded_script_shows_its_end_in_the_pane_and_the_log(
     assert (result.returncode, result.stdout) == (0, b"first\nthe-end\n"), result.stderr
     # the pane: the first 8 lines, what is left out, the last 3 lines (at most 1000
     # characters: the end of the 5000 spaces and the last command)
-    history = b.history()
+    history = "\n".join(line.rstrip() for line in b.history().split("\n"))
     assert "[tmux-send] echo first\n# padding" in history
     assert "  echo the-end\n" in history or "\necho the-end\n" in history
     left_out = len(script) - len("\n".join(lines[:8])) - 1000

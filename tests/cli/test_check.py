@@ -36,7 +36,8 @@ def real_call(bridge: TestPane, *command: str) -> tuple[int, dict[str, Any]]:
 
 def banners(bridge: TestPane) -> list[str]:
     """The lines of the pane's history that show a call's command."""
-    return [line for line in bridge.history().split("\n") if line.startswith("[tmux-send] ")]
+    lines = bridge.history().split("\n")
+    return [line[line.index("[tmux-send] ") :].rstrip() for line in lines if "[tmux-send] " in line]
 
 
 # --- good, broken and unknown commands -------------------------------------------------

@@ -253,7 +253,7 @@ def test_megabyte_command_on_stdin(shared_bridge: TestPane) -> None:
 
 
 def test_typed_plumbing_is_one_short_line_without_the_marker(shared_bridge: TestPane) -> None:
-    result = shared_bridge.send("--", "echo visible-to-the-person")
+    result = shared_bridge.send("--verbose-transcript", "--", "echo visible-to-the-person")
     assert result.returncode == 0
     lines = shared_bridge.history().split("\n")
     typed = [line for line in lines if line.startswith("$ ") and ".run" in line]

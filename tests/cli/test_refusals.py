@@ -159,10 +159,12 @@ def test_runtime_dir_is_created_private(bridge: TestPane) -> None:
 def test_call_files_are_private_while_the_call_runs(bridge: TestPane, tmp_path: Path) -> None:
     go = tmp_path / "go"
     proc = bridge.start_send(
-        "--", f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'"
+        "--verbose-transcript",
+        "--",
+        f"echo started; sh -c 'while [ ! -e {go} ]; do sleep 0.02; done'",
     )
     bridge.wait_for_call_start(proc)
-    # the call's id, from its start marker in the pane
+    # the call's id, from its start marker in the pane (shown with --verbose-transcript)
     found = re.search(r"___TMUXSEND_START_(\w+)___", bridge.history())
     assert found, bridge.history()
     pane = bridge.pane_dir()

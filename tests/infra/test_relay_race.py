@@ -89,7 +89,7 @@ def test_no_call_reaches_a_closed_relay(
     give_up = time.monotonic() + _BUDGET
     ids: list[tuple[str, int]] = []
     for n in range(case.calls):
-        result = b.send("--json", "--", f"echo {n}")
+        result = b.send("--json", "--verbose-transcript", "--", f"echo {n}")
         document = json.loads(result.stdout)
         assert (result.returncode, document["stdout"], document["stderr"]) == (0, f"{n}\n", "")
         ids.append((document["id"], n))

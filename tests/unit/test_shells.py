@@ -183,6 +183,7 @@ NASTY_SPEC = RunnerSpec(
     stderr_tty="/tmp/tmux bridge/'err' tty",
     banner="[tmux-send] echo 'single' \"double\" $HOME `id` \\ !!\n  second line; done",
     shell_binary="/opt/my shells/it's/bin/sh",
+    erase=r"\033[2A\033[3G\033[J",
 )
 
 
@@ -191,7 +192,12 @@ NO_RELAY_SPEC = NASTY_SPEC._replace(stdout_tty="", stderr_tty="")
 RUNNER_PARAMS = [
     pytest.param(shell, spec, id=f"{shell.kind}-{name}")
     for shell in SHELLS
-    for name, spec in (("relays", NASTY_SPEC), ("no-relays", NO_RELAY_SPEC))
+    for name, spec in (
+        ("relays", NASTY_SPEC),
+        ("no-relays", NO_RELAY_SPEC),
+        ("verbose", NASTY_SPEC._replace(erase=None)),
+        ("no-relays-verbose", NO_RELAY_SPEC._replace(erase=None)),
+    )
 ]
 
 
@@ -217,7 +223,8 @@ def test_runner_script_parses(shell: Shell, spec: RunnerSpec, tmp_path: Path) ->
 @pytest.mark.parametrize(("shell", "spec"), RUNNER_PARAMS)
 def test_runner_script_has_no_placeholders_left(shell: Shell, spec: RunnerSpec) -> None:
     script = runner_script(shell.kind, spec)
-    assert not re.search(r"@[A-Za-z_]+@", "".join(spec))  # none came in with the values
+    values = "".join(str(value) for value in spec)
+    assert not re.search(r"@[A-Za-z_]+@", values)  # none came in with the values
     assert re.findall(r"@[A-Z_]+@", script) == [], script
     if not spec.stdout_tty:  # nothing is redirected to or from a relay that is not there
         assert re.findall(r"[<>] *''", script) == [], script

@@ -43,6 +43,8 @@ from ..text.shells import (
     join_words,
     runner_script,
     scratch_path,
+    status_line,
+    typed_erasure,
 )
 from ..text.shells import typed_line as make_typed_line
 from .clock import CallClock, Step, announce_waiting, cancelled, interrupt_reason
@@ -116,7 +118,7 @@ def run_in_frame(
     finally:
         call.close()
     if call.back_at_prompt():
-        frame.records.mark_settled(started, record.call_id)
+        frame.records.mark_settled(started, record.call_id, call.end_row)
     record.duration = time.monotonic() - frame.started
     return record
 
@@ -206,6 +208,10 @@ class CommandCall(PaneCall):
         self.reading = True
         self.detached = False  # the call became a job (on_timeout "detach")
         self.posix = _PosixRunnerWatch(pane.pid, self.runner_path) if kind == "posix" else None
+        # the person sees tmux-send's plumbing (--verbose-transcript, or their tmux option)
+        self.verbose = record.options.verbose_transcript or pane.transcript == "verbose"
+        self.end_row = -1  # the pane's row (scrollback counted) where the call ended
+        self.show_status = not self.verbose  # the status line after a failure
 
     # --- setting up ------------------------------------------------------------------
 
@@ -225,6 +231,9 @@ class CommandCall(PaneCall):
             stderr_tty=self.relays[1].path,
             banner=display_command(self.record.command),
             shell_binary=procfs.shell_executable(pane.pid),
+            erase=None
+            if self.verbose
+            else typed_erasure(self.kind, self.runner_path, pane.cursor_x, pane.width),
         )
         write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
         write_private_file(scratch_path(self.runner_path), b"")  # the shell keeps it 0600
@@ -264,6 +273,7 @@ class CommandCall(PaneCall):
             return
         if ending == "cut-short":
             self._posix_interrupted(self.clock)
+            self.show_status = False  # dash drew its prompt already: none under it
         self._finish()
 
     def over(self, clock: CallClock) -> str | None:
@@ -359,7 +369,8 @@ class CommandCall(PaneCall):
     def interrupt(self, which: Signal) -> None:
         """Send SIGINT or SIGQUIT to the pane's foreground, as Ctrl-C / Ctrl-\\ would."""
         assert self.mirror is not None
-        self.mirror.say(f"{interrupt_reason(self.record)}: sending SIG{which}")
+        if self.verbose:  # else the status line says it once the command has stopped
+            self.mirror.say(f"{interrupt_reason(self.record)}: sending SIG{which}")
         signum = signal.SIGINT if which == "INT" else signal.SIGQUIT
         if not procfs.signal_foreground(self.pane.pid, signum):
             key = "C-c" if which == "INT" else "C-\\"
@@ -390,6 +401,8 @@ class CommandCall(PaneCall):
         self._flush_cleaners()
         assert self.mirror is not None
         self.mirror.end_line()
+        if self.show_status and not record.shell_exited:
+            self.mirror.put(self._status_line().encode())
         self.mirror.flush(block=True)
         if record.shell_exited:
             if self.pidfd >= 0:
@@ -400,6 +413,14 @@ class CommandCall(PaneCall):
             os.write(self.relays[0].master, ACK)
         if not record.prompt_back or record.timed_out or cancelled(self.record, self.cancel):
             record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    def _status_line(self) -> str:
+        """The line after the output: none after a success, else the status, or why
+        tmux-send interrupted the command."""
+        record = self.record
+        interrupted = record.timed_out is not None or record.cancelled is not None
+        reason = interrupt_reason(record) if interrupted else ""
+        return status_line(record.status or 0, reason)
 
     def _drain_relay(self, index: int) -> None:
         while self._read_relay(index):
@@ -429,6 +450,17 @@ class CommandCall(PaneCall):
             if rest:
                 self.sinks[index](rest)
 
+    def _leave_pane(self) -> None:
+        """Put the pane's option back and note the row where the call ended, in one
+        tmux call: the next call knows from it that nothing ran since (readiness)."""
+        pane_id = self.pane.pane_id
+        commands = [[word.replace("{pane}", pane_id) for word in _END_ROW]]
+        if self.set_remain_on_exit:
+            commands.insert(0, ["set-option", "-p", "-u", "-t", pane_id, "remain-on-exit"])
+        result = self.tmux.run_all(*commands, check=False)
+        row = result.stdout.strip().rsplit("\n", 1)[-1]
+        self.end_row = int(row) if row.isdigit() else -1
+
     def close(self) -> None:
         """Put the pane's option back, close everything, remove the call's files (a
         call that became a job only closes its descriptors: its keeper does the rest)."""
@@ -439,10 +471,8 @@ class CommandCall(PaneCall):
             for relay in self.relays:
                 relay.close()
             return
-        if self.typed and self.set_remain_on_exit:
-            self.tmux.run(
-                "set-option", "-p", "-u", "-t", self.pane.pane_id, "remain-on-exit", check=False
-            )
+        if self.typed:
+            self._leave_pane()
         cancelled(
             self.record, self.cancel
         )  # a signal that came after the command ended still counts
@@ -454,6 +484,9 @@ class CommandCall(PaneCall):
         for path in (self.runner_path, self.command_path, scratch_path(self.runner_path)):
             remove_quietly(path)
         self.records.clear_inflight()
+
+
+_END_ROW = ["display-message", "-p", "-t", "{pane}", "#{e|+:#{history_size},#{cursor_y}}"]
 
 
 def send_interrupt_key(tmux: Tmux, pane_id: str, key: str) -> None:

@@ -41,6 +41,7 @@ class LiveCall(Protocol):
     record: CallRecord
     sinks: tuple[Sink, Sink]
     notice: Callable[[str], None]
+    end_row: int
 
     def start(self) -> None: ...
 
@@ -250,7 +251,7 @@ def run_call(call: LiveCall, runtime_dir: str, reply: Reply, typed: bool = False
     finally:
         call.close()
     if call.back_at_prompt():
-        call.records.mark_settled(started, call.record.call_id)
+        call.records.mark_settled(started, call.record.call_id, call.end_row)
     job.end(call.record, lost)
 
 

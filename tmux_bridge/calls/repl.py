@@ -37,7 +37,7 @@ from ..target import Target
 from ..text.echo import after_echo, echo_prompt, prompt_after_echo, without_echo
 from ..text.markers import end_pattern, end_prefix, start_marker
 from ..text.output import MarkerScanner, PassThrough
-from ..text.presets import Preset, describe_presets, find_preset, plan_eval
+from ..text.presets import Look, Preset, describe_presets, find_preset, plan_eval
 from ..text.shells import (
     LINE_EDITOR_RESET,
     RunnerSpec,
@@ -45,6 +45,7 @@ from ..text.shells import (
     display_command,
     runner_script,
     scratch_path,
+    typed_erasure,
     typed_line,
 )
 from .frame import CallFrame, Notice, ReplContext, pane_call
@@ -300,6 +301,9 @@ class _ReplCall(ReplContext):
             stderr_tty="",
             banner=display_command(record.command),
             shell_binary=procfs.shell_executable(self.pane.pid),
+            erase=None
+            if self.options.verbose_transcript or self.pane.transcript == "verbose"
+            else typed_erasure(kind, base + ".run", self.pane.cursor_x, self.pane.width),
         )
         return self.write(base + ".run", runner_script(kind, spec).encode())
 
@@ -351,7 +355,10 @@ class _ReplCall(ReplContext):
         record = self.record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
         if template is not None:
             code = template.encode().replace(b"{code}", code)
-        plan = plan_eval(preset, record.call_id, code, self.records.path)
+        look = None
+        if not (self.options.verbose_transcript or self.pane.transcript == "verbose"):
+            look = Look(self.pane.cursor_x, self.pane.width, display_command(record.command))
+        plan = plan_eval(preset, record.call_id, code, self.records.path, look)
         for path, content in plan.files.items():
             self.write(path, content)
         stream = self._stream(record)

@@ -27,7 +27,7 @@ from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import PaneInfo, cursor_line
 from ..pane.tap import PaneTap
 from ..results import CallRecord
-from ..text.markers import RUNNER_END
+from ..text.markers import HIDDEN_OPEN, RUNNER_END
 from ..text.output import MarkerScanner, PassThrough, TerminalText, clean
 from .clock import CallClock, Step, announce_waiting, cancelled
 from .frame import Notice
@@ -291,7 +291,7 @@ def repl_part(data: bytes) -> bytes:
     end = _RUNNER_END.search(data)
     if end is None:
         return data
-    head = data[: end.start()]
+    head = data[: end.start()].removesuffix(HIDDEN_OPEN.encode())  # a hidden marker's start
     if int(end.group(1)) > 128:
         lines = head.rstrip(b"\r\n").rsplit(b"\n", 1)
         head = lines[0] + b"\n" if len(lines) == 2 else b""

@@ -146,6 +146,12 @@ Exit status:
     help="Pass output through byte for byte (keep colours and carriage-return redraws).",
 )
 @click.option(
+    "--verbose-transcript",
+    is_flag=True,
+    help="Show tmux-send's plumbing in the pane (the typed line, the call's markers), for "
+    "debugging; the person's tmux option @tmux-bridge-transcript=verbose does the same.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -385,7 +391,10 @@ def build_request(params: dict[str, Any]) -> SendRequest:
     _check_output_options(mode, fit, params["offset"], params["limit"])
     line_action, line_text = _line_edit(mode, params)
     _check_guards(mode, params)
-    options = RunOptions(params["timeout"], params["max_time"], params["raw"], params["on_timeout"])
+    options = RunOptions(
+        params["timeout"], params["max_time"], params["raw"], params["on_timeout"],
+        params["verbose_transcript"],
+    )  # fmt: skip
     path = (files.get(mode) or None) if mode != "--output" else None
     return SendRequest(
         mode, command, options, repl_name, prompt, template, params["type_text"], enter,

@@ -22,6 +22,9 @@ LABEL_OPTION = "@tmux-bridge-label"
 WATCH_OPTION = "@tmux-bridge-watch"
 # which arming of the watch owns the pane's pipe; REPL mode clears it when it takes it
 WATCH_PIPE_OPTION = "@tmux-bridge-watch-pipe"
+# set by the person to "verbose" (on a pane, window, session or globally): tmux-send shows
+# its plumbing there, as ``--verbose-transcript`` does
+TRANSCRIPT_OPTION = "@tmux-bridge-transcript"
 
 
 _FIELDS = (
@@ -51,6 +54,8 @@ _FIELDS = (
     WATCH_OPTION,
     "start_time",  # the server's: with its pid, which server this pane id belongs to
     "pid",
+    "history_size",
+    TRANSCRIPT_OPTION,
 )
 _FORMAT = "\t".join("#{" + name + "}" for name in _FIELDS)
 # Who is attached, listed in the same tmux call as the panes: ``session_attached``
@@ -101,6 +106,8 @@ class PaneInfo(NamedTuple):
     watched: bool = False  # the live view watches it (its pipe-pane is the watch's)
     # the tmux server's start time and pid: a pane id is only this pane's on that server
     server: str = ""
+    history_size: int = 0  # rows of scrollback above the screen
+    transcript: str = ""  # TRANSCRIPT_OPTION: "verbose" shows tmux-send's plumbing
 
     @property
     def target(self) -> str:
@@ -155,6 +162,8 @@ def _parse(line: str, people: dict[str, int]) -> PaneInfo:
         attached=people.get(f[19], 0),
         watched=f[23] != "",
         server=f"{f[24]}-{f[25]}",
+        history_size=int(f[26]) if f[26].isdigit() else 0,
+        transcript="\t".join(f[27:]),
     )
 
 

@@ -24,7 +24,6 @@ from ..infra.procfs import (
     waits_for_keys,
 )
 from ..infra.tmux import Tmux
-from ..text.markers import end_marker
 from ..text.shells import ShellKind
 from .info import PaneInfo, PaneView, find_pane
 from .records import PaneDir, PromptMemory
@@ -123,12 +122,11 @@ _PROMPT_ROWS = 3
 
 def _quiet(view: PaneView, memory: PromptMemory) -> bool:
     """Whether the pane is as the last call left it: no key since, nothing run since."""
-    if not memory.quiet_since_last_call(view.pane.keys_at) or view.screen is None:
+    if not memory.quiet_since_last_call(view.pane.keys_at) or memory.end_row < 0:
         return False
-    marker = end_marker(memory.call_id).rstrip("_") + " "  # then the status
-    row = view.pane.cursor_y
-    above = view.screen[max(row - _PROMPT_ROWS - 1, 0) : row]
-    return any(line.startswith(marker) for line in above)
+    # the cursor is where that call left the shell: on the prompt it drew there
+    row = view.pane.history_size + view.pane.cursor_y
+    return 0 <= row - memory.end_row <= _PROMPT_ROWS + 1
 
 
 def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | None:

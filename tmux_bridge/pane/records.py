@@ -71,8 +71,9 @@ class PromptMemory(NamedTuple):
     prompt started, ``call_id`` that call's id; ``typed_at`` when tmux-send last sent
     keys or text to the pane. When no key reached the session since that call started
     (tmux's ``session_activity``, whole seconds, is older), tmux-send typed nothing
-    since, and that call's end marker is just above the cursor (nothing ran since), the
-    line at the cursor is the bare prompt the shell drew after that call. A far shell's
+    since, and the cursor is within a prompt's rows of ``end_row``, where that call
+    ended (nothing ran since), the line at the cursor is the bare prompt the shell drew
+    after that call. A far shell's
     prompt is kept apart (``far_pid``, ``far_prompt``), so the two never mix.
     """
 
@@ -85,6 +86,8 @@ class PromptMemory(NamedTuple):
     # the line seen at the start of the last far call, through the program ``far_pid``
     far_pid: int = 0
     far_prompt: str = ""
+    # the pane's row (scrollback rows counted) where the last call ended, -1 unknown
+    end_row: int = -1
 
     def quiet_since_last_call(self, keys_at: int) -> bool:
         """Whether nothing can have been typed since the last call (``keys_at``: the
@@ -204,15 +207,19 @@ class PaneDir:
         try:
             with open(self.file(PROMPT_FILE), encoding="utf-8", errors="surrogateescape") as f:
                 head, candidate, far_prompt, *known = f.read().split("\n")
-            settled, typed_at, call_id, far_pid = head.split(" ")
+            settled, typed_at, call_id, far_pid, end_row = [*head.split(" "), "-1"][:5]
             times = float(settled), float(typed_at)
             memory = PromptMemory(tuple(k for k in known if k), candidate, *times, call_id)
-            return memory._replace(far_pid=int(far_pid), far_prompt=far_prompt)
+            return memory._replace(
+                far_pid=int(far_pid), far_prompt=far_prompt, end_row=int(end_row)
+            )
         except (OSError, ValueError):
             return PromptMemory()
 
     def write_prompt(self, memory: PromptMemory) -> None:
-        head = f"{memory.settled} {memory.typed_at} {memory.call_id} {memory.far_pid}"
+        head = (
+            f"{memory.settled} {memory.typed_at} {memory.call_id} {memory.far_pid} {memory.end_row}"
+        )
         lines = [head, memory.candidate, memory.far_prompt, *memory.known]
         atomic_write(self.file(PROMPT_FILE), "\n".join(lines).encode("utf-8", "surrogateescape"))
 
@@ -224,10 +231,11 @@ class PaneDir:
             with contextlib.suppress(OSError):
                 self.write_prompt(self.read_prompt()._replace(far_pid=pid, far_prompt=prompt))
 
-    def mark_settled(self, started: float, call_id: str) -> None:
-        """A command call that started at ``started`` ended back at the prompt."""
+    def mark_settled(self, started: float, call_id: str, end_row: int = -1) -> None:
+        """A command call that started at ``started`` ended back at the prompt, on the
+        pane's row ``end_row`` (scrollback rows counted; -1 unknown)."""
         memory = self.read_prompt()  # read again: keys may have been sent meanwhile
-        self.write_prompt(memory._replace(settled=started, call_id=call_id))
+        self.write_prompt(memory._replace(settled=started, call_id=call_id, end_row=end_row))
 
     def mark_typed(self) -> None:
         """tmux-send sent keys or text to the pane: the line may hold anything now.

@@ -13,6 +13,13 @@ the probe's answer (``PROBE``), the helpers' answer (``DEF``, a far REPL's helpe
 the end marker of a command that ended the far shell (``EXIT``) and the end of its
 stderr (``ERR``); a far REPL's helper prints the same START and END markers.
 
+In the clean transcript (the default) the person sees none of these: the runner
+prints the start and end markers wrapped in an OSC string (:func:`hidden`,
+``ESC ] 777 ; tmux-send ; <marker> BEL``), which tmux swallows (nothing on the screen,
+nothing in ``capture-pane``) but passes byte for byte into the ``pipe-pane`` stream, and
+through ssh or ``docker exec`` from a far shell. The markers keep their text inside it,
+so every pattern below finds them either way. ``--verbose-transcript`` prints them bare.
+
 A call id is 10 hex digits, so no marker can be matched by chance, and the marker text
 is never typed (it is printed by code loaded from a file, or, in a far shell or a far
 REPL, put together from pieces at run time), so its echo never matches.
@@ -39,6 +46,18 @@ _END = MARK + "END_{id}{status}___"
 SENTINEL_DONE = "done"  # the command finished (or was interrupted); the shell lives on
 SENTINEL_EXIT = "exit"  # the shell itself is exiting, with this status
 SENTINEL_END = b"\x1b\\"
+
+
+# The OSC string a hidden marker travels in: tmux keeps no trace of it on the screen.
+HIDDEN_OPEN = "\x1b]777;tmux-send;"
+HIDDEN_CLOSE = "\x07"
+HIDDEN_OPEN_PRINTF = r"\033]777;tmux-send;"  # the same as printf(1) must see them
+HIDDEN_CLOSE_PRINTF = r"\007"
+
+
+def hidden(marker: str) -> str:
+    """``marker`` wrapped so that the terminal shows nothing of it (see the module)."""
+    return HIDDEN_OPEN + marker + HIDDEN_CLOSE
 
 
 def start_marker(call_id: str) -> str:

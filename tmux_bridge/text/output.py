@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .markers import HIDDEN_CLOSE
+
 # Bytes that make a line need the slow path.
 _SPECIAL = re.compile(rb"[\x1b\r\x08\x07\x0e\x0f]")
 
@@ -230,6 +232,9 @@ class SentinelScanner:
         return held
 
 
+HIDDEN_END = HIDDEN_CLOSE.encode()  # what ends a hidden marker
+
+
 class MarkerScanner:
     """Cuts one evaluation's output out of a pane's raw output stream.
 
@@ -265,7 +270,11 @@ class MarkerScanner:
             if at < 0:
                 self._buf = buf[-len(self._start) :]
                 return b""
-            line_end = buf.find(b"\n", at)
+            after = at + len(self._start)
+            if buf[after : after + 1] == HIDDEN_END:  # a hidden marker: output follows it
+                line_end = after
+            else:
+                line_end = buf.find(b"\n", at) if len(buf) > after else -1
             if line_end < 0:
                 self._buf = buf[at:]
                 return b""

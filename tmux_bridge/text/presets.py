@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from .markers import MARK, end_marker, start_marker
+from .markers import HIDDEN_CLOSE, HIDDEN_OPEN, MARK, end_marker, hidden, start_marker
+from .shells import erase_typed
 
 
 class EvalPlan(NamedTuple):
@@ -37,7 +38,8 @@ class EvalPlan(NamedTuple):
 _PYTHON_RUN = """\
 def __tmux_send_run(g, b, e, n, c, p=None):
     import ast, sys, traceback
-    print(b, flush=True)
+    sys.stdout.write(b)
+    sys.stdout.flush()
     s = 0
     try:
         if p is not None:
@@ -46,7 +48,7 @@ def __tmux_send_run(g, b, e, n, c, p=None):
         for x in ast.parse(c, "<tmux-send>", "exec").body:
             exec(compile(ast.Interactive(body=[x]), "<tmux-send>", "single"), g)
     except SystemExit:
-        sys.stdout.write(n + e % "0" + "\\n")
+        sys.stdout.write(n + e % "0")
         sys.stdout.flush()
         raise
     except BaseException as exc:
@@ -54,7 +56,7 @@ def __tmux_send_run(g, b, e, n, c, p=None):
         t = exc.__traceback__
         traceback.print_exception(type(exc), exc, t.tb_next if t else None)
     sys.stderr.flush()
-    sys.stdout.write(n + e % ("%d" % s) + "\\n")
+    sys.stdout.write(n + e % ("%d" % s))
     sys.stdout.flush()
 """
 
@@ -65,8 +67,8 @@ _PYTHON_HELPER = (
     + """\
 def __tmux_send_far(i, c):
     m = "MARK"
-    e = m + "END_" + i + " %s___" + m + "ERR_" + i + "___"
-    __tmux_send_run(globals(), m + "START_" + i + "___", e, "\\n", c)
+    e = m + "END_" + i + " %s___" + m + "ERR_" + i + "___\\n"
+    __tmux_send_run(globals(), m + "START_" + i + "___\\n", e, "\\n", c)
 """
 )
 
@@ -172,14 +174,31 @@ def find_preset(name: str) -> Preset | None:
     return None
 
 
-def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> EvalPlan:
-    """Files and the typed input for evaluating ``code`` in ``preset``'s REPL."""
+class Look(NamedTuple):
+    """How a clean transcript shows an evaluation (python, node): the REPL's prompt
+    ends at ``cursor_x`` of a ``width``-column pane; ``banner`` is the header."""
+
+    cursor_x: int
+    width: int
+    banner: str
+
+
+def plan_eval(
+    preset: Preset, call_id: str, code: bytes, directory: str, look: Look | None = None
+) -> EvalPlan:
+    """Files and the typed input for evaluating ``code`` in ``preset``'s REPL. With
+    ``look`` (python and node), the typed line is erased, a dim header shown, and the
+    markers hidden; without it (``--verbose-transcript``, other REPLs) they show."""
     base = f"{directory}/{call_id}"
     start = start_marker(call_id)
-    if preset.name == "python":
-        return _python(call_id, code, base, start)
-    if preset.name == "node":
-        return _node(call_id, code, base, start)
+    if preset.name in ("python", "node"):
+        make = _python if preset.name == "python" else _node
+        plan = make(call_id, code, base, _Marks.bare(start, end_marker(call_id, "%s")))
+        if look is None:
+            return plan
+        erase = erase_typed(look.cursor_x, len(plan.typed), look.width)
+        marks = _Marks.hidden(erase + _DIM + look.banner + _UNDIM + "\n", call_id)
+        return make(call_id, code, base, marks)
     if preset.name == "psql":
         return _psql(call_id, code, base, start)
     if preset.name == "sqlite":
@@ -192,6 +211,30 @@ def plan_eval(preset: Preset, call_id: str, code: bytes, directory: str) -> Eval
 
 
 _CRLF = "\r\n"  # before the local end marker
+_DIM, _UNDIM = "\x1b[2m", "\x1b[0m"
+
+
+class _Marks(NamedTuple):
+    """What an evaluation prints before its output (``begin``), and after it: ``lead``
+    then ``end`` (with ``%s`` for the status)."""
+
+    begin: str
+    lead: str
+    end: str
+
+    @staticmethod
+    def bare(start: str, end: str) -> _Marks:
+        return _Marks(start + "\n", _CRLF, end + "\n")
+
+    @staticmethod
+    def hidden(head: str, call_id: str) -> _Marks:
+        """The line end before the end marker goes inside its OSC string: tmux shows
+        nothing of it, and the output is the REPL's exactly, final newline or not."""
+        opener = HIDDEN_OPEN + _CRLF
+        end = end_marker(call_id, "%s") + HIDDEN_CLOSE
+        return _Marks(head + hidden(start_marker(call_id)), opener, end)
+
+
 _PYTHON = (
     _PYTHON_RUN
     + """\
@@ -203,13 +246,18 @@ finally:
 )
 
 
-def _python(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
-    end = end_marker(call_id, "%s")
-    args = f"{start!r}, {end!r}, {_CRLF!r}, None, {base + '.code'!r}"
+def _python(call_id: str, code: bytes, base: str, marks: _Marks) -> EvalPlan:
+    args = f"{marks.begin!r}, {marks.end!r}, {marks.lead!r}, None, {base + '.code'!r}"
     wrapper = _PYTHON.replace("ARGS", args)
     typed = f"exec(open({base + '.py'!r}).read())"
-    # "\r\n" before the end marker reaches the stream as "\r\r\n" (see MarkerScanner)
-    return EvalPlan({base + ".code": code, base + ".py": wrapper.encode()}, typed, lead=b"\r\r\n")
+    files = {base + ".code": code, base + ".py": wrapper.encode()}
+    return EvalPlan(files, typed, lead=_stream_lead(marks))
+
+
+def _stream_lead(marks: _Marks) -> bytes:
+    """What precedes the end marker in the pane's stream (see MarkerScanner): the
+    terminal sends the lead's CR LF on as CR CR LF."""
+    return marks.lead.replace(_CRLF, "\r\r\n").encode()
 
 
 # node: run the code as a script in the REPL's own context (top-level let/const persist),
@@ -218,7 +266,12 @@ _NODE = """\
 (() => {
   const vm = require("vm"), util = require("util"), fs = require("fs");
   const code = fs.readFileSync(CODE, "utf8");
-  console.log(START);
+  const r = require("repl").repl, quiet = r ? r.ignoreUndefined : false;
+  if (r) {  // no "undefined" for the line typed: once the REPL has shown its value
+    r.ignoreUndefined = true;
+    setImmediate(() => { r.ignoreUndefined = quiet; });
+  }
+  process.stdout.write(START);
   let status = 0;
   try {
     const value = vm.runInThisContext(code, { filename: "tmux-send", breakOnSigint: true });
@@ -230,20 +283,20 @@ _NODE = """\
       ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
     console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
   }
-  console.log("\\r\\n" + END.replace("%s", String(status)));
+  process.stdout.write(LEAD + END.replace("%s", String(status)));
 })()
 """
 
 
-def _node(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
-    end = end_marker(call_id, "%s")
+def _node(call_id: str, code: bytes, base: str, marks: _Marks) -> EvalPlan:
     wrapper = (
-        f"const START = {json.dumps(start)}, END = {json.dumps(end)},"
-        f" CODE = {json.dumps(base + '.code')};\n" + _NODE
+        f"const START = {json.dumps(marks.begin)}, END = {json.dumps(marks.end)},"
+        f" LEAD = {json.dumps(marks.lead)}, CODE = {json.dumps(base + '.code')};\n" + _NODE
     )
     wrapped = "{\n" + wrapper + "}\n"
     typed = f"eval(require('fs').readFileSync({json.dumps(base + '.js')}, 'utf8'))"
-    return EvalPlan({base + ".code": code, base + ".js": wrapped.encode()}, typed, lead=b"\r\r\n")
+    files = {base + ".code": code, base + ".js": wrapped.encode()}
+    return EvalPlan(files, typed, lead=_stream_lead(marks))
 
 
 def _psql(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:

@@ -28,7 +28,15 @@ import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from .markers import SENTINEL_DONE, SENTINEL_EXIT, end_marker, sentinel_format, start_marker
+from .markers import (
+    HIDDEN_CLOSE_PRINTF,
+    HIDDEN_OPEN_PRINTF,
+    SENTINEL_DONE,
+    SENTINEL_EXIT,
+    end_marker,
+    sentinel_format,
+    start_marker,
+)
 from .seams import excerpt, visible_lines
 
 ShellKind = Literal["bash", "zsh", "fish", "posix"]
@@ -61,6 +69,9 @@ class RunnerSpec(NamedTuple):
     stderr_tty: str
     banner: str
     shell_binary: str  # used by fish and POSIX sh to syntax-check before sourcing
+    # the clean transcript: what erases the typed line before the header
+    # (:func:`typed_erasure`), or None for today's visible plumbing (--verbose-transcript)
+    erase: str | None = ""
 
 
 def scratch_path(runner_path: str) -> str:
@@ -114,9 +125,47 @@ def display_command(command: str) -> str:
     return BANNER_PREFIX + visible_lines(excerpt(command).text)
 
 
+# How the header and the status line are marked as tmux-send's, not the person's: dim.
+_STYLE_ON = r"\033[2m"
+_STYLE_OFF = r"\033[0m"
+
+
+def erase_typed(cursor_x: int, length: int, width: int) -> str:
+    """The escapes that erase a line of ``length`` characters typed at column
+    ``cursor_x`` of a ``width``-column pane, once Enter has moved the cursor below it:
+    up the rows it took, to its first column, everything from there on erased."""
+    end = cursor_x + length
+    rows = (end - 1) // max(width, 1) + 1 if end > 0 else 1
+    return f"\x1b[{rows}A\x1b[{cursor_x + 1}G\x1b[J"
+
+
+def typed_erasure(kind: ShellKind, runner_path: str, cursor_x: int, width: int) -> str:
+    """What takes the typed line off the screen once the shell has read it, as
+    ``printf(1)`` must see it: the cursor goes back up the rows the line took (it was
+    typed at column ``cursor_x`` of a ``width``-column pane, after the prompt), to the
+    column where it began, and everything from there on is erased. The prompt stays;
+    the header takes the typed line's place. A screen row that has scrolled into
+    the history is out of reach: only a pane too small to hold the typed line leaves it."""
+    erase = erase_typed(cursor_x, len(typed_line(kind, runner_path)), width)
+    return erase.replace("\x1b", r"\033")
+
+
+def status_line(status: int, interrupted: str = "") -> str:
+    """The one line shown after a call that failed or was interrupted (none after a
+    success): ``[exit 2]``, ``[interrupted: idle timeout]``; with its style, as printed."""
+    if interrupted:
+        text = f"[interrupted: {interrupted}]"
+    elif status:
+        text = f"[exit {status}]"
+    else:
+        return ""
+    return "\x1b[2m" + text + "\x1b[0m\n"
+
+
 def runner_script(kind: ShellKind, spec: RunnerSpec) -> str:
     """The script the shell sources for one call."""
-    return _fill(_TEMPLATES[kind], _common(kind, spec), relays=bool(spec.stdout_tty))
+    clean = spec.erase is not None
+    return _fill(_TEMPLATES[kind], _common(kind, spec), relays=bool(spec.stdout_tty), clean=clean)
 
 
 def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
@@ -132,25 +181,48 @@ def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
         "DONE": q(sentinel_format(spec.call_id, SENTINEL_DONE)),
         "EXIT": q(sentinel_format(spec.call_id, SENTINEL_EXIT)),
         "BANNER": q(spec.banner),
-        "START": q(start_marker(spec.call_id)),
-        "END": q(end_marker(spec.call_id, "%d")),
+        **_marks(kind, spec),
         "SH": q(spec.shell_binary),
         "PAGERS": " ".join(PAGER_VARIABLES),
     }
 
 
+def _marks(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
+    """The header, the markers and the status line as ``printf(1)`` formats: bare
+    (``--verbose-transcript``), or the clean transcript's (the typed line erased, the
+    header dim, the markers hidden, a status line only after a failure)."""
+    start, end = start_marker(spec.call_id), end_marker(spec.call_id, "%d")
+    if spec.erase is None:
+        head, tail = "%s\\n" + start + "\\n", end + "\\n"
+        return {"HEAD": quote(kind, head), "END": quote(kind, tail), "FAILED": "''"}
+    head = spec.erase + _STYLE_ON + "%s" + _STYLE_OFF + "\\n" + _hidden(start)
+    failed = _STYLE_ON + "[exit %d]" + _STYLE_OFF + "\\n"
+    return {
+        "HEAD": quote(kind, head),
+        "END": quote(kind, _hidden(end)),
+        "FAILED": quote(kind, failed),
+    }
+
+
+def _hidden(marker: str) -> str:
+    return HIDDEN_OPEN_PRINTF + marker + HIDDEN_CLOSE_PRINTF
+
+
 _RELAY_TAG = "  # relay"
+_BARE_TAG = "  # bare"  # the status line a runner without relays prints itself
 
 
-def _fill(template: str, values: dict[str, str], relays: bool) -> str:
+def _fill(template: str, values: dict[str, str], relays: bool, clean: bool = True) -> str:
+    lines = template.splitlines(keepends=True)
+    if relays or not clean:  # tmux-send prints the status line, or the end marker shows it
+        lines = [line for line in lines if _BARE_TAG not in line]
     if relays:
         values = {**values, "REDIRECT": " >@PO@ 2>@PE@", "CHECKERR": " 2>@PE@"}
-        template = template.replace(_RELAY_TAG + "\n", "\n")
+        template = "".join(lines).replace(_RELAY_TAG + "\n", "\n")
     else:
         values = {**values, "REDIRECT": "", "CHECKERR": ""}
-        template = "".join(
-            line for line in template.splitlines(keepends=True) if _RELAY_TAG not in line
-        )
+        template = "".join(line for line in lines if _RELAY_TAG not in line)
+    template = template.replace(_BARE_TAG + "\n", "\n")
     for key in ("REDIRECT", "CHECKERR"):  # template text holding placeholders itself
         template = template.replace("@" + key + "@", values.pop(key))
     # one pass: a value (the banner shows the agent's command) is never scanned again,
@@ -187,7 +259,8 @@ _BASH = r"""__tmux_send_finish() {
         builtin read -r __tmux_send_ack  # relay
     } 2>/dev/null <@PO@ || :  # relay
     builtin unset __tmux_send_ack
-    builtin printf @END@'\n' "$__tmux_send_status"
+    builtin printf @END@ "$__tmux_send_status"
+    [ "$__tmux_send_status" = 0 ] || builtin printf @FAILED@ "$__tmux_send_status"  # bare
     for __tmux_send_v in ${__tmux_send_pagers-}; do  # unless the command changed it
         [ "${!__tmux_send_v-}" != cat ] || builtin unset "$__tmux_send_v"
     done
@@ -210,7 +283,7 @@ for __tmux_send_v in @PAGERS@; do
     builtin export "$__tmux_send_v=cat"
     __tmux_send_pagers+=" $__tmux_send_v"
 done
-builtin printf '%s\n' @BANNER@ @START@
+builtin printf @HEAD@ @BANNER@
 { . @CMD@; }@REDIRECT@
 __tmux_send_finish
 """
@@ -233,7 +306,8 @@ _ZSH = r"""__tmux_send_finish() {
         builtin printf @DONE@ $__tmux_send_status >@PO@  # relay
         builtin read -r __tmux_send_ack  # relay
     } 2>/dev/null <@PO@ || :  # relay
-    builtin printf @END@'\n' $__tmux_send_status
+    builtin printf @END@ $__tmux_send_status
+    (( __tmux_send_status == 0 )) || builtin printf @FAILED@ $__tmux_send_status  # bare
     local __tmux_send_v
     for __tmux_send_v in $__tmux_send_pagers; do  # unless the command changed it
         [[ ${(P)__tmux_send_v-} != cat ]] || builtin unset $__tmux_send_v
@@ -270,7 +344,7 @@ __tmux_send_setup() {
         __tmux_send_pagers+=($__tmux_send_v)
     done
     __tmux_send_forget
-    builtin printf '%s\n' @BANNER@ @START@
+    builtin printf @HEAD@ @BANNER@
     builtin unfunction __tmux_send_setup __tmux_send_forget
 }
 __tmux_send_setup
@@ -290,7 +364,8 @@ _FISH = r"""function __tmux_send_finish
         builtin printf @DONE@ $__tmux_send_status >@PO@  # relay
         command head -n 1 >/dev/null  # relay
     end <@PO@ 2>/dev/null  # relay
-    builtin printf @END@'\n' $__tmux_send_status
+    builtin printf @END@ $__tmux_send_status
+    test $__tmux_send_status = 0; or builtin printf @FAILED@ $__tmux_send_status  # bare
     for __tmux_send_v in $__tmux_send_pagers  # unless the command changed it
         test "$$__tmux_send_v" = cat; and set -e $__tmux_send_v
     end
@@ -316,7 +391,7 @@ for __tmux_send_v in @PAGERS@
     set -gx $__tmux_send_v cat
     set -a __tmux_send_pagers $__tmux_send_v
 end
-builtin printf '%s\n' @BANNER@ @START@
+builtin printf @HEAD@ @BANNER@
 command @SH@ --no-config --no-execute @CMD@@CHECKERR@
 and begin; source @CMD@; end@REDIRECT@
 __tmux_send_finish $status
@@ -333,7 +408,8 @@ _POSIX = r"""__tmux_send_finish() {
         printf @DONE@ "$__tmux_send_status" >@PO@  # relay
         read -r __tmux_send_ack  # relay
     } 2>/dev/null <@PO@ || :  # relay
-    printf @END@'\n' "$__tmux_send_status"
+    printf @END@ "$__tmux_send_status"
+    [ "$__tmux_send_status" = 0 ] || printf @FAILED@ "$__tmux_send_status"  # bare
     for __tmux_send_v in $__tmux_send_pagers; do  # unless the command changed it
         eval "[ \"\${$__tmux_send_v-}\" != cat ]" || unset "$__tmux_send_v"
     done
@@ -353,7 +429,7 @@ for __tmux_send_v in @PAGERS@; do
     export "$__tmux_send_v=cat"
     __tmux_send_pagers="$__tmux_send_pagers $__tmux_send_v"
 done
-printf '%s\n' @BANNER@ @START@
+printf @HEAD@ @BANNER@
 @SH@ -n @CMD@@CHECKERR@ && { . @CMD@; }@REDIRECT@
 __tmux_send_finish
 """

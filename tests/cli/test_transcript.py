@@ -1,0 +1,121 @@
+"""What the person sees of a call in each shell: the header (the command, marked as
+tmux-send's), the command's output exactly, and a status line only after a failure or an
+interrupt; no typed line, no runtime path, no call id, no marker (issue 29).
+
+The whole pane history is captured (``capture-pane -p -J -S -``). Erased cells keep
+their place in tmux's grid, so ``-J`` shows spaces after a header shorter than the typed
+line it replaced: lines are compared without trailing spaces.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.pane import MakeBridge, TestPane, dash_bridge
+
+pytestmark = pytest.mark.tmux
+
+SHELLS = ["bash", "zsh", "fish", "dash"]
+
+# (tmux-send's arguments, the command's lines in the pane)
+CALLS = [
+    (["--", "echo out; echo err >&2"], ["out", "err"]),
+    (["--", "sh -c 'echo failing; exit 3'"], ["failing", "[exit 3]"]),
+    (["--", "true"], []),
+    (["--", "printf no-newline"], ["no-newline"]),
+    (["--", r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'"], ["bold red"]),
+]
+HEADERS = [
+    "echo out; echo err >&2",
+    "sh -c 'echo failing; exit 3'",
+    "true",
+    "printf no-newline",
+    r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'",
+]
+# After an interrupt, bash, zsh and dash end the line the killed command was on (as for
+# Ctrl-C); dash has no prompt hook, so its prompt is back before tmux-send could print a
+# status line: it prints none there.
+INTERRUPTED = {
+    "bash": ["", "[interrupted: idle timeout]"],
+    "zsh": ["", "[interrupted: idle timeout]"],
+    "fish": ["[interrupted: idle timeout]"],
+    "dash": [""],
+}
+
+
+def started(make_bridge: MakeBridge, shell: str) -> TestPane:
+    b = dash_bridge(make_bridge) if shell == "dash" else make_bridge(shell)
+    b.start()
+    return b
+
+
+def transcript(b: TestPane) -> list[str]:
+    """The pane's history from the first call's header on, without trailing spaces."""
+    lines = [line.rstrip() for line in b.history().split("\n")]
+    first = next(i for i, line in enumerate(lines) if "[tmux-send]" in line)
+    lines = lines[first:]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_transcript_is_the_command_its_output_and_a_status(
+    make_bridge: MakeBridge, shell: str
+) -> None:
+    b = started(make_bridge, shell)
+    ids = []
+    for args, _ in CALLS:
+        result = b.send("--json", *args)
+        ids.append(json.loads(result.stdout)["id"])
+    result = b.send("--json", "-t", "1", "--", "sleep 30")
+    assert result.returncode == 124, result.stderr
+    ids.append(json.loads(result.stdout)["id"])
+    expected: list[str] = []
+    for header, (_, lines) in zip(HEADERS, CALLS, strict=True):
+        expected += ["$ [tmux-send] " + header.replace("\033", "^["), *lines]
+    expected += ["$ [tmux-send] sleep 30", *INTERRUPTED[shell], "$"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+    everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+    for plumbing in ("TMUXSEND", str(b.runtime), ".run", *ids):
+        assert plumbing not in everything, everything
+
+
+@pytest.mark.parametrize("shell", ["bash", "fish"])
+def test_verbose_transcript_shows_the_plumbing(make_bridge: MakeBridge, shell: str) -> None:
+    b = started(make_bridge, shell)
+    result = b.send("--json", "--verbose-transcript", "--", "echo hi")
+    call_id = json.loads(result.stdout)["id"]
+    b.wait_for_text(f"___TMUXSEND_END_{call_id} 0___")
+    history = b.history()
+    assert f"___TMUXSEND_START_{call_id}___\nhi\n" in history
+    assert f"{call_id}.run" in history  # the typed line
+
+
+def test_the_person_can_ask_for_the_plumbing_with_a_tmux_option(make_bridge: MakeBridge) -> None:
+    b = started(make_bridge, "bash")
+    b.tmux("set-option", "-g", "@tmux-bridge-transcript", "verbose")
+    result = b.send("--json", "--", "echo hi")
+    call_id = json.loads(result.stdout)["id"]
+    b.wait_for_text(f"___TMUXSEND_END_{call_id} 0___")
+
+
+def test_a_typed_line_that_wraps_is_erased_whole(make_bridge: MakeBridge) -> None:
+    b = started(make_bridge, "bash")
+    b.tmux("resize-window", "-t", b.target, "-x", "30", "-y", "10")
+    b.wait_for(lambda: b.pane("#{pane_width}") == "30", "the narrow pane")
+    assert b.send("--", "echo one; false").returncode == 1
+    expected = ["$ [tmux-send] echo one; false", "one", "[exit 1]", "$"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+
+
+def test_a_prompt_the_call_changed_is_not_taken_for_typed_text(make_bridge: MakeBridge) -> None:
+    """After a call, the next call knows the line at the cursor is the shell's new
+    prompt (nothing ran since), with no end marker on the screen to tell it: here the
+    new prompt is the old one plus more, which would otherwise read as typed text."""
+    b = make_bridge("bash", {".bashrc": "PS1='$ ${X-}'\n"})
+    b.start()
+    assert b.send_text("--", "X=abc") == (0, "", "")
+    assert b.send_text("--", "echo here") == (0, "here\n", "")

@@ -1,0 +1,86 @@
+"""What the person sees of REPL calls (python, node): the start like any command, then
+each evaluation as a header at the REPL's prompt and the output exactly as the REPL
+printed it; no typed line, no path, no call id, no marker (issue 29)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+
+import pytest
+
+from ..support.pane import TestPane
+
+pytestmark = pytest.mark.tmux
+
+# (preset, start command, its prompt, [(code, the lines it leaves after its header)])
+CASES = {
+    "python": (
+        "python3 -q",
+        ">>>",
+        [
+            ("print('hi')", ["hi"]),
+            ("x = 41", []),
+            ("x + 1", ["42"]),
+            ("1/0", ["Traceback (most recent call last):", '  File "<tmux-send>", line 1, in '
+             "<module>", "ZeroDivisionError: division by zero"]),
+            ("print('\\033[1mbold\\033[0m')", ["bold"]),
+        ],
+    ),
+    "node": (
+        "node",
+        ">",
+        [
+            ("console.log('hi')", ["hi"]),
+            ("let x = 41", []),
+            ("x + 1", ["42"]),
+            ("console.log('\\x1b[1mbold\\x1b[0m')", ["bold"]),
+        ],
+    ),
+}  # fmt: skip
+
+
+def transcript(b: TestPane) -> list[str]:
+    lines = [line.rstrip() for line in b.history().split("\n")]
+    first = next(i for i, line in enumerate(lines) if "[tmux-send]" in line)
+    lines = lines[first:]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_evaluations_show_as_a_header_and_the_output(
+    make_bridge: Callable[[str], TestPane], name: str
+) -> None:
+    start, prompt, calls = CASES[name]
+    if shutil.which(start.split()[0]) is None:
+        pytest.skip(f"{start.split()[0]} is not installed")
+    b = make_bridge("bash")
+    b.start()
+    result = b.send("--json", "--timeout", "60", "--repl", name, "--", start)
+    ids = [json.loads(result.stdout)["id"]]
+    expected = ["$ [tmux-send] " + start]
+    if name == "node":
+        expected += [line for line in json.loads(result.stdout)["stdout"].split("\n")[:-1]]
+    for code, lines in calls:
+        result = b.send("--json", "--repl", name, "--", code)
+        ids.append(json.loads(result.stdout)["id"])
+        expected += [f"{prompt} [tmux-send] " + code.replace("\033", "^["), *lines]
+    expected.append(prompt)
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+    everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+    for plumbing in ("TMUXSEND", str(b.runtime), *ids):
+        assert plumbing not in everything, everything
+
+
+def test_an_output_without_a_final_newline_is_left_as_the_repl_shows_it(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    assert b.send_text("--repl", "python", "--", "python3 -q")[0] == 0
+    assert b.send_text("--repl", "python", "--", "print('a', end='')") == (0, "a", "")
+    expected = ["$ [tmux-send] python3 -q", ">>> [tmux-send] print('a', end='')", "a>>>"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
