@@ -447,6 +447,7 @@ class KeptFarCall:
         self.tmux = call.tmux
         self.records = records
         self.record = call.record
+        self.end_row = -1  # where the call ended is not known to a far call
 
     @property
     def sinks(self) -> tuple[Sink, Sink]:
