@@ -748,14 +748,14 @@ class Bridge:
         host, user, shell and its version, directory), found by one probe command run
         in that shell, and remembered in the context. Returns the probe's result and the
         facts (``None`` for those the probe could not tell)."""
-        from .infra import procfs
+        from .infra.process import proc
         from .pane.context import update_pane
         from .pane.info import find_pane
         from .pane.records import pane_dir_name
         from .text.facts import parse, probe_command
 
         pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
-        kind = procfs.shell_kind(pane.pid) or "posix"
+        kind = proc.shell_kind(pane.pid) or "posix"
         probe = Bridge(self.target, self.client)
         probe.remember = False  # the person's last command stays theirs
         result = probe.run(probe_command(kind), options, notice=notice, cancel=cancel)
@@ -1073,14 +1073,14 @@ class Bridge:
 
     def _asks_password(self) -> bool:
         """Whether the bridge pane's program waits for the person's password."""
-        from .infra import procfs
+        from .infra.process import proc
         from .pane.info import find_pane
 
         try:
             pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
         except BridgeError:
             return False
-        return procfs.asks_password(pane.pid, pane.tty)
+        return proc.asks_password(pane.pid, pane.tty) is True
 
     def _log_attempt(self, attempt: Attempt, started: float) -> None:
         """Log a try at a message; a delivery or failure is also a notice for the person."""
