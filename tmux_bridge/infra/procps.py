@@ -13,6 +13,9 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
   Linux names it ``wait_woken`` as it names a socket read, so there a process that has
   no socket open (``lsof``) counts as reading the terminal;
 * start times have a second's resolution (``lstart``), not a clock tick's;
+* one ``ps -A`` answers every question about states, groups, parents and names asked
+  within :data:`FRESH` seconds of it (a call asks several at once): such a fact may be
+  that much older than a read of ``/proc`` would be;
 * waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else
   the callers poll (``exit_fd`` gives -1, as on a Linux without pidfds).
 """
@@ -21,8 +24,6 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
-import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ..text.shells import ShellKind
 
 NAME = "portable"
+FRESH = 0.03  # seconds a snapshot of the process table answers for
 
 # Wait channels of a process blocked reading a terminal (BSD, macOS; Linux before 4.x).
 TTY_READS = {"ttyin", "ttread", "ttyraw", "ttycan", "n_tty_read"}
@@ -55,7 +57,7 @@ def limits() -> list[str]:
         "start times to the second (ps lstart), not to the clock tick",
         "a process's exact arguments: ps joins them with spaces",
     ]
-    if shutil.which("lsof") is None:
+    if _which("lsof") is None:
         found.append(
             "no lsof: open files and working directories are unknown (install lsof); "
             "tmux's pane_current_path is used for the directory"
@@ -65,16 +67,45 @@ def limits() -> list[str]:
     return found
 
 
-def _run(args: list[str]) -> list[str]:
-    """The output lines of a tool run with the C locale; [] when it fails or is absent."""
+def _which(name: str) -> str | None:
+    """The path of the command ``name`` on ``PATH`` (shutil's import costs ms)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _run(args: list[str], limit: float = 10.0) -> list[str]:
+    """The output lines of a tool run with the C locale; [] when it fails, is absent or
+    takes more than ``limit`` s. Spawned directly, as infra/tmux.py spawns tmux (the
+    import of :mod:`subprocess` costs milliseconds of every call)."""
     env = dict(os.environ, LC_ALL="C")
+    out_r, out_w = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
     try:
-        done = subprocess.run(
-            args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, check=False
-        )
+        pid = os.posix_spawnp(args[0], args, env, file_actions=actions)
     except OSError:
+        os.close(out_r)
         return []
-    return done.stdout.decode("utf-8", "replace").splitlines()
+    finally:
+        os.close(out_w)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + limit
+    with os.fdopen(out_r, "rb", buffering=0) as out:
+        while select.select([out], [], [], max(deadline - time.monotonic(), 0))[0]:
+            chunk = out.read(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:
+            os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8", "replace").splitlines()
 
 
 def _ps(fields: str, pids: list[int] | None = None) -> list[list[str]]:
@@ -101,22 +132,36 @@ def _stat(row: list[str]) -> ProcStat:
 
 
 def proc_stat(pid: int) -> ProcStat | None:
-    rows = _ps("pgid,tpgid,stat,lstart", [pid])
-    try:
-        return _stat(rows[0]) if rows else None
-    except (ValueError, IndexError):
-        return None
+    row = _table().get(pid)
+    return row[1] if row else None
+
+
+class _Snapshot:
+    taken = -1.0
+    table: dict[int, tuple[int, ProcStat]] = {}  # noqa: RUF012 (replaced whole)
+    names: dict[int, str] = {}  # noqa: RUF012
 
 
 def _table() -> dict[int, tuple[int, ProcStat]]:
-    """Every process: its parent and its stat, from one ``ps``."""
+    """Every process: its parent and its stat, from one ``ps`` (at most FRESH s old)."""
+    _refresh()
+    return _Snapshot.table
+
+
+def _refresh() -> None:
+    now = time.monotonic()
+    if now - _Snapshot.taken <= FRESH:
+        return
     table: dict[int, tuple[int, ProcStat]] = {}
-    for row in _ps("pid,ppid,pgid,tpgid,stat,lstart"):
+    names: dict[int, str] = {}
+    for line in _run(["ps", "-A", "-o", "pid=,ppid=,pgid=,tpgid=,stat=,lstart=,comm="]):
+        row = line.split(None, 10)  # lstart is five words; comm last keeps its blanks
         try:
-            table[int(row[0])] = (int(row[1]), _stat(row[2:]))
+            table[int(row[0])] = (int(row[1]), _stat([*row[2:5], " ".join(row[5:10])]))
+            names[int(row[0])] = row[10].strip() if len(row) > 10 else ""
         except (ValueError, IndexError):
             continue
-    return table
+    _Snapshot.table, _Snapshot.names, _Snapshot.taken = table, names, time.monotonic()
 
 
 def alive(pid: int) -> bool:
@@ -136,8 +181,8 @@ def owner(pid: int) -> str | None:
 
 def _comm(pid: int) -> str:
     """ps's ``comm``: a name on Linux and the BSDs, the executable's path on macOS."""
-    rows = _ps("comm", [pid])
-    return rows[0][0].strip() if rows else ""
+    _refresh()
+    return _Snapshot.names.get(pid, "")
 
 
 def process_name(pid: int) -> str:
@@ -156,15 +201,13 @@ def command_line(pid: int) -> list[str] | None:
 
 
 def shell_executable(pid: int) -> str:
+    """The executable's path where ps gives one (macOS), else the name found on PATH
+    (tmux starts a login shell as ``-bash``: its arguments name no path either)."""
     comm = _comm(pid)
     if os.path.isabs(comm) and os.access(comm, os.X_OK):
         return comm
-    words = command_line(pid) or []
-    first = words[0].lstrip("-") if words else ""
-    if os.path.isabs(first) and os.access(first, os.X_OK):
-        return first
     name = os.path.basename(comm).lstrip("-") or "sh"
-    return shutil.which(name) or name
+    return _which(name) or name
 
 
 def shell_kind(pid: int) -> ShellKind | None:
@@ -247,7 +290,7 @@ def _polls(wchan: str) -> bool:
 
 def has_sockets(pid: int) -> bool | Unknown:
     """Whether the process has a network or Unix socket open (``lsof``)."""
-    if shutil.which("lsof") is None:
+    if _which("lsof") is None:
         return Unknown("lsof is not installed")
     lines = _run(["lsof", "-w", "-n", "-P", "-p", str(pid), "-Ft"])
     return any(line[1:] in _SOCKETS for line in lines if line.startswith("t"))
@@ -301,7 +344,7 @@ def asks_password(shell_pid: int, tty: str) -> bool | Unknown:
 
 def has_open(pid: int, path: str) -> bool | Unknown:
     """Whether ``pid`` has ``path`` open, from ``lsof`` (Unknown without it)."""
-    if shutil.which("lsof") is None:
+    if _which("lsof") is None:
         return Unknown("lsof is not installed")
     lines = _run(["lsof", "-w", "-n", "-P", "-a", "-p", str(pid), "-Fn"])
     return any(line[1:] == path for line in lines if line.startswith("n"))
