@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .audit.stats import Friction as Friction
     from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
+    from .infra.doctor import Check as EnvironmentCheck
     from .infra.saved import FittedStream as FittedStream
     from .infra.saved import Page as OutputPage
     from .pane.shapes import BridgeStatus, FitResult, NewSession, PaneEntry, PaneLabel, Upload
@@ -1400,3 +1401,12 @@ def _where(far: dict[str, str | int] | None) -> tuple[str, str]:
 
 def _bytes(value: bytes | str) -> bytes:
     return value if isinstance(value, bytes) else value.encode("utf-8", "surrogateescape")
+
+
+def environment_checks() -> list[EnvironmentCheck]:
+    """What ``tmux-bridge doctor`` reports: tmux's version, the shells, the runtime
+    directory, the process facts (and what they cannot see here), the extras; each
+    ``ok``, ``missing`` or ``note``, with what to install."""
+    from .infra.doctor import checks
+
+    return checks()
