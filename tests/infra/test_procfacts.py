@@ -4,7 +4,10 @@ answers about a real pane, and the portable one says so when it cannot know."""
 from __future__ import annotations
 
 import os
+import select
 import socket
+import subprocess
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -91,11 +94,23 @@ def _wchan_of_child(pid: int) -> str:
     return ""
 
 
-def test_the_end_of_a_process_without_kqueue_is_polled() -> None:
-    assert procps.exit_fd(os.getpid()) == -1  # Linux has no kqueue: callers poll
-    fd = procfs.exit_fd(os.getpid())
-    assert fd >= 0
-    os.close(fd)
+@pytest.mark.parametrize("facts", BOTH, ids=lambda f: f.NAME)
+def test_the_end_of_a_process_makes_its_descriptor_readable(facts: ProcessFacts) -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    fd = facts.exit_fd(child.pid)
+    try:
+        assert fd >= 0 and select.select([fd], [], [], 0.2)[0] == []
+        child.kill()
+        child.wait()  # reaped: gone for kill(pid, 0) as for the pidfd
+        assert select.select([fd], [], [], 5)[0] == [fd]
+    finally:
+        os.close(fd)
+    stray = procps.exit_fd(os.getpid())  # closed by its reader: its watch ends
+    os.close(stray)
+    deadline = time.monotonic() + 5
+    while procps._WATCHED and time.monotonic() < deadline:
+        select.select([], [], [], 0.02)
+    assert procps._WATCHED == {}
 
 
 def test_an_unknown_fact_has_no_truth_value() -> None:

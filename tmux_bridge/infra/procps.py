@@ -16,14 +16,16 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
 * one ``ps -A`` answers every question about states, groups, parents and names asked
   within :data:`FRESH` seconds of it (a call asks several at once): such a fact may be
   that much older than a read of ``/proc`` would be;
-* waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else
-  the callers poll (``exit_fd`` gives -1, as on a Linux without pidfds).
+* waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else a
+  pipe that a thread closes once ``kill(pid, 0)`` fails (polled every 50 ms): either way
+  a descriptor that becomes readable when the process ends, as a pidfd does.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +65,7 @@ def limits() -> list[str]:
             "tmux's pane_current_path is used for the directory"
         )
     if not hasattr(select, "kqueue"):
-        found.append("no kqueue: the end of a process is polled (every 50 ms), not waited on")
+        found.append("no kqueue: the end of a process is seen within 50 ms (polled), not at once")
     return found
 
 
@@ -351,11 +353,11 @@ def has_open(pid: int, path: str) -> bool | Unknown:
 
 
 def exit_fd(pid: int) -> int:
-    """A kqueue with ``NOTE_EXIT`` for ``pid`` (readable once it ends), or -1 where
-    there is no kqueue (the callers then poll)."""
+    """A descriptor that becomes readable once ``pid`` ends: a kqueue with
+    ``NOTE_EXIT``, else a watched pipe; -1 when neither can be made."""
     kqueue = getattr(select, "kqueue", None)
     if kqueue is None:
-        return -1
+        return _watched_pipe(pid)
     queue = kqueue()
     try:
         kq: dict[str, Any] = vars(select)  # BSD and macOS only: not in Linux's typeshed
@@ -366,6 +368,49 @@ def exit_fd(pid: int) -> int:
         return -1
     finally:
         queue.close()
+
+
+# Watched pipes' write ends and their processes: the thread that watches each closes it
+# once the process ends (or the reader closed its end). Kept to restart the threads in a
+# forked child (a job's keeper), which inherits the pipes but not the threads.
+_WATCHED: dict[int, int] = {}
+POLL_EXIT = 0.05  # seconds between two looks at a watched process
+
+
+def _watched_pipe(pid: int) -> int:
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return -1
+    if not alive(pid):
+        os.close(write_end)
+        return read_end
+    _WATCHED[write_end] = pid
+    _start_watch(write_end, pid)
+    return read_end
+
+
+def _start_watch(write_end: int, pid: int) -> None:
+    threading.Thread(target=_watch, args=(write_end, pid), daemon=True).start()
+
+
+def _watch(write_end: int, pid: int) -> None:
+    poller = select.poll()
+    poller.register(write_end, 0)  # POLLERR alone: the reader closed its end
+    try:
+        while alive(pid) and not poller.poll(POLL_EXIT * 1000):
+            pass
+    finally:
+        if _WATCHED.pop(write_end, None) is not None:
+            os.close(write_end)
+
+
+def _watch_again() -> None:
+    for write_end, pid in list(_WATCHED.items()):
+        _start_watch(write_end, pid)
+
+
+os.register_at_fork(after_in_child=_watch_again)
 
 
 def ticks_now() -> int:
