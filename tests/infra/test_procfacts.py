@@ -9,14 +9,18 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tmux_bridge.infra import procfs, procps
 from tmux_bridge.infra.process import choose
-from tmux_bridge.infra.procfacts import ProcessFacts, Unknown
+from tmux_bridge.infra.procfacts import Unknown
 
 from ..support.pane import TestPane
+
+if TYPE_CHECKING:
+    from tmux_bridge.infra.procfacts import ProcessFacts
 
 BOTH: list[ProcessFacts] = [procfs, procps]
 
