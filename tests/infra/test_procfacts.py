@@ -56,7 +56,7 @@ def test_a_shell_at_its_prompt(bash: TestPane, facts: ProcessFacts) -> None:
 def test_a_program_in_front_and_one_reading_the_terminal(bash: TestPane) -> None:
     pid, tty = _pane(bash)
     bash.tmux("send-keys", "-t", bash.target, "sleep 300", "Enter")
-    bash.wait_for(lambda: procfs.foreground_child(pid, _tpgid(pid)) is not None, "sleep")
+    bash.wait_for(lambda: _front_name(pid) == "sleep", "sleep in front")
     child = procfs.foreground_child(pid, _tpgid(pid))
     for facts in BOTH:
         assert facts.children(pid) == [child]
@@ -84,6 +84,12 @@ def test_a_socket_read_is_not_a_wait_for_the_person(bash: TestPane) -> None:
     bash.wait_for(lambda: _wchan_of_child(pid) == "wait_woken", "python3 in recv")
     assert procfs.waiting_for_input(pid, tty) is False
     assert procps.waiting_for_input(pid, tty) is False
+
+
+def _front_name(pid: int) -> str:
+    """The name of the program in front, once the shell's child has exec'd it."""
+    child = procfs.foreground_child(pid, _tpgid(pid))
+    return procfs.command_name(child) if child is not None else ""
 
 
 def _tpgid(pid: int) -> int:

@@ -67,6 +67,7 @@ class PaneStream(PaneCall):
         # call is done: set by :meth:`run`
         self.tap: PaneTap | None = None
         self.pidfd = -1
+        self.watch_pid = 0
         self.scanner: Scanner = PassThrough()
         self.done: Callable[[], bool] | None = None
         self.collect: list[bytes] | None = None
@@ -91,6 +92,7 @@ class PaneStream(PaneCall):
         pane_id = self.pane.pane_id
         self.tap = PaneTap(self.tmux, pane_id)
         self.pidfd = proc.exit_fd(watch_pid)
+        self.watch_pid = watch_pid
         self.scanner, self.done, self.collect = scanner, done, collect
         buffer = f"tmux-send-{self.record.call_id}"
         try:
@@ -191,7 +193,10 @@ class PaneStream(PaneCall):
         which is no output of the REPL's)."""
         got = False
         while (data := tap.read()) is not None:
-            if pidfd >= 0 and select.select([pidfd], [], [], 0)[0]:
+            # (alive: a polled exit descriptor, procps's, may not be readable yet)
+            if pidfd >= 0 and (
+                select.select([pidfd], [], [], 0)[0] or not proc.alive(self.watch_pid)
+            ):
                 return got, data
             got = True
             output = scanner.feed(data)

@@ -17,7 +17,7 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
   within :data:`FRESH` seconds of it (a call asks several at once): such a fact may be
   that much older than a read of ``/proc`` would be;
 * waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else a
-  pipe that a thread closes once ``kill(pid, 0)`` fails (polled every 50 ms): either way
+  pipe that a thread closes once ``kill(pid, 0)`` fails (polled every 10 ms): either way
   a descriptor that becomes readable when the process ends, as a pidfd does.
 """
 
@@ -65,7 +65,7 @@ def limits() -> list[str]:
             "tmux's pane_current_path is used for the directory"
         )
     if not hasattr(select, "kqueue"):
-        found.append("no kqueue: the end of a process is seen within 50 ms (polled), not at once")
+        found.append("no kqueue: the end of a process is seen within 10 ms (polled), not at once")
     return found
 
 
@@ -150,9 +150,9 @@ def _table() -> dict[int, tuple[int, ProcStat]]:
     return _Snapshot.table
 
 
-def _refresh() -> None:
+def _refresh(fresh: float = FRESH) -> None:
     now = time.monotonic()
-    if now - _Snapshot.taken <= FRESH:
+    if now - _Snapshot.taken <= fresh:
         return
     table: dict[int, tuple[int, ProcStat]] = {}
     names: dict[int, str] = {}
@@ -223,7 +223,10 @@ def working_dir(pid: int) -> str | None:
 
 
 def children(pid: int) -> list[int]:
-    return sorted(p for p, (parent, _) in _table().items() if parent == pid)
+    """From a new ``ps`` (a child started a moment ago is what a caller looks for:
+    the ``cat`` that tmux starts for ``pipe-pane``)."""
+    _refresh(0.0)
+    return sorted(p for p, (parent, _) in _Snapshot.table.items() if parent == pid)
 
 
 def thread_children(pid: int) -> list[int]:
@@ -374,7 +377,7 @@ def exit_fd(pid: int) -> int:
 # once the process ends (or the reader closed its end). Kept to restart the threads in a
 # forked child (a job's keeper), which inherits the pipes but not the threads.
 _WATCHED: dict[int, int] = {}
-POLL_EXIT = 0.05  # seconds between two looks at a watched process
+POLL_EXIT = 0.01  # seconds between two looks at a watched process (a kill(pid, 0))
 
 
 def _watched_pipe(pid: int) -> int:
