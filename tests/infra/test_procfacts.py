@@ -69,7 +69,7 @@ def test_a_program_in_front_and_one_reading_the_terminal(bash: TestPane) -> None
     bash.wait_for_prompt()
     bash.tmux("send-keys", "-t", bash.target, "read x", "Enter")
     bash.wait_for(lambda: procfs.waiting_for_input(pid, tty) is True, "read x")
-    assert procps.waiting_for_input(pid, tty) is True
+    bash.wait_for(lambda: procps.waiting_for_input(pid, tty) is True, "read x, seen by ps")
 
 
 def test_a_socket_read_is_not_a_wait_for_the_person(bash: TestPane) -> None:
