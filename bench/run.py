@@ -38,6 +38,7 @@ from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
 from measures import Config, Outcome, ShellState, Skip
 from nested_measure import nested
+from process_measure import process
 from prompt_measure import prompt
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
@@ -52,6 +53,7 @@ MEASUREMENTS = [
     ("nested", nested),
     ("jobs", jobs),
     ("filekeep", filekeep),
+    ("process", process),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .audit.stats import Friction as Friction
     from .audit.stats import FrictionSummary as FrictionSummary
     from .errors import InboxCorrupt
+    from .infra.doctor import Check as EnvironmentCheck
     from .infra.saved import FittedStream as FittedStream
     from .infra.saved import Page as OutputPage
     from .pane.shapes import BridgeStatus, FitResult, NewSession, PaneEntry, PaneLabel, Upload
@@ -756,14 +757,14 @@ class Bridge:
         host, user, shell and its version, directory), found by one probe command run
         in that shell, and remembered in the context. Returns the probe's result and the
         facts (``None`` for those the probe could not tell)."""
-        from .infra import procfs
+        from .infra.process import proc
         from .pane.context import update_pane
         from .pane.info import find_pane
         from .pane.records import pane_dir_name
         from .text.facts import parse, probe_command
 
         pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
-        kind = procfs.shell_kind(pane.pid) or "posix"
+        kind = proc.shell_kind(pane.pid) or "posix"
         probe = Bridge(self.target, self.client)
         probe.remember = False  # the person's last command stays theirs
         result = probe.run(probe_command(kind), options, notice=notice, cancel=cancel)
@@ -1081,14 +1082,14 @@ class Bridge:
 
     def _asks_password(self) -> bool:
         """Whether the bridge pane's program waits for the person's password."""
-        from .infra import procfs
+        from .infra.process import proc
         from .pane.info import find_pane
 
         try:
             pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
         except BridgeError:
             return False
-        return procfs.asks_password(pane.pid, pane.tty)
+        return proc.asks_password(pane.pid, pane.tty) is True
 
     def _log_attempt(self, attempt: Attempt, started: float) -> None:
         """Log a try at a message; a delivery or failure is also a notice for the person."""
@@ -1408,3 +1409,12 @@ def _where(far: dict[str, str | int] | None) -> tuple[str, str]:
 
 def _bytes(value: bytes | str) -> bytes:
     return value if isinstance(value, bytes) else value.encode("utf-8", "surrogateescape")
+
+
+def environment_checks() -> list[EnvironmentCheck]:
+    """What ``tmux-bridge doctor`` reports: tmux's version, the shells, the runtime
+    directory, the process facts (and what they cannot see here), the extras; each
+    ``ok``, ``missing`` or ``note``, with what to install."""
+    from .infra.doctor import checks
+
+    return checks()

@@ -1,6 +1,8 @@
-"""The package as a stranger gets it: a wheel built from the source, installed into a clean
-venv, holds every module and data file of the tree, and its entry points work against a
-private tmux server (tmux-send, and tmux-bridge mcp answering a real JSON-RPC call).
+"""The package as a stranger gets it: an sdist built from the source holds every module
+and data file of the tree, the wheel built from that sdist does too, and installed into a
+clean venv its entry points work against a private tmux server (tmux-send through both
+process-facts implementations, tmux-bridge doctor, and tmux-bridge mcp answering a real
+JSON-RPC call).
 
 Building needs setuptools from PyPI (pip's build isolation) and the install takes the
 dependencies from PyPI, as a stranger's would.
@@ -13,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import venv
 import zipfile
@@ -28,28 +31,36 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tmux_bridge"
 # the files the build reads besides the package
 BESIDE = ["pyproject.toml", "README.md"]
+# Building and installing take minutes on a loaded machine: more than a test's default.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
-def built() -> Iterator[tuple[Path, Path]]:
-    """(the wheel, a venv with it installed and its `mcp` extra), built from a copy of the
-    source so the checkout gets no build/ or egg-info of the test's."""
+def built() -> Iterator[tuple[Path, Path, Path]]:
+    """(the wheel, a venv with it installed and its `mcp` extra, the sdist), built from a
+    copy of the source so the checkout gets no build/ or egg-info of the test's; the
+    wheel is built from the sdist, as pip builds one for a stranger without a wheel."""
     with tempfile.TemporaryDirectory(prefix="tb-wheel-") as tmp:
         tree = Path(tmp) / "src"
         shutil.copytree(SOURCE, tree / "tmux_bridge", ignore=shutil.ignore_patterns("__pycache__"))
         for name in BESIDE:
             shutil.copy(ROOT / name, tree / name)
         dist = Path(tmp) / "dist"
-        _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(tree)])
-        (wheel,) = dist.glob("tmux_bridge-*.whl")
         env_dir = Path(tmp) / "venv"
         venv.create(env_dir, with_pip=True)
-        _run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[mcp]"])
-        yield wheel, env_dir
+        python = str(env_dir / "bin" / "python")
+        _run([python, "-m", "pip", "install", "-q", "setuptools>=68"])
+        backend = "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])"
+        _run([python, "-c", backend, str(dist)], cwd=tree)
+        (sdist,) = dist.glob("tmux_bridge-*.tar.gz")
+        _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(sdist)])
+        (wheel,) = dist.glob("tmux_bridge-*.whl")
+        _run([python, "-m", "pip", "install", "-q", f"{wheel}[mcp]"])
+        yield wheel, env_dir, sdist
 
 
-def _run(argv: list[str]) -> None:
-    result = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+def _run(argv: list[str], cwd: Path | None = None) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=cwd)
     assert result.returncode == 0, f"{argv} failed:\n{result.stdout}\n{result.stderr}"
 
 
@@ -62,8 +73,17 @@ def _expected_files() -> set[str]:
     return found
 
 
-def test_the_wheel_holds_every_module_and_data_file(built: tuple[Path, Path]) -> None:
-    wheel, _ = built
+def test_the_sdist_holds_every_module_and_data_file(built: tuple[Path, Path, Path]) -> None:
+    *_, sdist = built
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        inside = {n.removeprefix(top + "/") for n in archive.getnames()}
+    assert sorted(_expected_files() - inside) == []
+    assert {"pyproject.toml", "README.md"} <= inside
+
+
+def test_the_wheel_holds_every_module_and_data_file(built: tuple[Path, Path, Path]) -> None:
+    wheel, *_ = built
     with zipfile.ZipFile(wheel) as archive:
         inside = {name for name in archive.namelist() if name.startswith("tmux_bridge/")}
         entry_points = next(n for n in archive.namelist() if n.endswith("entry_points.txt"))
@@ -77,20 +97,39 @@ def test_the_wheel_holds_every_module_and_data_file(built: tuple[Path, Path]) ->
     assert "tmux-bridge = tmux_bridge.cli.bridge:main" in scripts
 
 
+@pytest.mark.parametrize("facts", ["linux", "portable"])
 def test_the_installed_tmux_send_runs_a_command(
-    built: tuple[Path, Path], make_bridge: MakeBridge
+    built: tuple[Path, Path, Path], make_bridge: MakeBridge, facts: str
 ) -> None:
-    _, env_dir = built
+    _, env_dir, _ = built
     pane = make_bridge("bash")
     pane.start()
     result = subprocess.run(
         [str(env_dir / "bin" / "tmux-send"), "--", "echo from-the-wheel; (exit 3)"],
-        env=pane.env,
+        env={**pane.env, "TMUX_BRIDGE_PROCESS": facts},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=60,
     )
     assert (result.returncode, result.stdout, result.stderr) == (3, b"from-the-wheel\n", b"")
+
+
+def test_the_installed_doctor_finds_the_machine_ready(
+    built: tuple[Path, Path, Path], make_bridge: MakeBridge
+) -> None:
+    _, env_dir, _ = built
+    pane = make_bridge("bash")
+    result = subprocess.run(
+        [str(env_dir / "bin" / "tmux-bridge"), "doctor", "--json"],
+        env=pane.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    document = json.loads(result.stdout)
+    assert (result.returncode, document["ok"]) == (0, True), result.stdout
+    extras = {c["name"]: c["status"] for c in document["checks"] if "extra" in c["name"]}
+    assert extras == {"serve extra": "ok", "mcp extra": "ok"}
 
 
 def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
@@ -99,9 +138,9 @@ def _send(stdin: IO[bytes], message: dict[str, Any]) -> None:
 
 
 def test_the_installed_mcp_server_answers_a_tool_call(
-    built: tuple[Path, Path], make_bridge: MakeBridge
+    built: tuple[Path, Path, Path], make_bridge: MakeBridge
 ) -> None:
-    _, env_dir = built
+    _, env_dir, _ = built
     pane = make_bridge("bash")
     pane.start()
     env = {**pane.env, "PATH": f"{env_dir / 'bin'}{os.pathsep}{pane.env['PATH']}"}

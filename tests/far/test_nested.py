@@ -492,6 +492,10 @@ def test_ssh_files_write_read_edit(far_bash: TestPane) -> None:
 
 
 @pytest.mark.parametrize("shell", FAR_SHELLS)
+@pytest.mark.portable_bug(
+    "a far file read through ssh comes back without its output (found by this pass, "
+    "not yet explained: commands through ssh pass)"
+)
 def test_ssh_files_dash_names_and_umask(sshd: Sshd, shell: str) -> None:
     """Files through each far shell kind: names that start with `-` (read, edit, write
     over, backups), data that starts with `-`, and a new file's mode from the far

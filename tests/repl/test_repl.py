@@ -489,6 +489,10 @@ def test_a_hundred_kilobytes_of_code_in_each_repl(repl: tuple[TestPane, ReplCase
     assert (result.returncode, result.stdout.decode()) == (0, expected), result.stderr
 
 
+@pytest.mark.linux_facts(
+    "psql reads the terminal while it holds its server's socket; Linux's wait channel "
+    "(wait_woken) names both, only /proc/PID/syscall says which descriptor it reads"
+)
 def test_psql_reads_input_from_the_person(repl: tuple[TestPane, ReplCase]) -> None:
     b, case = repl
     if case.name != "psql":

@@ -7,6 +7,7 @@ gives the test its own (see :mod:`tests.support.pane`); none touches the user's 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -16,13 +17,33 @@ from .serve import Server, running
 
 # Fixtures that start a private tmux server, directly or through other fixtures.
 TMUX_FIXTURES = frozenset({"bridge", "shared_bridge", "make_bridge"})
+# The test files of the portable pass (docs/development.md): those that exercise process
+# facts (the shell, the program in front, input waits, busy panes, half-typed lines,
+# interrupts, REPLs, far shells, agents), run again with TMUX_BRIDGE_PROCESS=portable.
+PROCESS_FACT_FILES = frozenset(
+    {
+        "test_procfacts.py", "test_send.py", "test_posix_sh.py", "test_interrupts.py",
+        "test_refusals.py", "test_agents.py", "test_nested.py", "test_repl.py",
+    }
+)  # fmt: skip
+PORTABLE_PASS = os.environ.get("TMUX_BRIDGE_PROCESS") == "portable"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tiers, so ``-m "not tmux"`` runs the pure tests alone: ``tmux`` for every
     test using a bridge fixture (``fixturenames`` includes fixtures' own fixtures),
-    ``repl`` for the REPL tests."""
+    ``repl`` for the REPL tests, ``process_facts`` for the portable pass's files. In that
+    pass (``TMUX_BRIDGE_PROCESS=portable``), a test marked ``linux_facts(reason)`` is
+    skipped with its reason."""
     for item in items:
+        if item.path.name in PROCESS_FACT_FILES:
+            item.add_marker(pytest.mark.process_facts)
+        linux_only = item.get_closest_marker("linux_facts")
+        if PORTABLE_PASS and linux_only is not None:
+            item.add_marker(pytest.mark.skip(reason=f"a Linux-only fact: {linux_only.args[0]}"))
+        known = item.get_closest_marker("portable_bug")
+        if PORTABLE_PASS and known is not None:
+            item.add_marker(pytest.mark.xfail(reason=f"portable path: {known.args[0]}"))
         if TMUX_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.tmux)
         if item.path.name == "test_repl.py":

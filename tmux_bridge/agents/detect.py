@@ -34,7 +34,8 @@ from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from ..errors import AmbiguousAgent
-from ..infra import procfs
+from ..infra.process import proc
+from ..infra.procfacts import Unknown
 from ..infra.tmux import Tmux
 from ..pane.front import SHELL_WAYS, interactive
 from ..pane.info import PaneInfo, list_all_panes
@@ -276,7 +277,7 @@ def way_to_shell(pid: int) -> str | None:
     names = process_names(pid)
     if not names:
         return "no program"
-    if names[0].lstrip("-") in SHELLS or procfs.shell_kind(pid) is not None:
+    if names[0].lstrip("-") in SHELLS or proc.shell_kind(pid) is not None:
         return f"the shell {names[0]}"
     way = next((n for n in names if n.lstrip("-") in shell_ways()), None)
     if way is not None:
@@ -293,8 +294,8 @@ def _shell_below(pid: int) -> str | None:
     for _ in range(DESCENDANT_DEPTH):
         layer = [child for parent in layer for child in _children(parent)]
         for child in layer:
-            if procfs.shell_kind(child) is not None and interactive(child):
-                return procfs.command_name(child)
+            if proc.shell_kind(child) is not None and interactive(child):
+                return proc.command_name(child)
         if not layer:
             break
     return None
@@ -302,18 +303,7 @@ def _shell_below(pid: int) -> str | None:
 
 def _children(pid: int) -> list[int]:
     """The children of every thread of ``pid`` (a thread pool's too)."""
-    try:
-        threads = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    found: list[int] = []
-    for thread in threads:
-        try:
-            with open(f"/proc/{pid}/task/{thread}/children") as f:
-                found += [int(child) for child in f.read().split()]
-        except OSError:
-            continue
-    return found
+    return proc.thread_children(pid)
 
 
 def changed(agent: Agent, pane: PaneInfo) -> str | None:
@@ -322,7 +312,7 @@ def changed(agent: Agent, pane: PaneInfo) -> str | None:
     known runtime that exec'd something else, a declared program that became a shell
     or a way to one. ``None`` when it is still the same program. ``/proc`` only."""
     pid, names = foreground(pane)
-    stat = procfs.proc_stat(pid)
+    stat = proc.proc_stat(pid)
     if pid != agent.pid or stat is None or (agent.start and stat.start != agent.start):
         front = names[0] if names else "nothing"
         return f"the program in front of its pane is no longer the agent's ({front} is)."
@@ -378,13 +368,13 @@ def _agent(candidate: _Candidate, name: str, screen: list[str], aliases: tuple[s
         role=_first(candidate.env, ROLE_VARS),
         runtime=candidate.runtime,
         rig=_first(candidate.env, RIG_VARS),
-        work_dir=procfs.working_dir(candidate.pid) or pane.current_path,
+        work_dir=proc.working_dir(candidate.pid) or pane.current_path,
         attached=pane.attached > 0,
         pane=pane.pane_id,
         target=pane.target,
         state=state,
         pid=candidate.pid,
-        start=stat.start if (stat := procfs.proc_stat(candidate.pid)) else 0,
+        start=stat.start if (stat := proc.proc_stat(candidate.pid)) else 0,
         declared=candidate.declared,
         question=question,
         aliases=aliases,
@@ -396,9 +386,9 @@ def foreground(pane: PaneInfo) -> tuple[int, list[str]]:
     leader, else the pane's first process) and the names it runs under: its ``comm``,
     then the base names of its first words, skipping an interpreter (``node``,
     ``python3``) so that a script such as ``node /usr/bin/gemini`` is ``gemini``."""
-    stat = procfs.proc_stat(pane.pid)
+    stat = proc.proc_stat(pane.pid)
     pid = pane.pid
-    if stat is not None and stat.tpgid > 0 and procfs.proc_stat(stat.tpgid) is not None:
+    if stat is not None and stat.tpgid > 0 and proc.proc_stat(stat.tpgid) is not None:
         pid = stat.tpgid
     return pid, process_names(pid)
 
@@ -406,11 +396,9 @@ def foreground(pane: PaneInfo) -> tuple[int, list[str]]:
 def process_names(pid: int) -> list[str]:
     """``comm``, then the base name of each word of the command line up to and including
     the first that is no interpreter or option."""
-    names = [procfs.command_name(pid)]
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            words = f.read().decode("utf-8", "replace").split("\0")
-    except OSError:
+    names = [proc.command_name(pid)]
+    words = proc.command_line(pid)
+    if words is None:
         return [n for n in names if n]
     for word in words:
         if not word or word.startswith("-"):
@@ -483,7 +471,10 @@ def read_state(
     if _busy(runtime, screen):
         return "working", None
     if runtime is GENERIC:
-        return ("idle" if procfs.waiting_for_input(pane.pid, pane.tty) else "working"), None
+        waiting = proc.waiting_for_input(pane.pid, pane.tty)
+        if isinstance(waiting, Unknown):
+            return "unknown", None
+        return ("idle" if waiting else "working"), None
     lowered = "\n".join(screen).lower()
     if any(marker in lowered for marker in runtime.starting):
         return "starting", None

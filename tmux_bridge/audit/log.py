@@ -176,10 +176,10 @@ def start_entry(mode: str, pane: str | None, client: str, command: str) -> Audit
     and ``pid_start`` (its start, in clock ticks after boot) name the process making
     the call, so that a reader tells a call that still runs from one whose process is
     gone; ``pane`` is the target as asked for (``None``: the bridge pane)."""
-    from ..infra.procfs import proc_stat
+    from ..infra.process import proc
     from ..results import new_call_id
 
-    me = proc_stat(os.getpid())
+    me = proc.proc_stat(os.getpid())
     return AuditEntry(
         event="start",
         call=new_call_id(),
@@ -241,12 +241,12 @@ def fold(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _still_running(start: dict[str, Any]) -> bool:
-    from ..infra.procfs import proc_stat
+    from ..infra.process import proc
 
     pid = start.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
-    process = proc_stat(pid)
+    process = proc.proc_stat(pid)
     return process is not None and process.start == start.get("pid_start")
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..cancel import Cancel
 from ..errors import LockTimeout, PaneNotReady, ReplMismatch
-from ..infra import procfs
+from ..infra.process import proc
 from ..infra.runtime import ensure_private_dir
 from ..pane import readiness
 from ..pane.front import gateway_in_front
@@ -57,7 +57,7 @@ def check_command(
     """
     ensure_private_dir(target.runtime_dir)
     pane = find_pane(target.tmux, target.session, target.pane).pane
-    kind = None if pane.dead else procfs.shell_kind(pane.pid)
+    kind = None if pane.dead else proc.shell_kind(pane.pid)
     text = command_text(kind, command)
     gateway = None if pane.dead else gateway_in_front(pane)
     if gateway is not None:
@@ -83,7 +83,7 @@ def check_local(
     word = None
     binary = None
     if kind is not None:
-        binary = procfs.shell_executable(pane.pid)
+        binary = proc.shell_executable(pane.pid)
         parses, parse_error = parse_check(
             kind, binary, command_bytes(kind, command), target.runtime_dir
         )
@@ -99,7 +99,7 @@ def check_local(
         return CheckResult(
             command=text,
             pane=pane.pane_id,
-            shell=kind or procfs.process_name(pane.pid) or None,
+            shell=kind or proc.process_name(pane.pid) or None,
             parses=parses,
             parse_error=parse_error,
             first_word=shown(word),

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..cancel import Cancel, check_not_cancelled
-from ..infra import procfs
-from ..infra.relay import PaneMirror, Relay, close_fd, open_pidfd
+from ..infra.process import proc
+from ..infra.relay import PaneMirror, Relay, close_fd
 from ..infra.runtime import remove_quietly, write_private_file
 from ..infra.tmux import Tmux
 from ..pane import readiness
@@ -230,14 +230,14 @@ class CommandCall(PaneCall):
             stdout_tty=self.relays[0].path,
             stderr_tty=self.relays[1].path,
             banner=display_command(self.record.command),
-            shell_binary=procfs.shell_executable(pane.pid),
+            shell_binary=proc.shell_executable(pane.pid),
             erase=None
             if self.verbose
             else typed_erasure(self.kind, self.runner_path, pane.cursor_x, pane.width),
         )
         write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
         write_private_file(scratch_path(self.runner_path), b"")  # the shell keeps it 0600
-        self.pidfd = open_pidfd(pane.pid)
+        self.pidfd = proc.exit_fd(pane.pid)
         self.mirror = PaneMirror(pane.tty)
         check_not_cancelled(self.cancel)
         self.tmux.run_all(*self._typing())
@@ -280,7 +280,10 @@ class CommandCall(PaneCall):
         return "ended" if all(s.seen for s in self.scanners) else None
 
     def look(self, clock: CallClock, now: float) -> None:
-        if clock.input_check_due(now) and procfs.waiting_for_input(self.pane.pid, self.pane.tty):
+        if (
+            clock.input_check_due(now)
+            and proc.waiting_for_input(self.pane.pid, self.pane.tty) is True
+        ):
             clock.hold_idle(now)
             announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the command")
 
@@ -342,7 +345,7 @@ class CommandCall(PaneCall):
                 index = 0 if fd == self.relays[0].master else 1
                 if self._read_relay(index):
                     clock.saw_output(time.monotonic())
-        return shell_gone or (self.pidfd < 0 and procfs.proc_stat(self.pane.pid) is None)
+        return shell_gone or (self.pidfd < 0 and not proc.alive(self.pane.pid))
 
     def _read_relay(self, index: int) -> bool:
         data = self.relays[index].read()
@@ -372,7 +375,7 @@ class CommandCall(PaneCall):
         if self.verbose:  # else the status line says it once the command has stopped
             self.mirror.say(f"{interrupt_reason(self.record)}: sending SIG{which}")
         signum = signal.SIGINT if which == "INT" else signal.SIGQUIT
-        if not procfs.signal_foreground(self.pane.pid, signum):
+        if not proc.signal_foreground(self.pane.pid, signum):
             key = "C-c" if which == "INT" else "C-\\"
             send_interrupt_key(self.tmux, self.pane.pane_id, key)
 
@@ -512,11 +515,11 @@ class _PosixRunnerWatch:
         self.seen_open = True
 
     def cut_short(self) -> bool:
-        if procfs.has_open(self.shell_pid, self.runner_path):
+        if proc.has_open(self.shell_pid, self.runner_path) is True:  # Unknown: not seen
             self.seen_open = True
             self.closed_at = None
             return False
-        stat = procfs.proc_stat(self.shell_pid)
+        stat = proc.proc_stat(self.shell_pid)
         if stat is None or stat.tpgid != stat.pgrp:
             # a job of the shell's holds the terminal: the runner started it
             self.seen_open = self.seen_open or stat is not None

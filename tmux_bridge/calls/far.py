@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import FarShellLost, PaneBusy, PaneNotAtPrompt, PanePiped
-from ..infra import procfs
-from ..infra.relay import close_fd, open_pidfd
+from ..infra.process import proc
+from ..infra.relay import close_fd
 from ..infra.tmux import Tmux, paste_commands
 from ..pane.front import Gateway, prompt_part
 from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail
@@ -75,7 +75,7 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
     password or yes/no question, a full-screen program, a REPL's prompt, a nested shell
     of this machine busy with a builtin. ``line`` is the cursor's line on the screen."""
     via = f"`{gateway.name}` runs in it"
-    modes = procfs.local_modes(pane.tty)
+    modes = proc.local_modes(pane.tty)
     seen = line.strip()
     if modes is not None and modes & termios.ICANON and not modes & termios.ECHO:
         raise PaneBusy(_NOT_READY + f"{via} and asks for a password (`{seen}`). Ask the person.")
@@ -88,7 +88,7 @@ def check_far_front(pane: PaneInfo, gateway: Gateway, line: str) -> None:
             _NOT_READY + f"{via}, and it shows `{seen}`: a program's prompt, not a shell's."
         )
     if gateway.local_shell and modes is not None and modes & termios.ICANON:
-        kind = procfs.shell_kind(gateway.pid)
+        kind = proc.shell_kind(gateway.pid)
         if kind != "posix":
             raise PaneBusy(_NOT_READY + f"its nested shell (`{gateway.name}`) is busy.")
 
@@ -110,7 +110,7 @@ class FarCall(PaneCall):
         self.gateway = gateway
         self.sinks = sinks
         self.tap = PaneTap(tmux, pane.pane_id)
-        self.pidfd = open_pidfd(gateway.pid)
+        self.pidfd = proc.exit_fd(gateway.pid)
         self.scanner = FarScanner(record.call_id)
         self.cleaner = TerminalText()
         self.prompt = ""

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from ..errors import BridgeError, InvalidRequest, NoSuchJob, PaneBusy
-from ..infra import procfs
+from ..infra.process import proc
 from ..infra.runtime import atomic_write, check_private_dir, ensure_private_dir, remove_quietly
 from ..infra.spool import read_span, spool_size, utf8_end
 from ..pane.records import PaneDir
@@ -112,7 +112,7 @@ def load(path: str, job_id: str) -> JobRecord:
 
 
 def keeper_alive(record: JobRecord) -> bool:
-    stat = procfs.proc_stat(record.keeper)
+    stat = proc.proc_stat(record.keeper)
     return stat is not None and stat.start == record.keeper_start and stat.state != "Z"
 
 

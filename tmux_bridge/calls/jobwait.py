@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from ..cancel import Cancel
 from ..errors import Cancelled
-from ..infra.relay import close_fd, open_pidfd
+from ..infra.process import proc
+from ..infra.relay import close_fd
 from ..results import JobResult, RunOptions, TimeoutKind
 from . import jobs
 from .clock import INTERRUPT_GRACE, QUIT_GRACE
@@ -82,7 +83,7 @@ def _keeper_fd(runtime_dir: str, job_id: str) -> int:
     record = jobs.load(path, job_id)
     if not jobs.keeper_alive(record):
         return -1
-    return open_pidfd(record.keeper)
+    return proc.exit_fd(record.keeper)
 
 
 def kill(runtime_dir: str, job_id: str) -> JobResult:
@@ -92,7 +93,7 @@ def kill(runtime_dir: str, job_id: str) -> JobResult:
     record = jobs.current(path, jobs.load(path, job_id))
     if not record.running:
         return jobs.peek(runtime_dir, job_id)
-    keeper = open_pidfd(record.keeper)
+    keeper = proc.exit_fd(record.keeper)
     try:
         if jobs.keeper_alive(record):
             os.kill(record.keeper, signal.SIGINT)

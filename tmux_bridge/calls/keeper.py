@@ -152,11 +152,11 @@ class Job:
     """A job's spool and state while its keeper holds it."""
 
     def __init__(self, tmux: Tmux, runtime_dir: str, record: CallRecord, records: PaneDir) -> None:
-        from ..infra import procfs
+        from ..infra.process import proc
 
         self.tmux = tmux
 
-        stat = procfs.proc_stat(os.getpid())
+        stat = proc.proc_stat(os.getpid())
         self.record = jobs.JobRecord(
             job=record.call_id,
             pane=record.pane,

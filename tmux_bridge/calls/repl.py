@@ -24,9 +24,9 @@ from ..errors import (
     ReplMismatch,
     ReplNotOpen,
 )
-from ..infra import procfs
 from ..infra.patterns import compile_pattern
-from ..infra.relay import close_fd, open_pidfd
+from ..infra.process import proc
+from ..infra.relay import close_fd
 from ..infra.tmux import paste_commands
 from ..pane import readiness
 from ..pane.front import FarShell, OpenRepl
@@ -300,7 +300,7 @@ class _ReplCall(ReplContext):
             stdout_tty="",
             stderr_tty="",
             banner=display_command(record.command),
-            shell_binary=procfs.shell_executable(self.pane.pid),
+            shell_binary=proc.shell_executable(self.pane.pid),
             erase=None
             if self.options.verbose_transcript or self.pane.transcript == "verbose"
             else typed_erasure(kind, base + ".run", self.pane.cursor_x, self.pane.width),
@@ -312,7 +312,7 @@ class _ReplCall(ReplContext):
         prompt = stream.prompt_re
         if prompt is None or not prompt.search(stream.pending().rstrip("\n")):
             return False
-        shell = procfs.proc_stat(self.pane.pid)
+        shell = proc.proc_stat(self.pane.pid)
         return shell is not None and stream.repl_pid(shell.tpgid) is not None
 
     def _started_outcome(
@@ -324,7 +324,7 @@ class _ReplCall(ReplContext):
         record: CallRecord,
     ) -> None:
         if outcome == "ready":
-            shell = procfs.proc_stat(self.pane.pid)
+            shell = proc.proc_stat(self.pane.pid)
             pid = stream.repl_pid(shell.tpgid) if shell else None
             if pid is None:
                 record.status = EXIT_FAILURE
@@ -426,7 +426,7 @@ class _ReplCall(ReplContext):
 
             return close_far(self, state)
         record = self.record("repl_close", state.quit, state.name)
-        pidfd = open_pidfd(state.pid)
+        pidfd = proc.exit_fd(state.pid)
         pane_id = self.pane.pane_id
         if state.quit:
             keys = [["send-keys", "-t", pane_id, "-l", "--", state.quit]]
@@ -447,14 +447,14 @@ class _ReplCall(ReplContext):
     def _closed(self, state: ReplRecord, pidfd: int, record: CallRecord) -> None:
         limit = min(self.frame.deadline, time.monotonic() + self.options.idle_timeout)
         _wait_for_exit(state.pid, pidfd, limit, self.cancel)
-        if procfs.proc_stat(state.pid) is not None:
+        if proc.proc_stat(state.pid) is not None:
             record.status = EXIT_FAILURE
             record.notes.append(
                 f"The {state.name} REPL did not quit after `{state.quit}`; it is still open."
             )
             return
         try:
-            readiness.check_ready(self.pane, procfs.shell_kind(self.pane.pid), prompt_wait=2.0)
+            readiness.check_ready(self.pane, proc.shell_kind(self.pane.pid), prompt_wait=2.0)
         except PaneNotReady as exc:
             record.status = EXIT_FAILURE
             record.notes.append(f"The REPL quit, but the shell prompt did not come back: {exc}")
@@ -480,7 +480,7 @@ def _eval_keys(pane_id: str, call_id: str, typed: str, paste: bool) -> list[list
 def _wait_for_exit(pid: int, pidfd: int, limit: float, cancel: Cancel | None) -> None:
     """Until ``pid`` exits, ``limit`` passes, or the call is cancelled."""
     watched = [fd for fd in (pidfd, cancel.fd if cancel else -1) if fd >= 0]
-    while procfs.proc_stat(pid) is not None:
+    while proc.alive(pid):
         remaining = limit - time.monotonic()
         if remaining <= 0 or (cancel is not None and cancel.cancelled):
             return

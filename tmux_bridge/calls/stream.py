@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Literal, cast
 
 from ..cancel import Cancel, check_not_cancelled
-from ..infra import procfs
 from ..infra.patterns import Pattern
-from ..infra.relay import close_fd, open_pidfd
+from ..infra.process import proc
+from ..infra.relay import close_fd
 from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import PaneInfo, cursor_line
 from ..pane.tap import PaneTap
@@ -61,12 +61,13 @@ class PaneStream(PaneCall):
         self.prompt_re: Pattern | None = None
         self.error_re: re.Pattern[str] | None = None
         self.saw_error = False
-        self.started_ticks = procfs.ticks_now() - 1
+        self.started_ticks = proc.ticks_now() - 1
         self.repl_known: int | None = None  # the REPL's pid, once it is known
         # the call's stream, the watched process, what cuts the output and when the
         # call is done: set by :meth:`run`
         self.tap: PaneTap | None = None
         self.pidfd = -1
+        self.watch_pid = 0
         self.scanner: Scanner = PassThrough()
         self.done: Callable[[], bool] | None = None
         self.collect: list[bytes] | None = None
@@ -90,7 +91,8 @@ class PaneStream(PaneCall):
         ("timeout")."""
         pane_id = self.pane.pane_id
         self.tap = PaneTap(self.tmux, pane_id)
-        self.pidfd = open_pidfd(watch_pid)
+        self.pidfd = proc.exit_fd(watch_pid)
+        self.watch_pid = watch_pid
         self.scanner, self.done, self.collect = scanner, done, collect
         buffer = f"tmux-send-{self.record.call_id}"
         try:
@@ -172,7 +174,7 @@ class PaneStream(PaneCall):
         editor at its own prompt is not waiting for input, it is done or stuck."""
         if not clock.input_check_due(now):
             return
-        if procfs.waiting_for_input(self.pane.pid, self.pane.tty) and not self.at_prompt():
+        if proc.waiting_for_input(self.pane.pid, self.pane.tty) is True and not self.at_prompt():
             clock.hold_idle(now)
             announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the REPL")
 
@@ -191,7 +193,10 @@ class PaneStream(PaneCall):
         which is no output of the REPL's)."""
         got = False
         while (data := tap.read()) is not None:
-            if pidfd >= 0 and select.select([pidfd], [], [], 0)[0]:
+            # (alive: a polled exit descriptor, procps's, may not be readable yet)
+            if pidfd >= 0 and (
+                select.select([pidfd], [], [], 0)[0] or not proc.alive(self.watch_pid)
+            ):
                 return got, data
             got = True
             output = scanner.feed(data)
@@ -249,11 +254,11 @@ class PaneStream(PaneCall):
             self.tmux.run("send-keys", "-t", self.pane.pane_id, "C-c", check=False)
 
     def _signal_repl(self) -> bool:
-        shell = procfs.proc_stat(self.pane.pid)
+        shell = proc.proc_stat(self.pane.pid)
         if shell is None:
             return False
         pid = self.repl_known or self.repl_pid(shell.tpgid)
-        target = procfs.proc_stat(pid) if pid else None
+        target = proc.proc_stat(pid) if pid else None
         try:
             if target is not None and pid is not None and target.pgrp != shell.pgrp:
                 os.killpg(target.pgrp, signal.SIGINT)
@@ -268,7 +273,7 @@ class PaneStream(PaneCall):
     def repl_pid(self, tpgid: int) -> int | None:
         """The program in the pane's foreground: the shell's newest child in that group
         started since this call began (fish keeps older helpers in its own group)."""
-        return procfs.foreground_child(self.pane.pid, tpgid, self.started_ticks)
+        return proc.foreground_child(self.pane.pid, tpgid, self.started_ticks)
 
 
 # How long to read on after the REPL exited, for the end marker its shell prints.

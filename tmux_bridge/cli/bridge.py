@@ -39,6 +39,7 @@ Examples:
   tmux-bridge mcp      # the MCP server an agent client starts (Claude Code, Codex)
   tmux-bridge agents   # the AI agents in tmux panes, and what each is doing
   tmux-bridge prompt --to codex "review the PR"   # a prompt, with a receipt
+  tmux-bridge doctor   # what this machine lacks, and how to install it
 
 \b
 Environment:
@@ -46,6 +47,8 @@ Environment:
   TMUX_BRIDGE_DIR      runtime directory (default /tmp/tmux-bridge-$USER)
   TMUX_BRIDGE_MESSAGE_TTL  seconds a message may stay pending (default 86400)
   TMUX_TMPDIR          picks the tmux server, as for tmux itself
+  TMUX_BRIDGE_PROCESS  linux or portable: how processes are seen (default:
+                       linux where /proc is, else portable)
 """
 
 
@@ -189,6 +192,27 @@ def status(as_json: bool) -> int:
     ]
     _say(*lines)
     return 0
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def doctor(as_json: bool) -> int:
+    """Check this machine for what tmux-bridge needs (tmux 3.2 or later, a shell, the
+    runtime directory, how processes are seen here) and say what to install. Exits 1
+    when something it cannot work without is missing."""
+    from ..api import environment_checks
+
+    checks = environment_checks()
+    ok = all(check.status != "missing" for check in checks)
+    if as_json:
+        _say_json({"ok": ok, "checks": [check.document() for check in checks]})
+        return 0 if ok else 1
+    for check in checks:
+        _say(f"{check.status:<8} {check.name:<14} {check.detail}")
+        if check.fix:
+            _say(f"{'':<8} {'':<14} -> {check.fix}")
+    _say("", "ready" if ok else "not ready: install what is missing above")
+    return 0 if ok else 1
 
 
 _TARGET_HELP = (

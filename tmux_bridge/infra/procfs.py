@@ -1,4 +1,8 @@
-"""The shell and its programs as this machine's kernel shows them: ``/proc`` and termios.
+"""The process facts from Linux's ``/proc`` and pidfds (and termios, shared with procps).
+
+The Linux implementation of :class:`tmux_bridge.infra.procfacts.ProcessFacts`; the
+termios readings and the table of shells' names are POSIX and serve
+:mod:`tmux_bridge.infra.procps` too.
 
 Nothing here asks tmux, so none of it works for a shell on another host (ssh): those
 panes can only be judged from what tmux reports.
@@ -16,9 +20,14 @@ from __future__ import annotations
 
 import os
 import termios
-from typing import NamedTuple
+from typing import TYPE_CHECKING
 
-from ..text.shells import ShellKind
+from .procfacts import ProcStat
+
+if TYPE_CHECKING:
+    from ..text.shells import ShellKind
+
+NAME = "linux"
 
 _SHELLS: dict[str, ShellKind] = {
     "bash": "bash",
@@ -36,11 +45,9 @@ _SHELLS: dict[str, ShellKind] = {
 }
 
 
-class ProcStat(NamedTuple):
-    state: str
-    pgrp: int
-    tpgid: int
-    start: int  # clock ticks after boot
+def limits() -> list[str]:
+    """What this implementation cannot see here: nothing (``/proc`` shows it all)."""
+    return []
 
 
 def proc_stat(pid: int) -> ProcStat | None:
@@ -77,7 +84,12 @@ def shell_executable(pid: int) -> str:
 
 def shell_kind(pid: int) -> ShellKind | None:
     """Which shell runs as ``pid``, or ``None`` when it is not a shell we can drive."""
-    name = process_name(pid).lstrip("-")
+    return kind_of_name(process_name(pid))
+
+
+def kind_of_name(executable: str) -> ShellKind | None:
+    """The shell kind an executable's base name names (``-zsh``, ``bash5.2``), if any."""
+    name = executable.lstrip("-")
     kind = _SHELLS.get(name)
     if kind is None:
         for base, candidate in _SHELLS.items():
@@ -115,6 +127,55 @@ def working_dir(pid: int) -> str | None:
         return os.readlink(f"/proc/{pid}/cwd")
     except OSError:
         return None
+
+
+def alive(pid: int) -> bool:
+    return os.path.exists(f"/proc/{pid}")
+
+
+def owner(pid: int) -> str | None:
+    """The name of the user the process runs as; ``None`` when gone or unnamed."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
+    except (OSError, KeyError):
+        return None
+
+
+def command_line(pid: int) -> list[str] | None:
+    """The process's arguments, ``argv[0]`` first; ``None`` when it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    words = raw.decode("utf-8", "replace").split("\0")
+    return words[:-1] if words[-1] == "" else words
+
+
+def thread_children(pid: int) -> list[int]:
+    """The children of every thread of ``pid`` (a thread pool's too)."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children") as f:
+                found += [int(child) for child in f.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def exit_fd(pid: int) -> int:
+    """A pidfd for ``pid`` (readable once it exits), or -1 on kernels without them."""
+    try:
+        return os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return -1
 
 
 def children(pid: int) -> list[int]:
@@ -197,7 +258,7 @@ def waiting_for_input(shell_pid: int, tty: str) -> bool:
         if number in polls and line_editor_active(tty):
             return True
     if not inspected and candidates:
-        return _password_mode(tty)
+        return password_mode(tty)
     return False
 
 
@@ -247,10 +308,11 @@ def _is_terminal(pid: int, fd: int, tty: str) -> bool:
 def asks_password(shell_pid: int, tty: str) -> bool:
     """Whether the program in front waits for a password: it reads the terminal with echo
     off in canonical mode (sudo, ssh, passwd)."""
-    return _password_mode(tty) and waiting_for_input(shell_pid, tty)
+    return password_mode(tty) and waiting_for_input(shell_pid, tty)
 
 
-def _password_mode(tty: str) -> bool:
+def password_mode(tty: str) -> bool:
+    """Canonical mode with echo off: how a terminal reads a password."""
     lflag = local_modes(tty)
     return lflag is not None and bool(lflag & termios.ICANON) and not lflag & termios.ECHO
 

@@ -103,14 +103,6 @@ class PaneMirror:
         self.fd = close_fd(self.fd)
 
 
-def open_pidfd(pid: int) -> int:
-    """A pidfd for ``pid`` (readable once it exits), or -1 on kernels without them."""
-    try:
-        return os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        return -1
-
-
 def close_fd(fd: int) -> int:
     """Close ``fd`` if open; returns -1 to store back."""
     if fd >= 0:

@@ -305,3 +305,12 @@ def is_no_server_error(stderr: str) -> bool:
             "lost server",
         )
     )
+
+
+def tmux_version() -> str | None:
+    """What ``tmux -V`` prints (``tmux 3.3a``), or ``None`` when tmux is not installed."""
+    try:
+        result = _spawn(("tmux", "-V"), None, 10.0)
+    except (TmuxNotFound, TmuxTimeout):
+        return None
+    return result.stdout.strip() or result.stderr.strip() or None

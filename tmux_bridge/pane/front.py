@@ -14,7 +14,7 @@ import re
 from typing import NamedTuple
 
 from ..errors import HalfTypedLine, PaneBusy, PaneNotReady
-from ..infra import procfs
+from ..infra.process import proc
 from ..infra.tmux import Tmux
 from .info import PaneInfo, cursor_place
 from .readiness import split_at_column
@@ -46,13 +46,11 @@ SHELL_WAYS = GATEWAYS | REMOTE | NESTED
 def interactive(pid: int) -> bool:
     """Whether a shell's arguments are options only, none of them ``-c`` (a shell that
     runs a command or a script is a tool's, not a way for a person)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")[1:]
-    except OSError:
+    words = proc.command_line(pid)
+    if words is None:
         return False
-    options = [a for a in args if a]
-    return all(a.startswith(b"-") and (a.startswith(b"--") or b"c" not in a) for a in options)
+    options = [a for a in words[1:] if a]
+    return all(a.startswith("-") and (a.startswith("--") or "c" not in a) for a in options)
 
 
 # --- what is in front ----------------------------------------------------------------------
@@ -111,13 +109,13 @@ def gateway_in_front(pane: PaneInfo) -> Gateway | None:
     """The program in front of the pane's shell when it may lead to a far shell: one of
     :data:`GATEWAYS`, or an interactive shell (not ``sh -c``, not a script). Only looked
     for when something other than the shell is in front: keeps calls short."""
-    shell = procfs.proc_stat(pane.pid)
+    shell = proc.proc_stat(pane.pid)
     if shell is None or shell.tpgid in (shell.pgrp, -1):
         return None
-    name = procfs.command_name(shell.tpgid).lstrip("-")
+    name = proc.command_name(shell.tpgid).lstrip("-")
     if name in GATEWAYS:
         return Gateway(shell.tpgid, name, False)
-    if procfs.shell_kind(shell.tpgid) is not None and interactive(shell.tpgid):
+    if proc.shell_kind(shell.tpgid) is not None and interactive(shell.tpgid):
         return Gateway(shell.tpgid, name, True)
     return None
 
@@ -130,12 +128,12 @@ def repl_in_front(state: ReplRecord, pane: PaneInfo) -> bool:
     (for a far REPL: the program that leads to its far shell)."""
     if state.pane_id != pane.pane_id:
         return False
-    repl = procfs.proc_stat(state.pid)
-    shell = procfs.proc_stat(pane.pid)
+    repl = proc.proc_stat(state.pid)
+    shell = proc.proc_stat(pane.pid)
     if repl is None or shell is None:
         return False
     if state.far is not None:  # a far shell on the pane's own terminal (a nested
-        return procfs.holds_terminal(state.pid, shell.tpgid)  # shell, su) gives it away
+        return proc.holds_terminal(state.pid, shell.tpgid)  # shell, su) gives it away
     return repl.pgrp == shell.tpgid
 
 

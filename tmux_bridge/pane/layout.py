@@ -9,14 +9,13 @@ server. What is remembered between calls (the platform, the last command) comes 
 from __future__ import annotations
 
 import os
-import pwd
 import socket
 import time
 from typing import Any
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import BridgeError, InvalidRequest, LabelTaken, PaneNotReady
-from ..infra import procfs
+from ..infra.process import proc
 from ..infra.runtime import pane_directory
 from ..target import Target
 from ..text import seams
@@ -104,7 +103,7 @@ def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> P
 
 
 def _at_prompt(pane: PaneInfo) -> bool:
-    kind = procfs.shell_kind(pane.pid)
+    kind = proc.shell_kind(pane.pid)
     if kind is None:
         return False
     try:
@@ -160,11 +159,11 @@ def describe_pane(
         return PaneEntry(place.pane_id, place.target, gone=True)
     if facts.get("server") != pane.server:  # learnt on a server since restarted
         facts = {}
-    kind = procfs.shell_kind(pane.pid)
+    kind = proc.shell_kind(pane.pid)
     records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
     flight = records.read_inflight()
     user, host = _owner(pane.pid), socket.gethostname()
-    cwd = procfs.working_dir(pane.pid) or pane.current_path
+    cwd = proc.working_dir(pane.pid) or pane.current_path
     in_front = front(target, pane, kind, records)
     far, far_left = far_facts(pane, facts.get("far"))
     return PaneEntry(
@@ -194,7 +193,7 @@ def far_facts(
     the program that leads there is still in front; else when the person left it."""
     if not far:
         return None, None
-    shell = procfs.proc_stat(pane.pid)
+    shell = proc.proc_stat(pane.pid)
     if shell is not None and shell.tpgid == far.get("gateway_pid"):
         return far, None
     where = f"{far.get('user')}@{far.get('host')}"
@@ -227,15 +226,12 @@ def front(target: Target, pane: PaneInfo, kind: str | None, records: PaneDir) ->
 
 
 def _foreground_name(pane: PaneInfo) -> str | None:
-    shell = procfs.proc_stat(pane.pid)
+    shell = proc.proc_stat(pane.pid)
     if shell is None:
         return None
-    child = procfs.foreground_child(pane.pid, shell.tpgid)
-    return procfs.command_name(child) if child is not None else None
+    child = proc.foreground_child(pane.pid, shell.tpgid)
+    return proc.command_name(child) if child is not None else None
 
 
 def _owner(pid: int) -> str | None:
-    try:
-        return pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
-    except (OSError, KeyError):
-        return None
+    return proc.owner(pid)

@@ -14,15 +14,7 @@ import time
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import HalfTypedLine, PaneBusy, PaneNotAtPrompt
-from ..infra import procfs
-from ..infra.procfs import (
-    command_name,
-    foreground_child,
-    line_editor_active,
-    proc_stat,
-    process_name,
-    waits_for_keys,
-)
+from ..infra.process import proc
 from ..infra.tmux import Tmux
 from ..text.shells import ShellKind
 from .info import PaneInfo, PaneView, find_pane
@@ -66,7 +58,7 @@ def check_shell(pane: PaneInfo, kind: ShellKind | None) -> ShellKind:
             "Ask the person to restart it with `tmux-bridge`."
         )
     if kind is None:
-        name = process_name(pane.pid) or pane.current_command
+        name = proc.process_name(pane.pid) or pane.current_command
         raise PaneNotAtPrompt(
             NOT_READY + f"it runs `{name}`, not a shell tmux-send can drive "
             "(bash, zsh, fish or a POSIX sh)."
@@ -106,7 +98,7 @@ def ready_shell(
     pane = view.pane
     memory = records.read_prompt()
     quiet = _quiet(view, memory)
-    kind = check_shell(pane, procfs.shell_kind(pane.pid))
+    kind = check_shell(pane, proc.shell_kind(pane.pid))
     wait = min(SLOW_PROMPT_WAIT, deadline - time.monotonic()) if quiet else PROMPT_WAIT
     if wait_for_prompt(pane, kind, max(wait, 0.0), cancel):
         view = find_pane(tmux, "", pane.pane_id)  # the prompt was drawn meanwhile
@@ -131,22 +123,23 @@ def _quiet(view: PaneView, memory: PromptMemory) -> bool:
 
 def _foreground_problem(pane: PaneInfo, kind: ShellKind) -> tuple[str, bool] | None:
     """What keeps the shell from its prompt, and whether it may clear up by itself."""
-    shell = proc_stat(pane.pid)
+    shell = proc.proc_stat(pane.pid)
     if shell is None:
         return ("its shell has exited.", False)
     what = "a full-screen program" if pane.alternate_on else "a program"
     if shell.tpgid not in (shell.pgrp, -1):
-        name = command_name(shell.tpgid) or pane.current_command
+        name = proc.command_name(shell.tpgid) or pane.current_command
         return (f"{what} is running in it (`{name}`). Ask the person to finish or quit it.", True)
     # fish runs the commands of a sourced file (a REPL tmux-send started, say) in its own
     # process group, so the foreground group alone does not show them
-    child = foreground_child(pane.pid, shell.tpgid)
-    if child is not None and not (kind == "fish" and waits_for_keys(pane.pid)):
-        name = command_name(child)
+    child = proc.foreground_child(pane.pid, shell.tpgid)
+    # fish's own helpers: fish waits for keys. Unknown (no wait channel): counted busy
+    if child is not None and not (kind == "fish" and proc.waits_for_keys(pane.pid) is True):
+        name = proc.command_name(child)
         return (f"{what} is running in it (`{name}`). Ask the person to finish or quit it.", True)
     if pane.alternate_on:
         return (f"a full-screen program is open in it (`{pane.current_command}`).", True)
-    if kind != "posix" and line_editor_active(pane.tty) is False:
+    if kind != "posix" and proc.line_editor_active(pane.tty) is False:
         return (
             f"its shell ({kind}) is busy and not at its prompt (a builtin such as `read`, "
             "or a loop, is running).",

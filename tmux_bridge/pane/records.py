@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from ..cancel import Cancel
+from ..infra.process import proc
 from ..infra.runtime import (
     INFLIGHT_FILE,
     atomic_write,
@@ -189,7 +190,7 @@ class PaneDir:
             record = InFlight(int(pid), float(since), command)
         except (OSError, ValueError):
             return None
-        if not os.path.exists(f"/proc/{record.pid}"):
+        if not proc.alive(record.pid):
             return None
         try:  # a job's keeper holds the pane: which job (calls/jobs.py writes the file)
             with open(self.file("job"), encoding="ascii") as f:

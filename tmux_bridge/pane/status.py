@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import NoBridgeSession, PaneNotReady
-from ..infra import procfs
+from ..infra.process import proc
 from ..target import Target
 from ..text.shells import ShellKind
 from . import readiness
@@ -20,9 +20,9 @@ def bridge_status(target: Target) -> BridgeStatus:
         pane = find_pane(target.tmux, target.session, target.pane).pane
     except NoBridgeSession:
         return BridgeStatus(target.session, False)
-    kind = procfs.shell_kind(pane.pid)
-    shell = kind or procfs.command_name(pane.pid) or pane.current_command
-    cwd = procfs.working_dir(pane.pid) or pane.current_path
+    kind = proc.shell_kind(pane.pid)
+    shell = kind or proc.command_name(pane.pid) or pane.current_command
+    cwd = proc.working_dir(pane.pid) or pane.current_path
     foreground = _foreground(pane, kind)
     records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
     state = records.read_repl()
@@ -43,10 +43,10 @@ def _foreground(pane: PaneInfo, kind: ShellKind | None) -> str | None:
     try:
         readiness.check_ready(pane, kind, prompt_wait=0)
     except PaneNotReady:
-        shell = procfs.proc_stat(pane.pid)
+        shell = proc.proc_stat(pane.pid)
         if shell is not None:
-            child = procfs.foreground_child(pane.pid, shell.tpgid)
+            child = proc.foreground_child(pane.pid, shell.tpgid)
             if child is not None:
-                return procfs.command_name(child)
+                return proc.command_name(child)
         return pane.current_command
     return None

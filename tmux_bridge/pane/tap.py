@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from ..infra import procfs
+from ..infra.process import proc
 from ..infra.relay import close_fd
 from ..infra.tmux import Tmux
 from ..text.seams import command_line, pipe_command
@@ -162,7 +162,7 @@ class PaneTap:
             self.unpipe()
         until = time.monotonic() + (LOST_DRAIN_LIMIT if writer is not None else LOST_DRAIN)
         while not done():
-            writing = writer is not None and procfs.has_open(writer, self.fifo.real_path)
+            writing = writer is not None and proc.has_open(writer, self.fifo.real_path) is not False
             while (chunk := self.read()) is not None:
                 feed(chunk)
             now = time.monotonic()
@@ -175,8 +175,8 @@ class PaneTap:
         server = self.tmux.run("display-message", "-p", "#{pid}", check=False).stdout.strip()
         if not server.isdigit():
             return None
-        for child in procfs.children(int(server)):
-            if procfs.has_open(child, self.fifo.real_path):
+        for child in proc.children(int(server)):
+            if proc.has_open(child, self.fifo.real_path) is True:
                 return child
         return None
 

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
+from ..infra.process import proc
 from ..infra.tmux import Tmux
 from .info import WATCH_OPTION
 from .tap import StreamFifo, pipe_if_free, unpipe_if_ours
@@ -253,17 +254,13 @@ def _read_pid(path: str) -> int | None:
 
 
 def _alive(pid: int) -> bool:
-    return os.path.exists(f"/proc/{pid}")
+    return proc.alive(pid)
 
 
 def _stopped(pid: int) -> bool:
     """Whether the process is stopped (``T``: SIGSTOP, or traced)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            stat = file.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] in (b"T", b"t")
+    stat = proc.proc_stat(pid)
+    return stat is not None and stat.state in ("T", "t")
 
 
 class Watches:

@@ -1,0 +1,150 @@
+"""The two process-facts implementations (``/proc`` and ``ps``/``lsof``) give the same
+answers about a real pane, and the portable one says so when it cannot know."""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tmux_bridge.infra import procfs, procps
+from tmux_bridge.infra.process import choose
+from tmux_bridge.infra.procfacts import Unknown
+
+from ..support.pane import TestPane
+
+if TYPE_CHECKING:
+    from tmux_bridge.infra.procfacts import ProcessFacts
+
+BOTH: list[ProcessFacts] = [procfs, procps]
+
+
+@pytest.fixture
+def bash(make_bridge: Callable[[str], TestPane]) -> Iterator[TestPane]:
+    b = make_bridge("bash")
+    b.start()
+    b.wait_for_prompt()
+    yield b
+
+
+def _pane(b: TestPane) -> tuple[int, str]:
+    return int(b.pane("#{pane_pid}")), b.pane("#{pane_tty}")
+
+
+@pytest.mark.parametrize("facts", BOTH, ids=lambda f: f.NAME)
+def test_a_shell_at_its_prompt(bash: TestPane, facts: ProcessFacts) -> None:
+    pid, tty = _pane(bash)
+    stat = facts.proc_stat(pid)
+    assert stat is not None and stat.pgrp == pid == stat.tpgid  # a session leader in front
+    assert facts.shell_kind(pid) == "bash"
+    assert os.path.basename(facts.shell_executable(pid)) == "bash"
+    assert facts.working_dir(pid) == bash.pane("#{pane_current_path}")
+    assert facts.has_open(pid, tty) is True
+    assert facts.has_open(pid, "/nonexistent") is False
+    assert facts.alive(pid) and facts.owner(pid) is not None
+    assert facts.children(pid) == [] and facts.foreground_child(pid, pid) is None
+    assert facts.waiting_for_input(pid, tty) is procfs.waiting_for_input(pid, tty)
+    assert stat.start <= facts.ticks_now()
+
+
+def test_a_program_in_front_and_one_reading_the_terminal(bash: TestPane) -> None:
+    pid, tty = _pane(bash)
+    bash.tmux("send-keys", "-t", bash.target, "sleep 300", "Enter")
+    bash.wait_for(lambda: _front_name(pid) == "sleep", "sleep in front")
+    child = procfs.foreground_child(pid, _tpgid(pid))
+    for facts in BOTH:
+        assert facts.children(pid) == [child]
+        assert facts.foreground_child(pid, _tpgid(pid)) == child
+        assert facts.command_name(child or 0) == "sleep"
+        assert facts.command_line(child or 0) == ["sleep", "300"]
+        assert facts.holds_terminal(pid, _tpgid(pid))
+        assert facts.waiting_for_input(pid, tty) is False
+    bash.tmux("send-keys", "-t", bash.target, "C-c")
+    bash.wait_for_prompt()
+    bash.tmux("send-keys", "-t", bash.target, "read x", "Enter")
+    bash.wait_for(lambda: procfs.waiting_for_input(pid, tty) is True, "read x")
+    bash.wait_for(lambda: procps.waiting_for_input(pid, tty) is True, "read x, seen by ps")
+
+
+def test_a_socket_read_is_not_a_wait_for_the_person(bash: TestPane) -> None:
+    """Linux names a socket's wait as a terminal's (``wait_woken``): the portable side
+    tells them apart by the sockets the process holds, never answering yes."""
+    pid, tty = _pane(bash)
+    program = (
+        'import socket; s = socket.create_server(("127.0.0.1", 0)); '
+        "socket.create_connection(s.getsockname()).recv(1)"
+    )
+    bash.tmux("send-keys", "-t", bash.target, f"python3 -c '{program}'", "Enter")
+    bash.wait_for(lambda: _wchan_of_child(pid) == "wait_woken", "python3 in recv")
+    assert procfs.waiting_for_input(pid, tty) is False
+    assert procps.waiting_for_input(pid, tty) is False
+
+
+def _front_name(pid: int) -> str:
+    """The name of the program in front, once the shell's child has exec'd it."""
+    child = procfs.foreground_child(pid, _tpgid(pid))
+    return procfs.command_name(child) if child is not None else ""
+
+
+def _tpgid(pid: int) -> int:
+    stat = procfs.proc_stat(pid)
+    return stat.tpgid if stat else -1
+
+
+def _wchan_of_child(pid: int) -> str:
+    for child in procfs.children(pid):
+        with open(f"/proc/{child}/wchan") as f:
+            return f.read()
+    return ""
+
+
+@pytest.mark.parametrize("facts", BOTH, ids=lambda f: f.NAME)
+def test_the_end_of_a_process_makes_its_descriptor_readable(facts: ProcessFacts) -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    fd = facts.exit_fd(child.pid)
+    try:
+        assert fd >= 0 and select.select([fd], [], [], 0.2)[0] == []
+        child.kill()
+        child.wait()  # reaped: gone for kill(pid, 0) as for the pidfd
+        assert select.select([fd], [], [], 5)[0] == [fd]
+    finally:
+        os.close(fd)
+    stray = procps.exit_fd(os.getpid())  # closed by its reader: its watch ends
+    os.close(stray)
+    deadline = time.monotonic() + 5
+    while procps._WATCHED and time.monotonic() < deadline:
+        select.select([], [], [], 0.02)
+    assert procps._WATCHED == {}
+
+
+def test_an_unknown_fact_has_no_truth_value() -> None:
+    unknown = Unknown("lsof is not installed")
+    with pytest.raises(TypeError, match="lsof is not installed"):
+        bool(unknown)
+
+
+def test_without_lsof_open_files_are_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert isinstance(procps.has_open(os.getpid(), "/dev/null"), Unknown)
+    assert any("lsof" in limit for limit in procps.limits())
+    assert procps.working_dir(os.getpid()) is None
+
+
+def test_the_choice() -> None:
+    assert choose("portable") is procps and choose("linux") is procfs
+    assert choose("") is procfs  # this machine has /proc
+
+
+def test_a_socket_pair_is_seen_by_lsof() -> None:
+    a, b = socket.socketpair()
+    try:
+        assert procps.has_sockets(os.getpid()) is True
+    finally:
+        a.close()
+        b.close()

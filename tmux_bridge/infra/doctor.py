@@ -1,0 +1,145 @@
+"""``tmux-bridge doctor``: whether this machine has what tmux-bridge needs, and what to install.
+
+Each check is a line: ``ok``, ``missing`` (tmux-bridge cannot work without it) or
+``note`` (it works, with less). Nothing here changes the machine except creating the
+runtime directory where it is missing (as any call would).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from importlib.util import find_spec
+from typing import NamedTuple
+
+from ..errors import RuntimeDirError
+from . import runtime
+from .process import CHOICES, proc
+from .tmux import tmux_version
+
+MIN_TMUX = (3, 2)
+INSTALL_TMUX = (
+    "install tmux 3.2 or later: `sudo apt install tmux` (Debian, Ubuntu), "
+    "`brew install tmux` (macOS), `pkg install tmux` (FreeBSD), `pkg_add tmux` (OpenBSD)"
+)
+SHELLS = ("bash", "zsh", "fish", "dash", "sh")
+# Where shells live beyond PATH: macOS's /bin/zsh, Homebrew (Apple silicon, Intel), pkg.
+SHELL_DIRS = ("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/opt/local/bin")
+
+
+class Check(NamedTuple):
+    name: str
+    status: str  # ok, missing, note
+    detail: str
+    fix: str = ""
+
+    def document(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """``tmux 3.3a`` -> (3, 3); ``tmux next-3.5`` -> (3, 5); ``None`` when no number."""
+    found = re.search(r"(\d+)\.(\d+)", text)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def check_tmux(version: str | None) -> Check:
+    if version is None:
+        return Check("tmux", "missing", "tmux is not installed (not on PATH)", INSTALL_TMUX)
+    number = parse_version(version)
+    if number is None:
+        return Check("tmux", "note", f"{version}: a build whose version is not a number", "")
+    if number < MIN_TMUX:
+        return Check("tmux", "missing", f"{version} is older than 3.2", INSTALL_TMUX)
+    return Check("tmux", "ok", version)
+
+
+def _find(name: str) -> str | None:
+    path = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    for folder in [*path, *SHELL_DIRS]:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def check_shells() -> list[Check]:
+    found = {name: _find(name) for name in SHELLS}
+    present = ", ".join(f"{n} ({p})" for n, p in found.items() if p)
+    checks = [Check("shells", "ok" if present else "missing", present or "no shell found")]
+    login = os.environ.get("SHELL", "")
+    kind = os.path.basename(login).lstrip("-")
+    if login and kind not in SHELLS and kind not in ("ash", "ksh", "mksh", "yash", "busybox"):
+        checks.append(
+            Check(
+                "your shell",
+                "note",
+                f"$SHELL is {login}: tmux-send drives bash, zsh, fish and POSIX sh only",
+                "run `chsh -s /bin/bash` (or zsh, fish), or start tmux-bridge from one",
+            )
+        )
+    return checks
+
+
+def check_runtime_dir() -> Check:
+    path = runtime.runtime_dir()
+    try:
+        runtime.ensure_private_dir(path)
+    except RuntimeDirError as exc:
+        return Check("runtime dir", "missing", str(exc), "set TMUX_BRIDGE_DIR to a private path")
+    if not os.access(path, os.W_OK):
+        return Check("runtime dir", "missing", f"{path} is not writable", "fix its permissions")
+    return Check("runtime dir", "ok", f"{path} (0700, yours)")
+
+
+def check_processes() -> list[Check]:
+    forced = os.environ.get("TMUX_BRIDGE_PROCESS", "")
+    how = (
+        "forced by TMUX_BRIDGE_PROCESS"
+        if forced in CHOICES
+        else "chosen: " + ("/proc is there" if proc.NAME == "linux" else "no /proc")
+    )
+    checks = [Check("process facts", "ok", f"{proc.NAME} ({how})")]
+    if forced and forced not in CHOICES:
+        checks.append(
+            Check(
+                "process facts",
+                "note",
+                f"TMUX_BRIDGE_PROCESS={forced} is neither linux nor portable: ignored",
+                "unset it, or set linux or portable",
+            )
+        )
+    if proc.NAME == "portable" and _find("ps") is None:
+        checks.append(Check("ps", "missing", "ps is not installed", "install procps (ps)"))
+    for limit in proc.limits():
+        fix = "install lsof" if "lsof" in limit else ""
+        checks.append(Check("cannot see", "note", limit, fix))
+    return checks
+
+
+def check_extras() -> list[Check]:
+    checks = []
+    extras = (("serve", "server", ("starlette", "uvicorn")), ("mcp", "mcp", ("mcp",)))
+    for command, extra, modules in extras:
+        absent = [m for m in modules if find_spec(m) is None]
+        if absent:
+            fix = f"pipx install 'tmux-bridge[{extra}]' (or pip install 'tmux-bridge[{extra}]')"
+            detail = f"tmux-bridge {command} needs {', '.join(absent)}"
+            checks.append(Check(f"{command} extra", "note", detail, fix))
+        else:
+            checks.append(Check(f"{command} extra", "ok", "installed"))
+    return checks
+
+
+def checks() -> list[Check]:
+    """Every check, in the order a person fixes them."""
+    python = f"Python {sys.version.split()[0]}"
+    return [
+        Check("python", "ok", python),
+        check_tmux(tmux_version()),
+        *check_shells(),
+        check_runtime_dir(),
+        *check_processes(),
+        *check_extras(),
+    ]

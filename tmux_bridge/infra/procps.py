@@ -1,0 +1,421 @@
+"""The process facts from POSIX tools: ``ps``, ``lsof``, termios, ``kill(pid, 0)``, kqueue.
+
+The portable implementation of :class:`tmux_bridge.infra.procfacts.ProcessFacts`, for
+macOS and the BSDs (chosen where there is no ``/proc``) and for a pass of the tests on
+Linux (``TMUX_BRIDGE_PROCESS=portable``). Written from the ``ps(1)`` pages of procps,
+FreeBSD and macOS: the fields ``pid ppid pgid tpgid stat lstart wchan comm args user``
+are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
+
+* without ``lsof``, the files a process has open (and its working directory: callers
+  then take tmux's ``pane_current_path``);
+* which descriptor a sleeping process reads: a read of the terminal is known from the
+  wait channel where it names one (BSD ``ttyin``, ``ttread``, ``ttyraw``, ``ttycan``);
+  Linux names it ``wait_woken`` as it names a socket read, so there a process that has
+  no socket open (``lsof``) counts as reading the terminal;
+* start times have a second's resolution (``lstart``), not a clock tick's;
+* one ``ps -A`` answers every question about states, groups, parents and names asked
+  within :data:`FRESH` seconds of it (a call asks several at once): such a fact may be
+  that much older than a read of ``/proc`` would be;
+* waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else a
+  pipe that a thread closes once ``kill(pid, 0)`` fails (polled every 10 ms): either way
+  a descriptor that becomes readable when the process ends, as a pidfd does.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from .procfacts import ProcStat, Unknown
+from .procfs import kind_of_name, password_mode
+from .procfs import line_editor_active as line_editor_active  # termios: POSIX, shared
+from .procfs import local_modes as local_modes
+
+if TYPE_CHECKING:
+    from ..text.shells import ShellKind
+
+NAME = "portable"
+FRESH = 0.03  # seconds a snapshot of the process table answers for
+
+# Wait channels of a process blocked reading a terminal (BSD, macOS; Linux before 4.x).
+TTY_READS = {"ttyin", "ttread", "ttyraw", "ttycan", "n_tty_read"}
+# Linux's name for a read of a terminal and of a socket alike.
+AMBIGUOUS_READS = {"wait_woken"}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+_SOCKETS = {"IPv4", "IPv6", "unix", "sock", "systm"}  # lsof's TYPE of a socket
+
+
+def limits() -> list[str]:
+    """What this implementation cannot see on this machine, as sentences."""
+    found = [
+        "start times to the second (ps lstart), not to the clock tick",
+        "a process's exact arguments: ps joins them with spaces",
+    ]
+    if _which("lsof") is None:
+        found.append(
+            "no lsof: open files and working directories are unknown (install lsof); "
+            "tmux's pane_current_path is used for the directory"
+        )
+    if not hasattr(select, "kqueue"):
+        found.append("no kqueue: the end of a process is seen within 10 ms (polled), not at once")
+    return found
+
+
+def _which(name: str) -> str | None:
+    """The path of the command ``name`` on ``PATH`` (shutil's import costs ms)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _run(args: list[str], limit: float = 10.0) -> list[str]:
+    """The output lines of a tool run with the C locale; [] when it fails, is absent or
+    takes more than ``limit`` s. Spawned directly, as infra/tmux.py spawns tmux (the
+    import of :mod:`subprocess` costs milliseconds of every call)."""
+    env = dict(os.environ, LC_ALL="C")
+    out_r, out_w = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, out_w, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    try:
+        pid = os.posix_spawnp(args[0], args, env, file_actions=actions)
+    except OSError:
+        os.close(out_r)
+        return []
+    finally:
+        os.close(out_w)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + limit
+    with os.fdopen(out_r, "rb", buffering=0) as out:
+        while select.select([out], [], [], max(deadline - time.monotonic(), 0))[0]:
+            chunk = out.read(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:
+            os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8", "replace").splitlines()
+
+
+def _ps(fields: str, pids: list[int] | None = None) -> list[list[str]]:
+    """``ps -o FIELDS`` of ``pids`` (every process when ``None``), each line split on
+    blanks: the last field keeps its blanks (put free text there)."""
+    count = fields.count(",") + 1
+    select_args = ["-A"] if pids is None else [a for p in pids for a in ("-p", str(p))]
+    lines = _run(["ps", *select_args, "-o", ",".join(f"{f}=" for f in fields.split(","))])
+    return [line.split(None, count - 1) for line in lines if line.strip()]
+
+
+def _start(words: list[str]) -> int:
+    """``lstart`` (``Thu Nov 26 10:36:28 2026``, C locale) as seconds of the epoch."""
+    _, month, day, clock, year = words[:5]
+    hour, minute, second = (int(x) for x in clock.split(":"))
+    moment = (int(year), _MONTHS.get(month, 1), int(day), hour, minute, second, 0, 0, -1)
+    return int(time.mktime(moment))
+
+
+def _stat(row: list[str]) -> ProcStat:
+    """A row of ``pgid,tpgid,stat,lstart``."""
+    tpgid = int(row[1])
+    return ProcStat(row[2][:1], int(row[0]), tpgid if tpgid > 0 else -1, _start(row[3].split()))
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    row = _table().get(pid)
+    return row[1] if row else None
+
+
+class _Snapshot:
+    taken = -1.0
+    table: dict[int, tuple[int, ProcStat]] = {}  # noqa: RUF012 (replaced whole)
+    names: dict[int, str] = {}  # noqa: RUF012
+
+
+def _table() -> dict[int, tuple[int, ProcStat]]:
+    """Every process: its parent and its stat, from one ``ps`` (at most FRESH s old)."""
+    _refresh()
+    return _Snapshot.table
+
+
+def _refresh(fresh: float = FRESH) -> None:
+    now = time.monotonic()
+    if now - _Snapshot.taken <= fresh:
+        return
+    table: dict[int, tuple[int, ProcStat]] = {}
+    names: dict[int, str] = {}
+    for line in _run(["ps", "-A", "-o", "pid=,ppid=,pgid=,tpgid=,stat=,lstart=,comm="]):
+        row = line.split(None, 10)  # lstart is five words; comm last keeps its blanks
+        try:
+            table[int(row[0])] = (int(row[1]), _stat([*row[2:5], " ".join(row[5:10])]))
+            names[int(row[0])] = row[10].strip() if len(row) > 10 else ""
+        except (ValueError, IndexError):
+            continue
+    _Snapshot.table, _Snapshot.names, _Snapshot.taken = table, names, time.monotonic()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def owner(pid: int) -> str | None:
+    rows = _ps("user", [pid])
+    return rows[0][0] if rows else None
+
+
+def _comm(pid: int) -> str:
+    """ps's ``comm``: a name on Linux and the BSDs, the executable's path on macOS."""
+    _refresh()
+    return _Snapshot.names.get(pid, "")
+
+
+def process_name(pid: int) -> str:
+    return os.path.basename(_comm(pid))
+
+
+def command_name(pid: int) -> str:
+    return os.path.basename(_comm(pid))
+
+
+def command_line(pid: int) -> list[str] | None:
+    """The arguments split on blanks (ps joins them: an argument with a blank in it
+    comes back as two words)."""
+    rows = _ps("args", [pid])
+    return rows[0][0].split() if rows else None
+
+
+def shell_executable(pid: int) -> str:
+    """The executable's path where ps gives one (macOS), else the name found on PATH
+    (tmux starts a login shell as ``-bash``: its arguments name no path either)."""
+    comm = _comm(pid)
+    if os.path.isabs(comm) and os.access(comm, os.X_OK):
+        return comm
+    name = os.path.basename(comm).lstrip("-") or "sh"
+    return _which(name) or name
+
+
+def shell_kind(pid: int) -> ShellKind | None:
+    return kind_of_name(process_name(pid))
+
+
+def working_dir(pid: int) -> str | None:
+    """From ``lsof`` (``None`` without it: callers take tmux's pane_current_path)."""
+    lines = _run(["lsof", "-w", "-n", "-P", "-a", "-p", str(pid), "-d", "cwd", "-Fn"])
+    return next((line[1:] for line in lines if line.startswith("n")), None)
+
+
+def children(pid: int) -> list[int]:
+    """From a new ``ps`` (a child started a moment ago is what a caller looks for:
+    the ``cat`` that tmux starts for ``pipe-pane``)."""
+    _refresh(0.0)
+    return sorted(p for p, (parent, _) in _Snapshot.table.items() if parent == pid)
+
+
+def thread_children(pid: int) -> list[int]:
+    return children(pid)  # ps gives a thread's child the process as its parent
+
+
+def _descendants(table: dict[int, tuple[int, ProcStat]], pid: int, depth: int = 6) -> list[int]:
+    found: list[int] = []
+    layer = [pid]
+    for _ in range(depth):
+        layer = [p for p, (parent, _) in table.items() if parent in layer]
+        if not layer:
+            break
+        found.extend(layer)
+    return found
+
+
+def foreground_child(shell_pid: int, tpgid: int, started_after: int = 0) -> int | None:
+    """As :func:`tmux_bridge.infra.procfs.foreground_child` (``started_after`` in
+    seconds of the epoch, as :func:`ticks_now`)."""
+    found: tuple[int, int] | None = None
+    for pid, (parent, stat) in _table().items():
+        if parent != shell_pid or stat.pgrp != tpgid or stat.start < started_after:
+            continue
+        if found is None or (stat.start, pid) >= found:
+            found = (stat.start, pid)
+    return found[1] if found else None
+
+
+def holds_terminal(pid: int, tpgid: int) -> bool:
+    table = _table()
+    return any(table[p][1].pgrp == tpgid for p in [pid, *_descendants(table, pid)] if p in table)
+
+
+def signal_foreground(shell_pid: int, signum: int) -> bool:
+    stat = proc_stat(shell_pid)
+    if stat is None or stat.tpgid <= 0:
+        return False
+    try:
+        os.killpg(stat.tpgid, signum)
+    except OSError:
+        return False
+    return True
+
+
+def _wait_channels(pids: list[int]) -> dict[int, str]:
+    """Each process's wait channel (``-`` or empty: running, or not ours to see)."""
+    found: dict[int, str] = {}
+    for row in _ps("pid,wchan", pids) if pids else []:
+        if len(row) == 2 and row[0].isdigit():
+            found[int(row[0])] = row[1].strip()
+    return found
+
+
+def waits_for_keys(pid: int) -> bool | Unknown:
+    """Whether the process sleeps in poll/select (a line editor waiting for keys)."""
+    wchan = _wait_channels([pid]).get(pid, "")
+    if wchan in ("", "-"):
+        return Unknown("ps shows no wait channel for the shell")
+    return _polls(wchan)
+
+
+def _polls(wchan: str) -> bool:
+    return "poll" in wchan or "select" in wchan or wchan == "kqread"
+
+
+def has_sockets(pid: int) -> bool | Unknown:
+    """Whether the process has a network or Unix socket open (``lsof``)."""
+    if _which("lsof") is None:
+        return Unknown("lsof is not installed")
+    lines = _run(["lsof", "-w", "-n", "-P", "-p", str(pid), "-Ft"])
+    return any(line[1:] in _SOCKETS for line in lines if line.startswith("t"))
+
+
+def _reads_terminal(pid: int, wchan: str, tty: str) -> bool | Unknown | None:
+    """True when ``pid`` sleeps reading the terminal, False when it sleeps otherwise,
+    ``None`` when ps shows nothing, Unknown when the channel does not say which."""
+    if wchan in ("", "-"):
+        return None
+    if wchan in TTY_READS:
+        return True
+    if wchan in AMBIGUOUS_READS:
+        sockets = has_sockets(pid)
+        return sockets if isinstance(sockets, Unknown) else not sockets
+    return _polls(wchan) and bool(line_editor_active(tty))
+
+
+def waiting_for_input(shell_pid: int, tty: str) -> bool | Unknown:
+    """As :func:`tmux_bridge.infra.procfs.waiting_for_input`, from wait channels."""
+    table = _table()
+    shell = table.get(shell_pid)
+    if shell is None:
+        return False
+    tpgid = shell[1].tpgid
+    candidates = [p for p in _descendants(table, shell_pid) if table[p][1].pgrp == tpgid]
+    if tpgid == shell[1].pgrp:
+        candidates.append(shell_pid)
+    channels = _wait_channels(candidates)
+    inspected, unknown = False, None
+    for pid in candidates:
+        reads = _reads_terminal(pid, channels.get(pid, ""), tty)
+        if isinstance(reads, Unknown):
+            unknown = reads
+        elif reads is not None:
+            inspected = True
+            if reads:
+                return True
+    if unknown is not None:
+        return True if password_mode(tty) else unknown
+    if not inspected and candidates:
+        return password_mode(tty)
+    return False
+
+
+def asks_password(shell_pid: int, tty: str) -> bool | Unknown:
+    if not password_mode(tty):
+        return False
+    return waiting_for_input(shell_pid, tty)
+
+
+def has_open(pid: int, path: str) -> bool | Unknown:
+    """Whether ``pid`` has ``path`` open, from ``lsof`` (Unknown without it)."""
+    if _which("lsof") is None:
+        return Unknown("lsof is not installed")
+    lines = _run(["lsof", "-w", "-n", "-P", "-a", "-p", str(pid), "-Fn"])
+    return any(line[1:] == path for line in lines if line.startswith("n"))
+
+
+def exit_fd(pid: int) -> int:
+    """A descriptor that becomes readable once ``pid`` ends: a kqueue with
+    ``NOTE_EXIT``, else a watched pipe; -1 when neither can be made."""
+    kqueue = getattr(select, "kqueue", None)
+    if kqueue is None:
+        return _watched_pipe(pid)
+    queue = kqueue()
+    try:
+        kq: dict[str, Any] = vars(select)  # BSD and macOS only: not in Linux's typeshed
+        event = kq["kevent"](pid, kq["KQ_FILTER_PROC"], kq["KQ_EV_ADD"], kq["KQ_NOTE_EXIT"])
+        queue.control([event], 0, 0)
+        return os.dup(queue.fileno())
+    except OSError:
+        return -1
+    finally:
+        queue.close()
+
+
+# Watched pipes' write ends and their processes: the thread that watches each closes it
+# once the process ends (or the reader closed its end). Kept to restart the threads in a
+# forked child (a job's keeper), which inherits the pipes but not the threads.
+_WATCHED: dict[int, int] = {}
+POLL_EXIT = 0.01  # seconds between two looks at a watched process (a kill(pid, 0))
+
+
+def _watched_pipe(pid: int) -> int:
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return -1
+    if not alive(pid):
+        os.close(write_end)
+        return read_end
+    _WATCHED[write_end] = pid
+    _start_watch(write_end, pid)
+    return read_end
+
+
+def _start_watch(write_end: int, pid: int) -> None:
+    threading.Thread(target=_watch, args=(write_end, pid), daemon=True).start()
+
+
+def _watch(write_end: int, pid: int) -> None:
+    poller = select.poll()
+    poller.register(write_end, 0)  # POLLERR alone: the reader closed its end
+    try:
+        while alive(pid) and not poller.poll(POLL_EXIT * 1000):
+            pass
+    finally:
+        if _WATCHED.pop(write_end, None) is not None:
+            os.close(write_end)
+
+
+def _watch_again() -> None:
+    for write_end, pid in list(_WATCHED.items()):
+        _start_watch(write_end, pid)
+
+
+os.register_at_fork(after_in_child=_watch_again)
+
+
+def ticks_now() -> int:
+    """Now, in the unit of :class:`ProcStat` ``start`` here: seconds of the epoch."""
+    return int(time.time())
