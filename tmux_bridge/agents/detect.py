@@ -330,7 +330,7 @@ def _first(env: dict[str, str], variables: tuple[str, ...]) -> str | None:
 
 def _declared_name(candidate: _Candidate) -> str | None:
     """The ``TMUX_BRIDGE_AGENT`` the agent's program runs with, else its session's."""
-    own = _process_env(candidate.pid).get(NAME_VARS[0])
+    own = proc.environment(candidate.pid).get(NAME_VARS[0])
     declared = own or _first(candidate.env, NAME_VARS)
     return declared if declared and declared != "1" else None
 
@@ -346,17 +346,6 @@ def _base_name(candidate: _Candidate, firsts: set[str]) -> str:
     if pane.label:
         return pane.label
     return pane.session if pane.pane_id in firsts else pane.target
-
-
-def _process_env(pid: int) -> dict[str, str]:
-    """The environment ``pid`` started with (``/proc``; empty where it cannot be read)."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            data = f.read().decode("utf-8", "replace")
-    except OSError:
-        return {}
-    pairs = (item.partition("=") for item in data.split("\0") if item)
-    return {key: value for key, _, value in pairs}
 
 
 def _agent(candidate: _Candidate, name: str, screen: list[str], aliases: tuple[str, ...]) -> Agent:

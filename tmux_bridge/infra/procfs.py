@@ -129,6 +129,17 @@ def working_dir(pid: int) -> str | None:
         return None
 
 
+def environment(pid: int) -> dict[str, str]:
+    """The environment ``pid`` started with (empty when it is gone or not ours to read)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return {}
+    pairs = (item.partition("=") for item in data.split("\0") if item)
+    return {key: value for key, _, value in pairs}
+
+
 def alive(pid: int) -> bool:
     return os.path.exists(f"/proc/{pid}")
 

@@ -58,6 +58,8 @@ def limits() -> list[str]:
     found = [
         "start times to the second (ps lstart), not to the clock tick",
         "a process's exact arguments: ps joins them with spaces",
+        "another process's environment: an agent's own TMUX_BRIDGE_AGENT is not read "
+        "(its session's is)",
     ]
     if _which("lsof") is None:
         found.append(
@@ -220,6 +222,12 @@ def working_dir(pid: int) -> str | None:
     """From ``lsof`` (``None`` without it: callers take tmux's pane_current_path)."""
     lines = _run(["lsof", "-w", "-n", "-P", "-a", "-p", str(pid), "-d", "cwd", "-Fn"])
     return next((line[1:] for line in lines if line.startswith("n")), None)
+
+
+def environment(pid: int) -> dict[str, str]:
+    """Empty: no POSIX tool gives another process's environment unambiguously (BSD
+    ``ps -E`` appends it to the command line); callers take the session's."""
+    return {}
 
 
 def children(pid: int) -> list[int]:
