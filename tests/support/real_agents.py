@@ -66,37 +66,10 @@ class RealAgents:
         shutil.rmtree(self.codex_home, ignore_errors=True)
 
     def _claude_config(self) -> None:
-        config = {
-            "hasCompletedOnboarding": True,
-            "numStartups": 5,
-            "customApiKeyResponses": {"approved": [ANTHROPIC_KEY[-20:]], "rejected": []},
-            "projects": {str(self.trusted): {"hasTrustDialogAccepted": True}},
-        }
-        (self.claude_home / ".claude.json").write_text(json.dumps(config))
+        write_claude_home(self.claude_home, self.trusted)
 
     def _codex_login(self) -> None:
-        env = {**os.environ, "CODEX_HOME": str(self.codex_home)}
-        subprocess.run(
-            [BIN / "codex", "login", "--with-api-key"],
-            input=OPENAI_KEY,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        (self.codex_home / "config.toml").write_text(
-            'model = "fake-model"\n'
-            'model_provider = "fake"\n'
-            "check_for_update_on_startup = false\n\n"
-            "[model_providers.fake]\n"
-            'name = "fake"\n'
-            f'base_url = "{self.api.url}/v1"\n'
-            'wire_api = "responses"\n'
-            "requires_openai_auth = true\n"
-            "request_max_retries = 0\n"
-            "stream_max_retries = 0\n"
-        )
+        make_codex_home(self.codex_home, self.api.url)
 
     def start(
         self,
@@ -111,13 +84,7 @@ class RealAgents:
         """Start ``runtime`` (``claude`` or ``codex``) in a new session (or a new window
         ``window`` of an existing ``session``); its pane id."""
         if runtime == "claude":
-            items = [
-                f"HOME={self.claude_home}",
-                f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}",
-                f"ANTHROPIC_BASE_URL={self.api.url}",
-                "DISABLE_AUTOUPDATER=1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-            ]
+            items = claude_env(self.claude_home, self.api.url)
         else:
             items = [f"CODEX_HOME={self.codex_home}"]
         items += [f"PATH={self.world.b.env['PATH']}", *env]
@@ -150,3 +117,54 @@ class RealAgents:
 
     def wait_screen(self, pane: str, text: str) -> None:
         self.wait_for(pane, lambda: text in self.screen(pane), repr(text))
+
+
+def write_claude_home(home: Path, trusted: Path) -> None:
+    """Claude Code's ``~/.claude.json`` in ``home``: onboarding done, the dummy API key
+    approved, the folder ``trusted`` trusted."""
+    config = {
+        "hasCompletedOnboarding": True,
+        "numStartups": 5,
+        "customApiKeyResponses": {"approved": [ANTHROPIC_KEY[-20:]], "rejected": []},
+        "projects": {str(trusted): {"hasTrustDialogAccepted": True}},
+    }
+    (home / ".claude.json").write_text(json.dumps(config))
+
+
+def claude_env(home: Path, api_url: str) -> list[str]:
+    """``NAME=VALUE`` items Claude Code runs with: that home, the dummy key, the fake API,
+    no updater and no other traffic."""
+    return [
+        f"HOME={home}",
+        f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}",
+        f"ANTHROPIC_BASE_URL={api_url}",
+        "DISABLE_AUTOUPDATER=1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+    ]
+
+
+def make_codex_home(home: Path, api_url: str) -> None:
+    """A Codex home after ``codex login --with-api-key`` with the dummy key, its model
+    provider the fake API at ``api_url``."""
+    env = {**os.environ, "CODEX_HOME": str(home)}
+    subprocess.run(
+        [BIN / "codex", "login", "--with-api-key"],
+        input=OPENAI_KEY,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (home / "config.toml").write_text(
+        'model = "fake-model"\n'
+        'model_provider = "fake"\n'
+        "check_for_update_on_startup = false\n\n"
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{api_url}/v1"\n'
+        'wire_api = "responses"\n'
+        "requires_openai_auth = true\n"
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+    )
