@@ -39,6 +39,7 @@ from measures import MEASUREMENTS as BASE_MEASUREMENTS
 from measures import Config, Outcome, ShellState, Skip
 from nested_measure import nested
 from prompt_measure import prompt
+from realagent_measure import realagent
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 from ws_measure import ws
@@ -52,6 +53,7 @@ MEASUREMENTS = [
     ("nested", nested),
     ("jobs", jobs),
     ("filekeep", filekeep),
+    ("realagent", realagent),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
