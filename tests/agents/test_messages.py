@@ -166,7 +166,7 @@ def test_the_person_sees_a_notice_on_the_status_line(world: World) -> None:
 
 
 def test_serve_delivers_pending_messages_and_notices_an_agent_that_waits(world: World) -> None:
-    world.start("alpha", "claude", "STANDIN_WORK=2.5")
+    world.start("alpha", "claude", "STANDIN_WORK=6")  # longer than a loaded machine's CLI start
     world.wait_names({"alpha"})
     world.facade().send_prompt("alpha", "keep busy")
     assert world.cli("message", "--to", "alpha", "--from", "boss", "later")[0] == 0

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tmux_bridge.errors import DraftInInput, NoInputBox
+from tmux_bridge.errors import AgentBusy, DraftInInput, NoInputBox
 
 from ..support.agent_world import World
 from ..support.model_api import answer, model_api
@@ -68,6 +68,9 @@ def test_states_at_two_widths_and_our_interrupted_prompt_is_ours(
     facade = real.world.facade()
     assert facade.send_prompt("solo", "HOLD think about it").delivered
     real.wait_state(pane, "working")
+    with pytest.raises(AgentBusy):  # nothing is pasted or pressed into a working agent
+        facade.send_prompt("solo", "not now", timeout=0.5)
+    assert "not now" not in real.screen(pane)
     real.world.b.tmux("send-keys", "-t", pane, "Escape")
     real.wait_state(pane, "idle")
     receipt = facade.send_prompt("solo", "then say yes")
