@@ -499,8 +499,9 @@ QUESTION_ROWS = 8  # non-blank bottom rows looked at for a question when no inpu
 
 
 def _bottom(screen: list[str], row: int | None) -> list[str]:
-    """The rows a question would be on: from the input line down, else the last few."""
-    if row is not None:
+    """The rows a question would be on: from the input line down, else (also when the
+    "input line" is a menu's selected choice) the last few."""
+    if row is not None and not MENU.match(screen[row]):
         return screen[row:]
     return [line for line in screen if line.strip()][-QUESTION_ROWS:]
 
