@@ -56,9 +56,8 @@ def realagent(state: ShellState, cfg: Config) -> Outcome:
             for runtime, env in envs.items():
                 metrics += _measure(pane, runtime, env, root, cfg, api.prompts)
         finally:
-            for runtime in envs:
-                pane.tmux("kill-session", "-t", f"=bench-{runtime}", check=False)
-            shutil.rmtree(homes["codex"], ignore_errors=True)
+            _end(pane, [f"bench-{runtime}" for runtime in ("claude", "codex")])
+            shutil.rmtree(homes["codex"], ignore_errors=True)  # once no Codex writes into it
     return metrics
 
 
@@ -93,6 +92,18 @@ def _measure(
         ),
         count_ok("realagent", shell, f"no false negative of {count}, real {runtime}", oks),
     ]
+
+
+def _end(pane: Pane, sessions: list[str]) -> None:
+    """Kill the sessions and wait (a while) until their programs have exited."""
+    pids = []
+    for session in sessions:
+        found = pane.tmux("list-panes", "-s", "-t", f"={session}", "-F", "#{pane_pid}", check=False)
+        pids += found.split()
+        pane.tmux("kill-session", "-t", f"={session}", check=False)
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _prompt(facade: Bridge, session: str, text: str) -> bool:

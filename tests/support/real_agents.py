@@ -63,6 +63,13 @@ class RealAgents:
         self._codex_login()
 
     def close(self) -> None:
+        """End the CLIs (their tmux server), then remove Codex's home: a Codex still
+        running writes into it again."""
+        pids = self.world.b.tmux("list-panes", "-a", "-F", "#{pane_pid}", check=False).split()
+        self.world.b.tmux("kill-server", check=False)
+        deadline = time.monotonic() + WAIT
+        while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
         shutil.rmtree(self.codex_home, ignore_errors=True)
 
     def _claude_config(self) -> None:
