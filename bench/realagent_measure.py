@@ -57,6 +57,7 @@ def realagent(state: ShellState, cfg: Config) -> Outcome:
                 metrics += _measure(pane, runtime, env, root, cfg, api.prompts)
         finally:
             _end(pane, [f"bench-{runtime}" for runtime in ("claude", "codex")])
+            real_agents.end_codex_daemons(homes["codex"])
             shutil.rmtree(homes["codex"], ignore_errors=True)  # once no Codex writes into it
     return metrics
 

@@ -6,14 +6,17 @@ home made here, as a person's would be after the first run: Claude Code's
 trusted; Codex's home after ``codex login --with-api-key`` with a dummy key and a
 provider pointing at the test's fake model API (:mod:`tests.support.model_api`). Codex
 refuses some of its set-up under a temporary directory, so its home lives under
-``~/.cache/tmux-bridge/test-homes`` and is removed afterwards.
+``~/.cache/tmux-bridge/test-homes``; it leaves an app-server daemon running from there
+(:func:`end_codex_daemons` ends it) before the home is removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -70,6 +73,7 @@ class RealAgents:
         deadline = time.monotonic() + WAIT
         while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.05)
+        end_codex_daemons(self.codex_home)
         shutil.rmtree(self.codex_home, ignore_errors=True)
 
     def _claude_config(self) -> None:
@@ -175,3 +179,27 @@ def make_codex_home(home: Path, api_url: str) -> None:
         "request_max_retries = 0\n"
         "stream_max_retries = 0\n"
     )
+
+
+def end_codex_daemons(home: Path) -> None:
+    """Terminate what Codex left running from ``home``: it starts an app-server daemon
+    there (``HOME/packages/app-server-daemon/...``) that outlives the CLI and its pane, and
+    keeps writing into the home. Found by its command line, which names the home."""
+    mark = str(home).encode()
+    mine = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if mark in f.read():
+                    mine.append(int(entry))
+        except OSError:
+            continue
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for pid in mine:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signum)
+        deadline = time.monotonic() + 5
+        while any(Path(f"/proc/{pid}").exists() for pid in mine) and time.monotonic() < deadline:
+            time.sleep(0.05)
