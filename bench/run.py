@@ -40,6 +40,7 @@ from measures import Config, Outcome, ShellState, Skip
 from nested_measure import nested
 from process_measure import process
 from prompt_measure import prompt
+from realagent_measure import realagent
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
 from ws_measure import ws
@@ -54,6 +55,7 @@ MEASUREMENTS = [
     ("jobs", jobs),
     ("filekeep", filekeep),
     ("process", process),
+    ("realagent", realagent),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

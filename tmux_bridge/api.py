@@ -979,12 +979,13 @@ class Bridge:
             raise InvalidRequest("the message is empty.")
         ttl = message_ttl(ttl)
         tmux, run_dir = self.target.tmux, self.target.runtime_dir
-        program = (agent.pane, agent.pid, agent.start)
+        program = (agent.pane, agent.pid, agent.start) if agent else None
+        recipient = agent.name if agent else to  # none runs yet: it waits for that name
         try:
-            message = inbox.add(run_dir, name, agent.name, text, ttl=ttl, program=program)
+            message = inbox.add(run_dir, name, recipient, text, ttl=ttl, program=program)
         except InboxCorrupt as exc:
             self._inbox_fault(exc)
-            message = inbox.add(run_dir, name, agent.name, text, ttl=ttl, program=program)
+            message = inbox.add(run_dir, name, recipient, text, ttl=ttl, program=program)
         if wait_reply:
             attempt = wait_delivered(tmux, run_dir, message, started + timeout, cancel)
         else:
@@ -998,27 +999,34 @@ class Bridge:
         final = inbox.get(run_dir, message.id) or attempt.message
         return Sent(final, attempt.receipt, reply)
 
-    def _message_ends(self, to: str, sender: str | None, origin: Origin) -> tuple[Agent, str]:
-        """The recipient, and the sender's name; no self-sends."""
+    def _message_ends(
+        self, to: str, sender: str | None, origin: Origin
+    ) -> tuple[Agent | None, str]:
+        """The recipient (``None``: none runs yet, and ``to`` is a name it may start
+        under), and the sender's name; no self-sends. In an agent's pane the sender is
+        that agent: ``sender`` may only give its name or one of its aliases."""
         from .agents.detect import list_agents, pick
-        from .errors import NoSuchAgent, SelfSend
+        from .errors import InvalidSender, NoSuchAgent, SelfSend
         from .text.seams import is_name
 
         agents = list_agents(self.target.tmux)
         recipient = pick(agents, to)
-        if recipient is None:
+        if recipient is None and not is_name(to):
             raise NoSuchAgent(
                 f"no agent called {to!r} runs on this tmux server; "
                 "list them with `tmux-bridge agents`."
             )
         here = origin.pane
         mine = next((a for a in agents if a.pane == here), None)
-        name = sender or (mine.name if mine else origin.name or "unnamed")
-        if name == recipient.name or (here and here == recipient.pane):
+        if mine is not None and sender is not None and sender not in (mine.name, *mine.aliases):
+            raise InvalidSender(
+                f"this pane's agent is {mine.name}: a message from here is from it, so the "
+                f"sender cannot be {sender!r}. Leave the sender out."
+            )
+        name = mine.name if mine else (sender or origin.name or "unnamed")
+        if recipient is not None and (name == recipient.name or (here and here == recipient.pane)):
             raise SelfSend(f"{recipient.name} cannot send a message to itself.")
         if not is_name(name):
-            from .errors import InvalidSender
-
             whose = "the sender's name" if sender else "your agent's name, the default sender,"
             raise InvalidSender(
                 f"{whose} {name!r} cannot head a message: a sender's name is 1 to 40 letters, "
@@ -1038,6 +1046,24 @@ class Bridge:
         if clear:
             inbox.clear(self.target.runtime_dir, agent)
         return inbox.listing(self.target.runtime_dir, agent)
+
+    def read_message(self, message_id: int) -> Message:
+        """Message ``message_id`` of the inbox (what ``tmux-bridge inbox --read N``
+        prints: a long message is delivered as a line naming that command). Raises
+        :class:`~tmux_bridge.errors.InvalidRequest` when there is none."""
+        from .agents import inbox
+        from .errors import InvalidRequest
+
+        found = (
+            inbox.get(self.target.runtime_dir, message_id)
+            if inbox.exists(self.target.runtime_dir)
+            else None
+        )
+        if found is None:
+            raise InvalidRequest(
+                f"there is no message #{message_id} in the inbox; `tmux-bridge inbox` lists them."
+            )
+        return found
 
     def deliver_pending(self, cancel: Cancel | None = None) -> list[Attempt]:
         """Try each pending message once (each recipient idle now gets its messages);

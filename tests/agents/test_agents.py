@@ -225,6 +225,23 @@ def test_swallowed_enters_are_retried_and_never_taken_is_a_failure(
     assert max(enters) > 1, enters
 
 
+def test_a_prompt_taken_without_a_sign_is_unconfirmed_and_sent_once(world: World) -> None:
+    """The box empties but the text shows nowhere and the agent does not work: taken or
+    not, the screen cannot say: unconfirmed (exit 3), one Enter, never resent."""
+    world.start("mute", "claude", "STANDIN_LIMBO=1")
+    world.wait_names({"mute"})
+    code, out, err = world.cli("prompt", "--to", "mute", "--json", "did you get it")
+    assert code == 3, (code, out, err)
+    receipt = json.loads(out)
+    assert (receipt["error_code"], receipt["delivered"], receipt["enters"]) == (
+        "unconfirmed",
+        False,
+        1,
+    )
+    assert "do not send it again" in err
+    assert world.prompts("mute") == ["did you get it"]
+
+
 def test_our_stranded_text_is_cleared_by_the_next_prompt(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -362,8 +379,12 @@ def _never_pasted(world: World, marker: Path) -> None:
     [message] = json.loads(out)
     assert (code, message["state"]) == (0, "failed"), message
     assert "gw" not in world.names()
+    # a new message to gw waits for an agent of that name: none runs, so it is not pasted
     code, _, err = world.cli("message", "--to", "gw", "--from", "boss", f"touch {marker}")
-    assert code == 125 and "no agent called 'gw'" in err
+    assert code == 0 and "runs and is idle" in err
+    code, out, _ = world.cli("inbox", "--json")
+    assert [m["state"] for m in json.loads(out)] == ["failed", "pending"]
+    assert not marker.exists() and "touch" not in world.screen("gw")
 
 
 @pytest.mark.parametrize("way", WAYS, ids=[w.test_id for w in WAYS])

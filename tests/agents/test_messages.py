@@ -55,7 +55,7 @@ def test_a_message_to_an_idle_agent_is_delivered_marked_as_from_an_agent(world: 
 
 
 def test_a_message_to_a_busy_agent_waits_and_the_next_process_delivers_it(world: World) -> None:
-    world.start("alpha", "claude", "STANDIN_WORK=2")
+    world.start("alpha", "claude", "STANDIN_WORK=5")  # longer than a loaded machine's CLI start
     world.wait_names({"alpha"})
     world.facade().send_prompt("alpha", "keep busy")
     code, _out, err = world.cli("message", "--to", "alpha", "--from", "boss", "when idle")
@@ -89,8 +89,8 @@ def test_inbox_states_survive_a_restart_of_everything(world: World) -> None:
     world.wait_names({"alpha"})
     assert world.cli("message", "--to", "alpha", "--from", "x", "one")[0] == 0
     world.b.tmux("kill-server")
-    code, _, _ = world.cli("message", "--to", "alpha", "--from", "x", "two")
-    assert code == 125  # no agent: nothing stored
+    code, _, err = world.cli("message", "--to", "alpha", "--from", "x", "two")
+    assert code == 0 and "runs and is idle" in err  # waits for an agent called alpha
     world.start("alpha", "claude", "STANDIN_WORK=30")
     world.wait_names({"alpha"})
     world.facade().send_prompt("alpha", "now busy")
@@ -101,10 +101,12 @@ def test_inbox_states_survive_a_restart_of_everything(world: World) -> None:
     assert code == 0
     assert [(m["id"], m["state"], m["body"]) for m in json.loads(out)] == [
         (1, "delivered", "one"),
-        (2, "failed", "three"),
+        (2, "pending", "two"),  # for an alpha yet to start; the busy one got none
+        (3, "failed", "three"),  # for the alpha that was busy, and is gone
     ]
-    assert _states(world) == [(1, "delivered"), (2, "failed")]
-    assert world.cli("inbox", "--clear", "--json")[1] == "[]\n"
+    assert _states(world) == [(1, "delivered"), (2, "pending"), (3, "failed")]
+    cleared = json.loads(world.cli("inbox", "--clear", "--json")[1])
+    assert [m["id"] for m in cleared] == [2]
 
 
 def test_concurrent_senders_to_one_agent_never_interleave(world: World) -> None:
@@ -164,7 +166,7 @@ def test_the_person_sees_a_notice_on_the_status_line(world: World) -> None:
 
 
 def test_serve_delivers_pending_messages_and_notices_an_agent_that_waits(world: World) -> None:
-    world.start("alpha", "claude", "STANDIN_WORK=2.5")
+    world.start("alpha", "claude", "STANDIN_WORK=6")  # longer than a loaded machine's CLI start
     world.wait_names({"alpha"})
     world.facade().send_prompt("alpha", "keep busy")
     assert world.cli("message", "--to", "alpha", "--from", "boss", "later")[0] == 0
@@ -410,3 +412,42 @@ def test_the_background_task_survives_any_failure_and_backs_off(world: World) ->
     # after 1, 2, 3 failures in a row: 0.02, 0.04, 0.08 s at least; then 0.01 again
     assert gaps[0] >= 0.02 and gaps[1] >= 0.04 and gaps[2] >= 0.08, gaps
     assert task.wait() == 0.01
+
+
+def test_a_message_waits_for_an_agent_that_is_not_running_yet(world: World) -> None:
+    code, _out, err = world.cli("message", "--to", "later", "--from", "boss", "when you start")
+    assert code == 0 and "is pending" in err and "runs and is idle" in err, err
+    world.start("later", "codex", "STANDIN_WORK=0")
+    world.b.wait_for(
+        lambda: world.cli("inbox")[0] == 0 and _states(world) == [(1, "delivered")],
+        "the waiting message delivered once its agent runs",
+    )
+    assert world.prompts("later")[0].endswith("\nwhen you start")
+
+
+def test_a_long_message_is_delivered_by_reference(world: World) -> None:
+    world.start("beta", "codex", "STANDIN_WORK=0")
+    world.wait_names({"beta"})
+    body = "".join(f"line {n}: {'x' * 60}\n" for n in range(40))  # 2,7xx characters
+    code, _out, err = world.cli("message", "--to", "beta", "--from", "alpha", body)
+    assert (code, err) == (0, "")
+    [taken] = world.prompts("beta")
+    assert "\n" not in taken and "tmux-bridge inbox --read 1" in taken, taken
+    assert f"({len(body)} characters)" in taken
+    code, out, _ = world.cli("inbox", "--read", "1")
+    assert (code, out) == (0, body)
+    world.b.env["TMUX_BRIDGE_MESSAGE_INLINE"] = "10"  # configurable
+    assert world.cli("message", "--to", "beta", "--from", "alpha", "eleven char")[0] == 0
+    assert "(11 characters) is printed by: tmux-bridge inbox --read 2;" in world.prompts("beta")[1]
+
+
+def test_in_an_agents_pane_the_sender_is_that_agent(world: World) -> None:
+    world.start("alpha", "claude", "STANDIN_WORK=0")
+    world.start("beta", "codex", "STANDIN_WORK=0")
+    world.wait_names({"alpha", "beta"})
+    pane = world.b.tmux("display-message", "-p", "-t", "=alpha:", "#{pane_id}").strip()
+    world.b.env["TMUX_PANE"] = pane
+    code, _out, err = world.cli("message", "--to", "beta", "--from", "boss", "hi")
+    assert code == 2 and "this pane's agent is alpha" in err, err
+    assert world.cli("message", "--to", "beta", "--from", "claude", "hi")[0] == 0  # an alias
+    assert world.prompts("beta")[0].startswith("[tmux-bridge message #1 from agent alpha,")

@@ -5,17 +5,21 @@ stand-ins of test_agents.py cover what these cannot show offline."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from tmux_bridge.errors import DraftInInput, NoInputBox
+from tmux_bridge.errors import AgentBusy, DraftInInput, NoInputBox
 
 from ..support.agent_world import World
 from ..support.model_api import answer, model_api
 from ..support.pane import MakeBridge
 from ..support.real_agents import RealAgents, require_clis
+from ..support.serve import TOKEN, running
+from ..support.ws_client import request
 
 RUNTIMES = ("claude", "codex")
 
@@ -64,6 +68,9 @@ def test_states_at_two_widths_and_our_interrupted_prompt_is_ours(
     facade = real.world.facade()
     assert facade.send_prompt("solo", "HOLD think about it").delivered
     real.wait_state(pane, "working")
+    with pytest.raises(AgentBusy):  # nothing is pasted or pressed into a working agent
+        facade.send_prompt("solo", "not now", timeout=0.5)
+    assert "not now" not in real.screen(pane)
     real.world.b.tmux("send-keys", "-t", pane, "Escape")
     real.wait_state(pane, "idle")
     receipt = facade.send_prompt("solo", "then say yes")
@@ -98,3 +105,64 @@ def test_a_persons_draft_is_never_touched_unless_replaced(real: RealAgents, runt
     assert real.world.facade().send_prompt("solo", "from the bridge", replace_draft=True).delivered
     real.wait_screen(pane, answer("from the bridge"))
     assert "my own draft" not in real.api.prompts
+
+
+def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents) -> None:
+    """Claude Code and Codex in windows 1 and 2 of one session: reached as ``claude``,
+    ``codex`` and ``2.0``; the first one's name does not change when the second starts;
+    a multi-line prompt from ``--file``; a message to a working agent waits, then is
+    delivered once it is idle, and ``--wait-reply`` prints the answer."""
+    world = real.world
+    world.b.tmux("new-session", "-d", "-s", "work", "-c", str(real.trusted), "bash --norc")
+    claude = real.start("claude", "work", window="one")
+    real.wait_state(claude, "idle")
+    first = [a.name for a in world.facade().agents()]
+    codex = real.start("codex", "work", window="two")
+    real.wait_state(codex, "idle")
+    assert (
+        [a.name for a in world.facade().agents()]
+        == [*first, "work:2.0"]
+        == [
+            "work:1.0",
+            "work:2.0",
+        ]
+    )
+    facade = world.facade()
+    assert facade.send_prompt("codex", "first line of the task\nsecond line\n").delivered
+    real.wait_screen(codex, answer("first line of the task second line"))
+    assert facade.send_prompt("2.0", "HOLD and keep working").delivered
+    real.wait_state(codex, "working")
+    code, _out, err = world.cli("message", "--to", "codex", "--from", "boss", "are you done")
+    assert code == 0 and "is pending" in err, err
+    real.api.release.set()
+    real.wait_state(codex, "idle")
+    real.wait_for(
+        codex,
+        lambda: world.cli("inbox")[0] == 0 and "are you done" in real.api.prompts[-1],
+        "the pending message delivered once codex is idle",
+    )
+    code, out, err = world.cli(
+        "message", "--to", "claude", "--from", "boss", "ping me back", "--wait-reply"
+    )
+    assert code == 0, (out, err)
+    assert answer("ping me back").split()[0] in out, out
+
+
+def test_a_websocket_send_prompt_to_real_claude_code(real: RealAgents) -> None:
+    from websockets.asyncio.client import connect
+
+    pane = real.start("claude", "solo", width=35)
+    real.wait_state(pane, "idle")
+    with running(real.world.b.env, "--no-mcp") as server:
+        url = server.base_url.replace("http://", "ws://") + "/ws"
+
+        async def scenario() -> dict[str, Any]:
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with connect(url, additional_headers=headers) as ws:
+                prompt = {"id": "1", "type": "send-prompt", "agent": "claude", "prompt": "hi ws"}
+                return await request(ws, prompt)
+
+        reply = asyncio.run(scenario())
+    assert reply["ok"] is True, reply
+    real.wait_screen(pane, answer("hi ws"))
+    assert real.api.prompts.count("hi ws") == 1

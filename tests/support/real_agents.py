@@ -6,14 +6,17 @@ home made here, as a person's would be after the first run: Claude Code's
 trusted; Codex's home after ``codex login --with-api-key`` with a dummy key and a
 provider pointing at the test's fake model API (:mod:`tests.support.model_api`). Codex
 refuses some of its set-up under a temporary directory, so its home lives under
-``~/.cache/tmux-bridge/test-homes`` and is removed afterwards.
+``~/.cache/tmux-bridge/test-homes``; it leaves an app-server daemon running from there
+(:func:`end_codex_daemons` ends it) before the home is removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -63,40 +66,21 @@ class RealAgents:
         self._codex_login()
 
     def close(self) -> None:
+        """End the CLIs (their tmux server), then remove Codex's home: a Codex still
+        running writes into it again."""
+        pids = self.world.b.tmux("list-panes", "-a", "-F", "#{pane_pid}", check=False).split()
+        self.world.b.tmux("kill-server", check=False)
+        deadline = time.monotonic() + WAIT
+        while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        end_codex_daemons(self.codex_home)
         shutil.rmtree(self.codex_home, ignore_errors=True)
 
     def _claude_config(self) -> None:
-        config = {
-            "hasCompletedOnboarding": True,
-            "numStartups": 5,
-            "customApiKeyResponses": {"approved": [ANTHROPIC_KEY[-20:]], "rejected": []},
-            "projects": {str(self.trusted): {"hasTrustDialogAccepted": True}},
-        }
-        (self.claude_home / ".claude.json").write_text(json.dumps(config))
+        write_claude_home(self.claude_home, self.trusted)
 
     def _codex_login(self) -> None:
-        env = {**os.environ, "CODEX_HOME": str(self.codex_home)}
-        subprocess.run(
-            [BIN / "codex", "login", "--with-api-key"],
-            input=OPENAI_KEY,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        (self.codex_home / "config.toml").write_text(
-            'model = "fake-model"\n'
-            'model_provider = "fake"\n'
-            "check_for_update_on_startup = false\n\n"
-            "[model_providers.fake]\n"
-            'name = "fake"\n'
-            f'base_url = "{self.api.url}/v1"\n'
-            'wire_api = "responses"\n'
-            "requires_openai_auth = true\n"
-            "request_max_retries = 0\n"
-            "stream_max_retries = 0\n"
-        )
+        make_codex_home(self.codex_home, self.api.url)
 
     def start(
         self,
@@ -111,13 +95,7 @@ class RealAgents:
         """Start ``runtime`` (``claude`` or ``codex``) in a new session (or a new window
         ``window`` of an existing ``session``); its pane id."""
         if runtime == "claude":
-            items = [
-                f"HOME={self.claude_home}",
-                f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}",
-                f"ANTHROPIC_BASE_URL={self.api.url}",
-                "DISABLE_AUTOUPDATER=1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-            ]
+            items = claude_env(self.claude_home, self.api.url)
         else:
             items = [f"CODEX_HOME={self.codex_home}"]
         items += [f"PATH={self.world.b.env['PATH']}", *env]
@@ -150,3 +128,78 @@ class RealAgents:
 
     def wait_screen(self, pane: str, text: str) -> None:
         self.wait_for(pane, lambda: text in self.screen(pane), repr(text))
+
+
+def write_claude_home(home: Path, trusted: Path) -> None:
+    """Claude Code's ``~/.claude.json`` in ``home``: onboarding done, the dummy API key
+    approved, the folder ``trusted`` trusted."""
+    config = {
+        "hasCompletedOnboarding": True,
+        "numStartups": 5,
+        "customApiKeyResponses": {"approved": [ANTHROPIC_KEY[-20:]], "rejected": []},
+        "projects": {str(trusted): {"hasTrustDialogAccepted": True}},
+    }
+    (home / ".claude.json").write_text(json.dumps(config))
+
+
+def claude_env(home: Path, api_url: str) -> list[str]:
+    """``NAME=VALUE`` items Claude Code runs with: that home, the dummy key, the fake API,
+    no updater and no other traffic."""
+    return [
+        f"HOME={home}",
+        f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}",
+        f"ANTHROPIC_BASE_URL={api_url}",
+        "DISABLE_AUTOUPDATER=1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+    ]
+
+
+def make_codex_home(home: Path, api_url: str) -> None:
+    """A Codex home after ``codex login --with-api-key`` with the dummy key, its model
+    provider the fake API at ``api_url``."""
+    env = {**os.environ, "CODEX_HOME": str(home)}
+    subprocess.run(
+        [BIN / "codex", "login", "--with-api-key"],
+        input=OPENAI_KEY,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (home / "config.toml").write_text(
+        'model = "fake-model"\n'
+        'model_provider = "fake"\n'
+        "check_for_update_on_startup = false\n\n"
+        "[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{api_url}/v1"\n'
+        'wire_api = "responses"\n'
+        "requires_openai_auth = true\n"
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+    )
+
+
+def end_codex_daemons(home: Path) -> None:
+    """Terminate what Codex left running from ``home``: it starts an app-server daemon
+    there (``HOME/packages/app-server-daemon/...``) that outlives the CLI and its pane, and
+    keeps writing into the home. Found by its command line, which names the home."""
+    mark = str(home).encode()
+    mine = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if mark in f.read():
+                    mine.append(int(entry))
+        except OSError:
+            continue
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for pid in mine:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signum)
+        deadline = time.monotonic() + 5
+        while any(Path(f"/proc/{pid}").exists() for pid in mine) and time.monotonic() < deadline:
+            time.sleep(0.05)

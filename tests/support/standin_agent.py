@@ -5,7 +5,8 @@
 It asks for bracketed paste, draws its conversation, an input box and a status line
 (``esc to interrupt`` while it works), takes pasted and typed text, submits on Enter,
 "works" for ``STANDIN_WORK`` seconds and then replies with the prompt in upper case.
-With ``STANDIN_IGNORE`` (a probability) and ``STANDIN_SEED`` it ignores some Enters.
+With ``STANDIN_IGNORE`` (a probability) and ``STANDIN_SEED`` it ignores some Enters;
+with ``STANDIN_LIMBO=1`` it takes a prompt and shows no sign of it (the box empties).
 Every prompt it takes is appended to ``STANDIN_LOG`` as one JSON line, so a test learns
 what was submitted from the program itself, not from the code under test.
 C-u clears the box; End is accepted and ignored; C-c or C-d ends it.
@@ -29,6 +30,8 @@ IGNORE = float(os.environ.get("STANDIN_IGNORE", "0"))
 RANDOM = random.Random(int(os.environ.get("STANDIN_SEED", "1")))
 LOG = os.environ.get("STANDIN_LOG")
 BRACKETED = os.environ.get("STANDIN_BRACKETED", "1") == "1"
+# Takes a prompt without showing it anywhere: the box empties, nothing else changes.
+LIMBO = os.environ.get("STANDIN_LIMBO") == "1"
 
 
 class Agent:
@@ -85,6 +88,11 @@ class Agent:
             return  # swallowed, as real TUIs sometimes do
         text, self.input = self.input, ""
         self.count += 1
+        if LIMBO:
+            if LOG:
+                with open(LOG, "a") as f:
+                    f.write(json.dumps({"n": self.count, "text": text}) + "\n")
+            return
         lines = text.split("\n")
         self.conversation += [("> " if i == 0 else "  ") + line for i, line in enumerate(lines)]
         if LOG:

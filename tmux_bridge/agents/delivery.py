@@ -4,11 +4,16 @@ The sequence, under the agent pane's call lock (an flock, so senders in any proc
 turns and never interleave): leave copy mode; wait until the agent is idle; look at the
 input box and refuse a draft that is not ours (or clear it when asked); paste the text
 through a tmux paste buffer (``paste-buffer -p``: tmux adds the bracketed-paste markers
-only when the program asked for bracketed paste); wait until the box shows it; press
-Enter; then confirm from the screen that the prompt was taken: the box emptied and the
-text appears in the conversation above it, or the agent started working. An Enter that
-was swallowed (the text still in the box) is pressed again, with growing waits. Only then
-is the prompt ``delivered``; every other end is a :class:`NotDelivered` that says why.
+only when the program asked for bracketed paste); wait until the box shows it (a paste
+the agent dropped, its box still empty, is pasted again); press Enter; then confirm from
+what only a submission causes: the agent works, it queued the prompt while starting, or
+the box no longer holds the text and the conversation above it grew by it. The box is
+the one nearest the cursor (Codex draws submitted prompts with its box's glyph). Enter
+is pressed again, with growing waits, only while nothing at all reacted: never into a
+working agent. Only then is the prompt ``delivered``; a screen that changed without such
+a sign is :class:`Unconfirmed` (exit 3: it may well have been taken; never resent);
+every other end is a :class:`NotDelivered` that says why. The last prompt delivered is
+remembered: an agent interrupted puts it back in its box, and it is ours to clear.
 
 The text goes through :func:`~tmux_bridge.text.seams.pasted_text` first (no control
 character but TAB and LF: nothing in it can end the paste and become keys), and before
@@ -60,6 +65,7 @@ POLL = 0.02
 # How long each Enter is given to be taken before it is pressed again.
 ENTER_WAITS = (0.25, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5)
 PASTE_WAIT = 3.0  # for the pasted text to show in the box
+PASTE_TRIES = 3  # pastes into a box that stayed empty (the agent dropped it)
 CLEAR_TRIES = 4
 STRANDED_FILE = "stranded"  # what we pasted and was not taken (ours, may be cleared)
 # The last prompt we delivered: an agent interrupted (Escape) puts it back in its box
@@ -229,8 +235,7 @@ class _Attempt:
         if now.box:
             self.clear_draft(now, replace_draft)
         self.check_front(now.pane)
-        self.paste()
-        pasted = self.wait_pasted(cancel)
+        pasted = self.alone(self.paste_shown(cancel), cancel)
         confirmed = self.submit(pasted, cancel)
         atomic_write(self.records.file(DELIVERED_FILE), squeeze(self.text).encode())
         remove_quietly(self.records.file(STRANDED_FILE))
@@ -282,13 +287,32 @@ class _Attempt:
                 f"its input box already holds text that is not ours ({_short(now.box)!r}); "
                 "nothing was pasted.",
             )
+        self._clear("nothing was pasted")
+
+    def _clear(self, so: str) -> None:
+        """Empty the box with the runtime's keys (End, C-u: one line at a time)."""
         for _ in range(CLEAR_TRIES):
             keys = ("C-u",) if self.runtime is GENERIC else ("End", "C-u")
             self.tmux.run("send-keys", "-t", self.agent.pane, *keys)
-            if _wait(lambda: not self.look().box, 0.5, None):
+            if _wait(lambda: _empty(self.look()), 0.5, None):
                 self.replaced = True
                 return
-        raise self.fail(DraftInInput, "its input box could not be cleared; nothing was pasted.")
+        raise self.fail(DraftInInput, f"its input box could not be cleared; {so}.")
+
+    def alone(self, pasted: Look, cancel: Cancel | None) -> Look:
+        """The look once the box holds our text alone: a prompt of ours that the agent
+        put back in its box while we pasted (Claude Code does a moment after Escape) is
+        joined to the text; then the box is cleared and the text pasted again."""
+        mine = squeeze(self.text)
+        ours = {self._ours(STRANDED_FILE), self._ours(DELIVERED_FILE)} - {""}
+        for _ in range(CLEAR_TRIES):
+            box = squeeze(pasted.box or "")
+            extra = box.replace(mine, "", 1) if mine in box else ""
+            if not extra or extra not in ours:
+                return pasted  # ours alone, or folded by the agent, or not ours to judge
+            self._clear("nothing was submitted")
+            pasted = self.paste_shown(cancel)
+        return pasted
 
     def _ours(self, name: str) -> str:
         """What we pasted and is recorded in ``name`` (squeezed), or ``""``."""
@@ -307,6 +331,22 @@ class _Attempt:
             stdin=pasted_text(self.text).encode(),
         )
         atomic_write(self.records.file(STRANDED_FILE), squeeze(self.text).encode())
+
+    def paste_shown(self, cancel: Cancel | None) -> Look:
+        """Paste, and the look once the box shows it. A paste the agent dropped (its box
+        still empty: Codex drops one while it finishes starting) is pasted again, at
+        most PASTE_TRIES times: nothing of it is in the box, nothing was submitted."""
+        for _ in range(PASTE_TRIES - 1):
+            self.paste()
+            try:
+                return self.wait_pasted(cancel)
+            except PromptNotTaken:
+                now = self.look()
+                if now.box or now.row is None:
+                    raise
+                self.check_front(now.pane)
+        self.paste()
+        return self.wait_pasted(cancel)
 
     def wait_pasted(self, cancel: Cancel | None) -> Look:
         """The look once the box shows the text's end, or holds text that stopped
@@ -404,6 +444,11 @@ def _above(now: Look) -> str:
     """The squeezed text of the rows above the input box."""
     rows = now.screen[: now.row] if now.row is not None else now.screen
     return squeeze("".join(rows))
+
+
+def _empty(now: Look) -> bool:
+    """Whether the box shows and is empty (a look during a redraw finds no box)."""
+    return now.row is not None and not now.box
 
 
 def _short(text: str, width: int = 40) -> str:

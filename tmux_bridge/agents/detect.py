@@ -17,10 +17,15 @@ only while that very program is still in front and still passes these checks
 (:func:`changed`), so a program that exits between the look and the paste, or execs a
 shell, gets nothing.
 
-The screen tells the state: ``working`` while the runtime's busy marker shows (Claude
-Code's and Codex's "esc to interrupt"), ``idle`` when its input box has the cursor, and
-for a program the table does not know (a ``python3`` prompt, ``cat``) the kernel does:
-``idle`` while it is blocked reading the terminal. ``unknown`` otherwise.
+The screen tells the state (:func:`read_state`): ``needs_person`` while a dialog asks the
+person (the runtime's questions, a numbered menu), ``working`` while its busy marker
+shows (also cut short by a narrow pane) or a working row, ``starting`` while it cannot
+take a prompt yet, ``idle`` when its input box has the cursor; for a program the table
+does not know (a ``python3`` prompt, ``cat``) the kernel does: ``idle`` while it is
+blocked reading the terminal. ``unknown`` otherwise.
+
+Names (:func:`list_agents`) depend on the agent's own pane only, and :func:`pick` also
+finds an agent by an alias no other agent has (its runtime, a window's name ...).
 
 Everything is read with three tmux invocations for the whole server (panes, session
 environments, screens) plus ``/proc``.
@@ -474,8 +479,9 @@ QUESTION_ROWS = 8  # non-blank bottom rows looked at for a question when no inpu
 
 
 def _bottom(screen: list[str], row: int | None) -> list[str]:
-    """The rows a question would be on: from the input line down, else the last few."""
-    if row is not None:
+    """The rows a question would be on: from the input line down, else (also when the
+    "input line" is a menu's selected choice) the last few."""
+    if row is not None and not MENU.match(screen[row]):
         return screen[row:]
     return [line for line in screen if line.strip()][-QUESTION_ROWS:]
 

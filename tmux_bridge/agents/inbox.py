@@ -96,10 +96,25 @@ class Message(NamedTuple):
 
     def as_prompt(self) -> str:
         """The text the recipient gets: headed as from another agent, not the person
-        (:func:`~tmux_bridge.text.seams.message_prompt`)."""
-        from ..text.seams import message_prompt
+        (:func:`~tmux_bridge.text.seams.message_prompt`); a body longer than
+        :func:`inline_limit` becomes one line naming the command that prints it
+        (:func:`~tmux_bridge.text.seams.message_reference`)."""
+        from ..text.seams import message_prompt, message_reference
 
+        if len(self.body) > inline_limit():
+            return message_reference(self.id, self.sender, len(self.body))
         return message_prompt(self.id, self.sender, self.body)
+
+
+INLINE_VAR = "TMUX_BRIDGE_MESSAGE_INLINE"
+INLINE_DEFAULT = 2000
+
+
+def inline_limit() -> int:
+    """The longest body pasted whole (characters): ``$TMUX_BRIDGE_MESSAGE_INLINE``, else
+    2,000; longer ones are delivered by reference."""
+    raw = os.environ.get(INLINE_VAR, "").strip()
+    return int(raw) if raw.isdigit() else INLINE_DEFAULT
 
 
 def inbox_path(runtime_dir: str) -> str:

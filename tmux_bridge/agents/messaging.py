@@ -22,6 +22,7 @@ from typing import NamedTuple
 from ..cancel import Cancel
 from ..errors import (
     AgentChanged,
+    AmbiguousAgent,
     BridgeError,
     InvalidRequest,
     LockTimeout,
@@ -104,7 +105,13 @@ def try_deliver(
         )
         changed = inbox.mark(runtime_dir, message.id, "expired", expect="pending", error=error)
         return Attempt(_now(runtime_dir, message), None, None, changed)
-    agent = find_agent(tmux, message.pane or message.recipient)
+    try:
+        agent = find_agent(tmux, message.pane or message.recipient)
+    except AmbiguousAgent as exc:
+        return Attempt(message, None, exc)  # stays pending: one of them may be meant
+    if agent is None and message.pane is None:
+        # sent before its recipient ran: waits for an agent of that name to start
+        return Attempt(message, None, None)
     why = f"the agent {message.recipient} is gone." if agent is None else _not_for(agent, message)
     if agent is None or why is not None:
         changed = inbox.mark(runtime_dir, message.id, "failed", expect="pending", error=why)
@@ -167,12 +174,13 @@ def deliver_pending(tmux: Tmux, runtime_dir: str, cancel: Cancel | None = None) 
     attempts: list[Attempt] = []
     waiting: set[str] = set()
     for message in inbox.listing(runtime_dir, state="pending"):
-        if message.recipient in waiting:
+        whom = message.pane or message.recipient  # a program, or a name yet to run
+        if whom in waiting:
             continue
         attempt = try_deliver(tmux, runtime_dir, message, cancel, idle_wait=0.0)
         attempts.append(attempt)
         if attempt.message.state == "pending":
-            waiting.add(message.recipient)
+            waiting.add(whom)
     return attempts
 
 

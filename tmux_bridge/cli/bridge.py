@@ -548,7 +548,11 @@ def agents(as_json: bool) -> int:
     for a in found:
         seen = " (attached)" if a.attached else ""
         role = f" {a.role}" if a.role else ""
-        _say(f"{a.name:<20} {a.runtime:<9} {a.state:<8} {a.target:<14}{role}{seen}  {a.work_dir}")
+        asks = f" ({a.question})" if a.question else ""
+        _say(
+            f"{a.name:<20} {a.runtime:<9} {a.state:<12} {a.target:<14}{role}{seen}  "
+            f"{a.work_dir}{asks}"
+        )
     return 0
 
 
@@ -701,7 +705,7 @@ def message(
     why = f": {note.error}" if note.error else ""
     _say(f"message #{note.id} to {note.recipient} is {note.state}{why}", err=True)
     if note.state == "pending":
-        _say(f"It is delivered once {note.recipient} is idle; `tmux-bridge inbox` "
+        _say(f"It is delivered once {note.recipient} runs and is idle; `tmux-bridge inbox` "
              "shows it. Do not send it again.", err=True)  # fmt: skip
         return 0
     return 1
@@ -711,13 +715,24 @@ def message(
 @click.argument("agent", required=False)
 @click.option("--json", "as_json", is_flag=True, help="One JSON array.")
 @click.option("--clear", is_flag=True, help="First remove the messages that are done.")
-def inbox(agent: str | None, as_json: bool, clear: bool) -> int:
+@click.option(
+    "--read", "read_id", type=int, metavar="N", help="Print the text of message #N and exit."
+)
+def inbox(agent: str | None, as_json: bool, clear: bool, read_id: int | None) -> int:
     """Show the messages between agents (those AGENT sent or got, or all) and their
     states: pending, delivered, failed, expired, read. Pending ones are tried first. An
     unreadable inbox is moved aside (exit 125, the message names where); the next
-    command starts a new one."""
+    command starts a new one. --read N prints message N's text (a message longer than
+    $TMUX_BRIDGE_MESSAGE_INLINE characters, 2,000, arrives as a line naming this)."""
     from ..api import Bridge
 
+    if read_id is not None:
+        found = Bridge(client="tmux-bridge").read_message(read_id)
+        if as_json:
+            _say_json(found.document())
+        else:
+            _say_text(found.body.removesuffix("\n"))  # echo ends the last line
+        return 0
     messages = Bridge(client="tmux-bridge").inbox(agent, clear)
     if as_json:
         _say_json([m.document() for m in messages])

@@ -146,7 +146,9 @@ duration_s, error. Output that is not valid UTF-8 also comes as stdout_b64/stder
 
 ## Other AI agents
 Agents in other tmux panes (claude, codex, gemini ...) are listed by
-`tmux-bridge agents` (name, runtime, state: working, idle, unknown).
+`tmux-bridge agents` (name, runtime, state: working, idle, needs_person, starting,
+unknown). NAME may also be the runtime (`--to codex` while one runs), a window name,
+WINDOW.PANE or a pane id; an ambiguous one is refused (exit 2) listing the agents.
 - `tmux-bridge message --to NAME "TEXT"` hands them work, marked as from you (not from
   the person): delivered when they are idle, else kept pending and delivered later
   (exit 0, "is pending" on stderr: do not send it again) for up to a day (--ttl), then
@@ -154,9 +156,11 @@ Agents in other tmux panes (claude, codex, gemini ...) are listed by
   is 1-40 of A-Z a-z 0-9 _ . -.
 - `tmux-bridge prompt --to NAME "TEXT"` types a prompt as if the person did; exit 0 only
   once the agent took it, 1 not delivered (busy, a draft in its box: never force it
-  with --replace-draft unless the person agrees).
+  with --replace-draft unless the person agrees), 3 unconfirmed (it may well have been
+  taken: never send it again; look at the agent).
 - Control characters in TEXT arrive as visible symbols (ESC as U+241B), never as keys.
-- `tmux-bridge inbox [NAME]` shows the messages and their states.
+- `tmux-bridge inbox [NAME]` shows the messages and their states; a long message
+  arrives as one line: `tmux-bridge inbox --read N` prints its text.
 
 ## As MCP tools
 If your client has the tmux-bridge MCP server (`tmux-bridge mcp`), its tools are the

@@ -137,7 +137,7 @@ class AgentsDocument(BaseModel):
 
     agents: list[dict[str, Any]] = Field(
         description="each agent: name, role, runtime, rig, workDir, attached, pane, target, "
-        "state (working, idle, unknown)"
+        "state (working, idle, needs_person, starting, unknown), question, aliases"
     )
 
 

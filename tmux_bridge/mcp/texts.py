@@ -201,8 +201,9 @@ TOOLS: tuple[ToolText, ...] = (
         "The AI agents running in panes of the tmux server (Claude Code, Codex, Gemini and "
         "other agent CLIs, or sessions that declare one): name (what send_prompt and "
         "send_message take), runtime, role, rig, workDir, attached (a person watches), pane, "
-        "target and state (working, idle, unknown): what `tmux-bridge agents` shows the "
-        "person. Changes nothing.",
+        "target, state (working, idle, needs_person, starting, unknown), question (what "
+        "the person must answer) and aliases: what `tmux-bridge agents` shows the person. "
+        "Changes nothing.",
     ),
     ToolText(
         "send_prompt",

@@ -330,6 +330,19 @@ def message_prompt(message_id: int, sender: str, body: str) -> str:
     )
 
 
+def message_reference(message_id: int, sender: str, length: int) -> str:
+    """The one-line prompt a long message becomes: who sent it and the command that
+    prints its text, so no long paste can be mangled on its way into an input box."""
+    if not is_name(sender):
+        raise ValueError(f"not a sender's name: {sender!r}")
+    number = int(message_id)
+    return (
+        f"[tmux-bridge message #{number} from agent {sender}, not from the person; its text "
+        f"({int(length)} characters) is printed by: tmux-bridge inbox --read {number}; to "
+        f"answer: tmux-bridge message --to {sender} TEXT]"
+    )
+
+
 # -- far shells: paths and data in shell code typed into a far shell ----------------
 #
 # Nothing of ours exists on a far host, and other users share its temporary directory:
