@@ -1,6 +1,7 @@
 """The browser view and ``/ws`` as routes: ``/`` (our page), ``/view.js``,
-``/tiles.js``, ``/view.css``, ``/vendor/...`` (xterm.js and the terminal's fonts, third-party,
-unmodified; see ``scripts/fetch-xterm`` and ``scripts/fetch-fonts``) and the WebSocket.
+``/tiles.js``, ``/mission.js``, ``/view.css``, ``/vendor/...`` (xterm.js and the
+terminal's fonts, third-party, unmodified; see ``scripts/fetch-xterm`` and
+``scripts/fetch-fonts``) and the WebSocket.
 Served with no network: all files are package data."""
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def routes(target: Target, gates: Gates, agents: Agents | None = None) -> list[B
         Route("/view.js", _file("view.js"), methods=["GET"]),
         Route("/view.css", _file("view.css"), methods=["GET"]),
         Route("/tiles.js", _file("tiles.js"), methods=["GET"]),
+        Route("/mission.js", _file("mission.js"), methods=["GET"]),
         Mount("/vendor", StaticFiles(directory=os.path.join(STATIC, "vendor"))),
         WebSocketRoute("/ws", ws),
     ]

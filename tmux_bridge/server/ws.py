@@ -417,6 +417,27 @@ _HANDLERS: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[dict[str, 
 }
 
 
+MAX_LISTED = 100  # the newest messages and jobs a list request answers with
+
+
+async def _list_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    """The jobs of the runtime directory (``Bridge.jobs``), the newest
+    :data:`MAX_LISTED`, oldest first, without their output."""
+    jobs = await asyncio.to_thread(conn.bridge_for("").jobs)
+    return {"ok": True, "jobs": [job.document() for job in jobs[-MAX_LISTED:]]}
+
+
+async def _list_messages(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    """The messages between agents (``Bridge.inbox``, a look that delivers nothing), the
+    newest :data:`MAX_LISTED`, oldest first, with their states."""
+    messages = await asyncio.to_thread(conn.bridge_for("").inbox, None, False, False)
+    return {"ok": True, "messages": [message.document() for message in messages[-MAX_LISTED:]]}
+
+
+_HANDLERS["list-jobs"] = _list_jobs
+_HANDLERS["list-messages"] = _list_messages
+
+
 async def _authenticate(ws: WebSocket, gates: Gates) -> str | None:
     """The role of a connection; a client without a token must send
     ``{"type": "auth", "token": ...}`` first (within :data:`AUTH_WAIT` s)."""
