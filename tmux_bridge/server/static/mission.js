@@ -12,6 +12,7 @@
   const TICK = 2000, HIDDEN_TICK = 10000; // ms between looks, and while the tab is hidden
   const GONE = new Set(["not connected", "disconnected"]);
   let timer = null, looking = false, again = false, before = null, raised = 0;
+  let last = { panes: [], agents: [], jobs: [], messages: [] }; // the last look
 
   view.onEvent((message) => {
     const type = String(message.type);
@@ -27,10 +28,14 @@
     let connected = true;
     try {
       const asked = ["list-panes", "list-agents", "list-jobs", "list-messages"].map((type) => view.request({ type }));
+      // the tiles as soon as the panes are known (the agents and jobs as last seen): the
+      // first paint does not wait for the slower lists
+      asked[0].then((panes) => { if (panes.ok) tiles.update({ ...last, panes: panes.panes }); });
       const [panes, agents, jobs, messages] = await Promise.all(asked);
       connected = !GONE.has(panes.error);
       if (!connected) return;
       const world = { panes: panes.panes || [], agents: agents.agents || [], jobs: jobs.jobs || [], messages: messages.messages || [] };
+      last = world;
       raise(world);
       tiles.update(world);
       showJobs(world.jobs);

@@ -33,6 +33,7 @@
 
   // the panes, agents and jobs as mission.js last saw them
   function update(world) {
+    if (!tiles.size) performance.mark("tmux-bridge:tiles");
     const agents = new Map((world.agents || []).map((agent) => [agent.pane, agent]));
     const seen = new Set();
     for (const pane of world.panes || []) {
@@ -67,7 +68,7 @@
   async function subscribe(tile) {
     if (tile.live) return;
     tile.live = true;
-    const reply = await view.request({ type: "subscribe-output", agent: tile.pane.pane });
+    const reply = await view.request({ type: "subscribe-output", agent: tile.pane.pane, history: 0 });
     if (reply.ok) sized(tile, reply.cols, reply.rows);
     else tile.live = false;
   }

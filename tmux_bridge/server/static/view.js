@@ -71,7 +71,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
     ws.binaryType = "arraybuffer";
     const mine = ws;
-    ws.onopen = () => mine.send(JSON.stringify({ type: "auth", token }));
+    ws.onopen = () => { performance.mark("tmux-bridge:open"); mine.send(JSON.stringify({ type: "auth", token })); };
     ws.onclose = (event) => { if (mine === ws) dropped(event.code); };
     ws.onmessage = (event) => typeof event.data === "string" ? onJson(JSON.parse(event.data)) : onBinary(new Uint8Array(event.data));
   }
@@ -112,6 +112,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   function authenticated(message) {
     if (!message.ok) { token = null; status(message.error, "bad"); return; }
     retries = 0;
+    performance.mark("tmux-bridge:auth");
     role = message.role;
     const reading = role === "read";
     status(`connected (${reading ? "read-only" : "full"})`, "good");
