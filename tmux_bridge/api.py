@@ -265,6 +265,14 @@ class Bridge:
 
         return listing(self.target.runtime_dir)
 
+    @staticmethod
+    def job_changes(before: dict[str, JobResult], now: list[JobResult]) -> list[dict[str, Any]]:
+        """The events from one listing of :meth:`jobs` (``before``: id -> job) to the
+        next: ``job-started``, ``job-ended`` (each with the job document)."""
+        from .calls.jobs import job_events
+
+        return job_events(before, now)
+
     def _log_job(self, result: JobResult, started: str | None, mode: str = "job") -> None:
         from .audit.log import ABSENT, AuditEntry, record
 

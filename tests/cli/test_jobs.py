@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,54 @@ def test_exact_across_many_small_reads_by_new_readers(make_bridge: MakeBridge) -
     assert _job(b, "--job", job)["stdout"] == ""
 
 
+def _interleaves(whole: bytes, a: list[bytes], b: list[bytes]) -> bool:
+    """Whether ``whole`` is the pieces of ``a`` and of ``b``, each list in its own order,
+    interleaved somehow (every byte handed out once, none skipped)."""
+    a, b = [p for p in a if p], [p for p in b if p]
+    ends_a = [sum(map(len, a[:i])) for i in range(len(a) + 1)]
+    ends_b = [sum(map(len, b[:i])) for i in range(len(b) + 1)]
+    reached = {(0, 0)}
+    todo = [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        at = ends_a[i] + ends_b[j]
+        for nxt, piece in (((i + 1, j), a[i] if i < len(a) else None),
+                           ((i, j + 1), b[j] if j < len(b) else None)):  # fmt: skip
+            if piece is not None and whole.startswith(piece, at) and nxt not in reached:
+                reached.add(nxt)
+                todo.append(nxt)
+    return (len(a), len(b)) in reached and ends_a[-1] + ends_b[-1] == len(whole)
+
+
+def test_two_readers_at_once_share_the_output_exactly(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    go = b.root / "go"
+    script = f"seq 1 100000; while [ ! -e {go} ]; do sleep 0.05; done; seq 100001 200000"
+    job = _background(b, "sh", "-c", script)
+    pieces: dict[str, list[bytes]] = {"a": [], "b": []}
+    deadline = time.monotonic() + 120
+
+    def reader(name: str) -> None:
+        while time.monotonic() < deadline:
+            result = b.send("--job", job)
+            pieces[name].append(result.stdout)
+            if len(pieces[name]) == 3:
+                go.write_text("")
+            if result.returncode != 0 or b"is running" not in result.stderr:
+                return
+
+    threads = [threading.Thread(target=reader, args=(name,)) for name in pieces]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = subprocess.run(["sh", "-c", script], capture_output=True, check=True).stdout
+    assert all(len(p) > 1 for p in pieces.values()), pieces.keys()
+    assert _interleaves(expected, pieces["a"], pieces["b"])
+    assert not _interleaves(expected, pieces["a"], pieces["b"] + [b"1\n"])  # it can fail
+
+
 def test_wait_reads_a_long_job_exactly(make_bridge: MakeBridge) -> None:
     b = make_bridge("zsh")
     b.start()
@@ -172,6 +221,16 @@ def test_the_overall_timeout_detaches_too_and_says_so(make_bridge: MakeBridge) -
     killed = _job(b, "--kill", job)
     assert (killed["state"], killed["exit_status"], killed["exit"]) == ("interrupted", 130, 130)
     assert _job(b, "--job", job)["stdout"].startswith("tick\n")
+
+
+def test_the_person_is_told_on_the_status_line_when_a_job_ends(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.person_types("")  # a person's client is attached
+    assert b.client is not None
+    job = _background(b, "sh", "-c", _gated(b))
+    _go(b)
+    b.client.expect(rf"tmux-bridge: job {job} exited \(exit 3\)", timeout=WAIT)
 
 
 def test_kill_interrupts_a_job(bridge: TestPane) -> None:
@@ -276,6 +335,27 @@ def test_a_job_in_a_far_shell(make_bridge: MakeBridge, shell: str) -> None:
     b.wait_for(lambda: _job(b, "--job", far, "--all")["stdout"] == "started\n", "the start")
     killed = _job(b, "--kill", far)
     assert (killed["state"], killed["exit_status"]) == ("interrupted", 130)
+    assert b.send_text("--", "echo back") == (0, "back\n", "")
+
+
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_a_far_timeout_detaches_the_command_as_a_job(make_bridge: MakeBridge, shell: str) -> None:
+    b = make_bridge("bash")
+    b.start()
+    enter_nested(b, "dash" if shell == "sh" else shell, "sh" if shell == "sh" else None)
+    result = b.send(
+        "--json", "--timeout", "0.5", "--on-timeout", "detach", "--", "sh", "-c", _gated(b)
+    )
+    document = json.loads(result.stdout)
+    assert result.returncode == 124, result.stderr
+    assert document["timed_out"] == "idle" and document["signals_sent"] == []
+    job = document["job"]
+    assert document["stdout"] == "started\n"
+    assert b.send_text("--", "true")[0] == 125  # the job holds the pane
+    _go(b)
+    code, out, err = b.send_text("--wait", job)
+    assert (code, out, err) == (3, "done\n", "warn\n")  # a far stderr comes at the end
+    assert "SIGINT" not in b.history()
     assert b.send_text("--", "echo back") == (0, "back\n", "")
 
 

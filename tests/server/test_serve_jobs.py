@@ -1,14 +1,16 @@
 """The job actions over HTTP on a real pane: start a job, read it in pieces, wait for it,
-list and kill jobs; a job in the pane refuses ``run`` with ``pane_busy`` naming it."""
+list and kill jobs; a job in the pane refuses ``run`` with ``pane_busy`` naming it; a
+job outlives the server that started it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from ..support.pane import TestPane
-from ..support.serve import Server
+from ..support.pane import MakeBridge, TestPane
+from ..support.serve import Server, running
 
 pytestmark = pytest.mark.tmux
 
@@ -63,3 +65,22 @@ def test_kill_and_wait_timeout_over_http(server: Server, pane: TestPane) -> None
     unknown = server.post(action="job", job="0123456789")
     assert unknown.status_code == 404
     assert unknown.json()["metadata"]["error_code"] == "no_such_job"
+
+
+def test_a_job_outlives_the_server_that_started_it(make_bridge: MakeBridge) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.wait_for_prompt()
+    go = b.root / "go"
+    command = ["sh", "-c", f"echo one; while [ ! -e {go} ]; do sleep 0.05; done; echo two"]
+    with running(b.env) as first:
+        job = _result(first, action="start_job", command=command)["job"]
+        b.wait_for(lambda: _result(first, action="job", job=job)["stdout"] == "one\n", "one")
+        code, _, err = first.stop()
+        assert code == 0, err
+    assert json.loads(b.send_text("--json", "--job", job)[1])["state"] == "running"
+    with running(b.env) as second:
+        go.write_text("")
+        ended = _result(second, action="wait_job", job=job, timeout_ms=60_000)
+    assert (ended["state"], ended["exit_status"], ended["stdout"]) == ("exited", 0, "two\n")
+    assert b.send_text("--job", job, "--all")[:2] == (0, "one\ntwo\n")

@@ -186,7 +186,3 @@ def main() -> None:
 
 if __name__ == "__main__":  # pragma: no cover - run by start() in a process with threads
     main()
-
-
-if __name__ == "__main__":  # pragma: no cover - run by start() in a process with threads
-    main()

@@ -159,7 +159,8 @@ def _run_far(
             frame.view.screen,
         )
     finally:
-        frame.records.clear_inflight()
+        if record.job is None:  # a job's keeper holds the call (and its record) now
+            frame.records.clear_inflight()
     record.duration = time.monotonic() - frame.started
     return record
 

@@ -49,7 +49,7 @@ from ..text.farshell import (
 )
 from ..text.output import TerminalText
 from ..text.shells import ShellKind
-from .clock import CallClock, cancelled
+from .clock import CallClock, Step, cancelled
 from .frame import Notice
 from .waiting import PaneCall, Signal
 
@@ -121,6 +121,8 @@ class FarCall(PaneCall):
         self.waiter = "the command"  # what may wait for input, for the notice
         self.kind: ShellKind = "bash"  # the far shell's, once :meth:`wait` knows it
         self.look_at = 0.0  # when to look at the pane next, after a silence
+        self.records: PaneDir | None = None  # the pane's directory (:func:`run_far`)
+        self.detached = False  # the call became a job (``on_timeout`` "detach")
 
     # --- the probe -------------------------------------------------------------------
 
@@ -200,7 +202,10 @@ class FarCall(PaneCall):
         gateway went away (what :meth:`run` does once the line is typed)."""
         self.kind = kind
         self.look_at = time.monotonic() + PROMPT_LOOK
-        if self.wait_loop(deadline) == "gone":
+        ending = self.wait_loop(deadline)
+        if ending == "detached":  # a job's keeper holds the call now
+            return
+        if ending == "gone":
             self._lost()
             return
         self._finish()
@@ -222,6 +227,27 @@ class FarCall(PaneCall):
             self.look_at = now + PROMPT_LOOK
             return None
         return "gone" if self.gone else None
+
+    def take(self, step: Step, clock: CallClock, now: float) -> str | None:
+        """The clock's step; at a timeout with ``on_timeout`` "detach", the far command
+        runs on as a job instead of being interrupted."""
+        if step == "interrupt" and self._detach():
+            return "detached"
+        return super().take(step, clock, now)
+
+    def _detach(self) -> bool:
+        """A timeout with ``on_timeout`` "detach": a keeper forked from here holds the
+        call (:mod:`tmux_bridge.calls.keeper`), reading the pane's stream on; True when
+        it does."""
+        record = self.record
+        if record.options.on_timeout != "detach" or self.records is None:
+            return False
+        if cancelled(record, self.cancel):
+            return False
+        from .keeper import detach
+
+        self.detached = detach(KeptFarCall(self, self.records)) is not None
+        return self.detached
 
     def ready(self) -> bool:
         """Whether the call is done before any end marker (a REPL's prompt showing)."""
@@ -402,9 +428,53 @@ class FarCall(PaneCall):
                 self.sinks[0](rest)
 
     def close(self) -> None:
-        self.tap.close()
-        cancelled(self.record, self.cancel)
+        """Let the pane's stream go and close what is ours (a call that became a job
+        only closes its descriptors: its keeper reads the stream on)."""
+        if self.detached:
+            self.tap.forget()
+        else:
+            self.tap.close()
+            cancelled(self.record, self.cancel)
         self.pidfd = close_fd(self.pidfd)
+
+
+class KeptFarCall:
+    """A far call that timed out, as a job's keeper holds it (the keeper's
+    :class:`~tmux_bridge.calls.keeper.LiveCall`): the command line was typed already."""
+
+    def __init__(self, call: FarCall, records: PaneDir) -> None:
+        self.call = call
+        self.tmux = call.tmux
+        self.records = records
+        self.record = call.record
+
+    @property
+    def sinks(self) -> tuple[Sink, Sink]:
+        return self.call.sinks
+
+    @sinks.setter
+    def sinks(self, sinks: tuple[Sink, Sink]) -> None:
+        self.call.sinks = sinks
+
+    @property
+    def notice(self) -> Notice:
+        return self.call.notice
+
+    @notice.setter
+    def notice(self, notice: Notice) -> None:
+        self.call.notice = notice
+
+    def start(self) -> None:
+        raise AssertionError("a kept far call was typed already")
+
+    def wait(self, deadline: float) -> None:
+        self.call.wait(self.call.kind, deadline)
+
+    def close(self) -> None:
+        self.call.close()
+
+    def back_at_prompt(self) -> bool:
+        return self.record.prompt_back and not self.record.shell_exited
 
 
 def check_far_ready(
@@ -453,6 +523,7 @@ def run_far(
     left = check_far_ready(tmux, pane, gateway, records, screen)
     out, err, notice, cancel = io
     call = make_call(tmux, pane, gateway, record, (out, err), notice, cancel)
+    call.records = records
     try:
         facts = call.probe(deadline, left.rstrip())
         record.shell = facts.shell

@@ -205,6 +205,21 @@ def listing(runtime_dir: str) -> list[JobResult]:
     return sorted(found, key=lambda job: job.started)
 
 
+def job_events(before: dict[str, JobResult], now: list[JobResult]) -> list[dict[str, Any]]:
+    """What happened to the jobs between two listings (``before``: id -> job):
+    ``job-started`` for a job not listed before, ``job-ended`` for one that was running
+    and is not now (a job that started and ended in between gets both). Each event
+    carries the job document (no output: read it with a job read)."""
+    events: list[dict[str, Any]] = []
+    for job in now:
+        prior = before.get(job.job)
+        if prior is None:
+            events.append({"type": "job-started", "job": job.document()})
+        if job.state != "running" and (prior is None or prior.state == "running"):
+            events.append({"type": "job-ended", "job": job.document()})
+    return events
+
+
 def pane_job(records: PaneDir) -> JobRecord | None:
     """The running job that holds the pane, if any."""
     try:

@@ -189,3 +189,9 @@ class PaneTap:
     def close(self) -> None:
         self.unpipe()
         self.fifo.close()
+
+    def forget(self) -> None:
+        """Close our descriptor only: a job's keeper forked from this process holds the
+        pipe and its FIFO from here on."""
+        self.fifo.fd = close_fd(self.fifo.fd)
+        self.piped = False

@@ -49,7 +49,8 @@ GRACE = 15.0  # seconds a stop waits for interrupted calls to end before giving 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 REQUEST_TIME = 10.0  # seconds from a request's first byte to the end of its body
 MAX_PENDING = 256  # connections sending a request at once (as the listen backlog)
-STREAM_PATHS = ("/mcp",)  # whose responses may be streams (mcp.http's PATH; not imported)
+MCP_PATH = "/mcp"  # mcp.http's PATH (not imported: the SDK loads on first use)
+STREAM_PATHS = (MCP_PATH,)  # whose responses may be streams
 
 
 class ServeOptions(NamedTuple):
@@ -232,16 +233,20 @@ class TimedH11(H11Protocol):
         if timer is not None:
             timer.cancel()
 
-    def drop_stream(self) -> None:
-        """At a stop: close the connection if its response is a stream under way (an
-        MCP event stream, a tool call's progress), as if the client had gone; a reply
-        not begun yet (an HTTP call being interrupted) is left to be sent."""
+    def drop_stream(self, close: bool = True) -> bool:
+        """At a stop: mark the response as one whose client went, if it is a stream
+        under way (an MCP event stream, a tool call's progress), and (``close``) close
+        the connection; a reply not begun yet (an HTTP call being interrupted) is left
+        to be sent. Whether it was such a stream."""
         cycle = self.cycle
         if cycle is None or str(cycle.scope.get("path")) not in STREAM_PATHS:
-            return
-        if cycle.response_started and not cycle.response_complete:
-            cycle.disconnected = True  # the app sees the end; uvicorn logs no error for it
+            return False
+        if not cycle.response_started or cycle.response_complete:
+            return False
+        cycle.disconnected = True  # the app sees the end; uvicorn logs no error for it
+        if close:
             self.transport.close()
+        return True
 
     def _expire(self) -> None:
         """The request did not arrive in time (or a newer one needs the place): a 408
@@ -283,7 +288,14 @@ class _Server(uvicorn.Server):
                 signal.signal(signum, handler)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Cancel the calls, and mark the streams under way as gone before uvicorn's
+        handler runs: the SDK's event streams (``sse_starlette``, which wraps that
+        handler once imported) end at once on it, and a stream that ends unmarked is
+        logged as an error. The connections are closed by :meth:`shutdown`."""
         self.calls.cancel_all(sig)
+        for connection in list(self.server_state.connections):
+            if isinstance(connection, TimedH11):
+                connection.drop_stream(close=False)
         super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -307,14 +319,25 @@ def make_backend(options: ServeOptions) -> Backend:
 
 def make_mcp(options: ServeOptions) -> McpMount | None:
     """The MCP server at ``/mcp``, in tmux mode when its SDK is installed (the ``mcp``
-    extra); ``None`` otherwise."""
+    extra); ``None`` otherwise. The SDK is imported on the first ``/mcp`` request
+    (:mod:`tmux_bridge.server.lazymcp`), not at start: an idle server without MCP
+    clients does not carry it."""
     if options.mode == "stub" or options.no_mcp:
         return None
-    try:
-        from ..mcp.http import streamable_http
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
         return None
-    return streamable_http(Target.from_env(socket=options.socket, timeout=options.tmux_timeout))
+    from .lazymcp import LazyMcp
+
+    target = Target.from_env(socket=options.socket, timeout=options.tmux_timeout)
+
+    def build() -> McpMount:
+        from ..mcp.http import streamable_http
+
+        return streamable_http(target)
+
+    return LazyMcp(MCP_PATH, build).as_mount()
 
 
 def make_live(options: ServeOptions, gates: Gates) -> list[BaseRoute] | None:

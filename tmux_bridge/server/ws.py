@@ -29,6 +29,7 @@ from ..errors import BridgeError, InvalidRequest, NotDelivered
 from ..web.security import ROLE, Gates, role_of
 from .contract import check_encodable
 from .frames import join_frame, parse_size, split_frame
+from .jobfeed import JobFeed
 from .sizes import Sizes
 
 if TYPE_CHECKING:
@@ -205,8 +206,10 @@ class Connection:
         feed: AgentFeed,
         role: str,
         sizes: Sizes | None = None,
+        jobs: JobFeed | None = None,
     ) -> None:
         self.ws = ws
+        self.jobs = jobs or JobFeed(lambda: bridge_for("").jobs())
         self.sizes = sizes or Sizes()  # the panes this client resized: given back at its end
         self.bridge_for = bridge_for
         self.feed = feed
@@ -269,6 +272,7 @@ class Connection:
 
     def close(self) -> None:
         self.feed.unsubscribe(self)
+        self.jobs.unsubscribe(self)
         for name in list(self.subs):
             self.drop(name)
         self.sizes.release(self)
@@ -414,6 +418,22 @@ async def _send_prompt(conn: Connection, message: dict[str, Any]) -> dict[str, A
     return await asyncio.to_thread(conn.agents.send_prompt, _name(message), prompt)
 
 
+async def _list_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    jobs = await asyncio.to_thread(conn.bridge_for("").jobs)
+    return {"ok": True, "jobs": [job.document() for job in jobs]}
+
+
+async def _subscribe_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    jobs = await conn.jobs.subscribe(conn)
+    return {"ok": True, "jobs": [job.document() for job in jobs]}
+
+
+async def _unsubscribe_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    if not conn.jobs.unsubscribe(conn):
+        raise BridgeError("no subscribe-jobs on this connection.")
+    return {"ok": True}
+
+
 async def _subscribe(conn: Connection, message: dict[str, Any]) -> None:
     await conn.subscribe(message)
 
@@ -426,17 +446,13 @@ _HANDLERS: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[dict[str, 
     "send-prompt": _send_prompt,
     "subscribe-agents": _subscribe_agents,
     "unsubscribe-agents": _unsubscribe_agents,
+    "list-jobs": _list_jobs,
+    "subscribe-jobs": _subscribe_jobs,
+    "unsubscribe-jobs": _unsubscribe_jobs,
 }
 
 
-MAX_LISTED = 100  # the newest messages and jobs a list request answers with
-
-
-async def _list_jobs(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
-    """The jobs of the runtime directory (``Bridge.jobs``), the newest
-    :data:`MAX_LISTED`, oldest first, without their output."""
-    jobs = await asyncio.to_thread(conn.bridge_for("").jobs)
-    return {"ok": True, "jobs": [job.document() for job in jobs[-MAX_LISTED:]]}
+MAX_LISTED = 100  # the newest messages a list request answers with
 
 
 async def _list_messages(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
@@ -446,7 +462,6 @@ async def _list_messages(conn: Connection, _message: dict[str, Any]) -> dict[str
     return {"ok": True, "messages": [message.document() for message in messages[-MAX_LISTED:]]}
 
 
-_HANDLERS["list-jobs"] = _list_jobs
 _HANDLERS["list-messages"] = _list_messages
 
 
@@ -481,6 +496,7 @@ def endpoint(
     """The ``/ws`` endpoint."""
     feed = AgentFeed(agents)
     sizes = Sizes()
+    jobs = JobFeed(lambda: bridge_for("").jobs())
 
     waiting: set[WebSocket] = set()  # accepted, their token not given yet
 
@@ -496,7 +512,7 @@ def endpoint(
             waiting.discard(ws)
         if role is None:
             return
-        conn = Connection(ws, bridge_for, feed, role, sizes)
+        conn = Connection(ws, bridge_for, feed, role, sizes, jobs)
         writer = asyncio.ensure_future(conn.write_loop())
         try:
             await _read_loop(ws, conn, writer)

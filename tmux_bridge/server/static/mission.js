@@ -1,5 +1,5 @@
 // Mission control's side: a look at the server every 2 s while connected (and at once on
-// an agent or job event): the panes, the agents and their states, the jobs, the
+// an agent or job event: it subscribes to both): the panes, the agents and their states, the jobs, the
 // messages between agents. The tiles are drawn from it (tiles.js), the messages and
 // jobs listed beside them, and what a person must act on raised as a notice: an agent
 // that needs a person, a job that ended. Notices stay until dismissed; their count is
@@ -13,11 +13,13 @@
   const GONE = new Set(["not connected", "disconnected"]);
   let timer = null, looking = false, again = false, before = null, raised = 0;
   let last = { panes: [], agents: [], jobs: [], messages: [] }; // the last look
+  const endedRaised = new Set();
 
   view.onEvent((message) => {
     const type = String(message.type);
-    if (type === "auth" && message.ok) look();
+    if (type === "auth" && message.ok) { view.request({ type: "subscribe-jobs" }); look(); }
     else if (type === "disconnected") clearTimeout(timer);
+    else if (type === "job-ended" && message.job) { ended(message.job); look(); }
     else if (type.startsWith("agent-") || type.startsWith("job")) look();
   });
 
@@ -58,13 +60,18 @@
     if (before) {
       for (const [id, job] of jobs) {
         const was = before.jobs.get(id);
-        if (was && was.state === "running" && job.state !== "running") {
-          const how = job.exit_status === null ? job.state : `exit ${job.exit_status}`;
-          notify(`job ${id} ended (${how}) in ${job.target}: ${job.command}`, job.target, "job");
-        }
+        if (was && was.state === "running" && job.state !== "running") ended(job);
       }
     }
     before = { states, jobs };
+  }
+
+  // a job that ended, raised once (from the server's job-ended event or from a look)
+  function ended(job) {
+    if (endedRaised.has(job.job)) return;
+    endedRaised.add(job.job);
+    const how = job.exit_status === null ? job.state : `exit ${job.exit_status}`;
+    notify(`job ${job.job} ended (${how}) in ${job.target}: ${job.command}`, job.target, "job");
   }
 
   function notify(text, target, kind) {
