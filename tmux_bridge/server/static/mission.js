@@ -30,9 +30,14 @@
     let connected = true;
     try {
       const asked = ["list-panes", "list-agents", "list-jobs", "list-messages"].map((type) => view.request({ type }));
-      // the tiles as soon as the panes are known (the agents and jobs as last seen): the
-      // first paint does not wait for the slower lists
-      asked[0].then((panes) => { if (panes.ok) tiles.update({ ...last, panes: panes.panes }); });
+      // the tiles as soon as the agents or the panes are known (the rest as last seen):
+      // the first paint waits for neither the other lists nor list-panes, the slowest
+      asked[1].then((agents) => {
+        if (!agents.ok) return;
+        const theirs = agents.agents.map((a) => ({ pane: a.pane, target: a.target, attached: a.attached, guessed: true }));
+        tiles.update({ ...last, agents: agents.agents, panes: theirs }, true);
+      });
+      asked[0].then((panes) => { if (panes.ok) tiles.update({ ...last, panes: panes.panes }, true); });
       const [panes, agents, jobs, messages] = await Promise.all(asked);
       connected = !GONE.has(panes.error);
       if (!connected) return;

@@ -31,19 +31,21 @@
     else for (const tile of tiles.values()) close(tile); // no stream while nobody looks
   });
 
-  // the panes, agents and jobs as mission.js last saw them
-  function update(world) {
+  // the panes, agents and jobs as mission.js last saw them; a partial world (the agents
+  // alone, or a look not finished) adds and describes tiles but removes none
+  function update(world, partial = false) {
     if (!tiles.size) performance.mark("tmux-bridge:tiles");
     const agents = new Map((world.agents || []).map((agent) => [agent.pane, agent]));
     const seen = new Set();
     for (const pane of world.panes || []) {
       seen.add(pane.pane);
+      if (pane.guessed && tiles.has(pane.pane)) continue; // known better from list-panes
       const tile = tiles.get(pane.pane) || add(pane);
       const jobs = (world.jobs || []).filter((job) => job.state === "running" && (job.pane === pane.pane || job.target === pane.target));
       describe(tile, pane, agents.get(pane.pane), jobs);
       if (view.mode() === "tiles") subscribe(tile);
     }
-    for (const id of [...tiles.keys()]) if (!seen.has(id)) remove(id);
+    if (!partial) for (const id of [...tiles.keys()]) if (!seen.has(id)) remove(id);
   }
 
   function add(pane) {

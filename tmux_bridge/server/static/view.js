@@ -29,6 +29,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     .catch(() => null).then(() => term.open($("terminal")));
   let ws = null, chosen = null, chosenAgent = null, nextId = 1, role = null, mode = "focus";
   let token = null, retries = 0, retryTimer = null, rtt = null, lagged = null;
+  let stale = false; // the open pane's subscription was lost with a connection
   const agents = new Map();
   const pending = new Map();
   // for tiles.js and mission.js: every output frame, every event, the view's changes
@@ -121,7 +122,9 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     term.options.disableStdin = reading;
     listPanes();
     followAgents();
-    if (chosen) choose(chosen);
+    // the open pane again (if the tiles are shown, when it is opened next)
+    if (chosen && mode === "focus") choose(chosen);
+    else stale = Boolean(chosen);
   }
 
   async function listPanes() {
@@ -168,7 +171,8 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     $("focus").hidden = next !== "focus";
     $("show-tiles").textContent = next === "tiles" ? "Focus" : "Tiles";
     for (const listener of modeListeners) listener(next);
-    if (next === "focus") requestAnimationFrame(sendSize);
+    if (next === "focus" && stale) { stale = false; choose(chosen); }
+    else if (next === "focus") requestAnimationFrame(sendSize);
   }
 
   async function choose(target) {
