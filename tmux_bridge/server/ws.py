@@ -458,7 +458,8 @@ MAX_LISTED = 100  # the newest messages a list request answers with
 async def _list_messages(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
     """The messages between agents (``Bridge.inbox``, a look that delivers nothing), the
     newest :data:`MAX_LISTED`, oldest first, with their states."""
-    messages = await asyncio.to_thread(conn.bridge_for("").inbox, None, False, False)
+    bridge = conn.bridge_for("")
+    messages = await asyncio.to_thread(lambda: bridge.inbox(deliver=False))
     return {"ok": True, "messages": [message.document() for message in messages[-MAX_LISTED:]]}
 
 
