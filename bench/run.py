@@ -43,6 +43,7 @@ from prompt_measure import prompt
 from realagent_measure import realagent
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
+from view_measure import view
 from ws_measure import ws
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
@@ -56,6 +57,7 @@ MEASUREMENTS = [
     ("filekeep", filekeep),
     ("process", process),
     ("realagent", realagent),
+    ("view", view),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

@@ -1034,15 +1034,19 @@ class Bridge:
             )
         return recipient, name
 
-    def inbox(self, agent: str | None = None, clear: bool = False) -> list[Message]:
+    def inbox(
+        self, agent: str | None = None, clear: bool = False, deliver: bool = True
+    ) -> list[Message]:
         """The messages (sent or received by ``agent``, or all), oldest first, with their
         states; ``clear`` first removes those that are done (pending ones stay). Tries
-        pending messages first, so none waits on an idle agent (and expires those whose
-        time ran out). Raises :class:`~tmux_bridge.errors.InboxCorrupt` for an unreadable
-        inbox, which it moved aside (the next call starts a new one)."""
+        pending messages first (unless ``deliver`` is false: a look that types nothing),
+        so none waits on an idle agent (and expires those whose time ran out). Raises
+        :class:`~tmux_bridge.errors.InboxCorrupt` for an unreadable inbox, which it moved
+        aside (the next call starts a new one)."""
         from .agents import inbox
 
-        self.deliver_pending()
+        if deliver:
+            self.deliver_pending()
         if clear:
             inbox.clear(self.target.runtime_dir, agent)
         return inbox.listing(self.target.runtime_dir, agent)

@@ -4,7 +4,8 @@ a real ``tmux-bridge serve`` and a real tmux server: the page loads with no netw
 (every request it makes goes to the server, none elsewhere), a pane is chosen, a
 command is typed into the xterm.js terminal and its output shows in the page; a prompt
 sent from the page to a stand-in agent shows its receipt. The screenshot on the browser page
-(``docs/browser-view.png``, shown in docs/browser-view.md) is taken here."""
+(``docs/browser-view.png``, shown in docs/browser-view.md) is taken here, into
+``$TMUX_BRIDGE_SCREENSHOTS`` (tests/support/shots.py)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from playwright.sync_api import Page, WebSocketRoute, sync_playwright
 from ..support.agent_world import World
 from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running
+from ..support.shots import screenshots
 
 pytestmark = pytest.mark.tmux
 CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "browser-view.png"
 
 
 def _terminal_text(page: Page) -> str:
@@ -29,7 +30,9 @@ def _terminal_text(page: Page) -> str:
     return str(page.locator("#terminal .xterm-rows").inner_text())
 
 
-def test_the_page_types_a_command_and_shows_its_output(pane: TestPane, server: Server) -> None:
+def test_the_page_types_a_command_and_shows_its_output(
+    pane: TestPane, server: Server, tmp_path: Path
+) -> None:
     # typed by tmux, the screen cleared: the same screenshot on every run (no temp paths)
     pane.tmux("send-keys", "-t", "tb-test", "clear; echo typed-before-the-page", "Enter")
     pane.wait_for(lambda: pane.screen().startswith("typed-before-the-page\n$"), "a clear screen")
@@ -61,8 +64,7 @@ def test_the_page_types_a_command_and_shows_its_output(pane: TestPane, server: S
                 ".includes('from-the-browser-42\\n$')"
             )
             shown = _terminal_text(page)
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT))
+            page.screenshot(path=str(screenshots(tmp_path) / "browser-view.png"))
         finally:
             browser.close()
     # typed, run by the shell (the expansion happened), and shown by the page

@@ -4,7 +4,8 @@ row of block elements right under it, and a row of fallback glyphs), each row is
 than the font's glyphs, and each glyph agent CLIs draw (``⎿ ⏸ ⏺ ✻``, box drawing,
 braille spinners), CJK, Hangul and emoji is drawn, not as the missing-glyph box, and
 differs from the others. The pixels are read from Chromium's own screenshot; the
-screenshots are kept in ``docs/`` (shown on docs/browser-view.md)."""
+screenshots are kept in ``docs/`` (shown on docs/browser-view.md), refreshed with
+``TMUX_BRIDGE_SCREENSHOTS=docs`` (tests/support/shots.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from playwright.sync_api import Page, sync_playwright
 from ..support.pane import WAIT, TestPane
 from ..support.png import Image
 from ..support.serve import TOKEN, Server
+from ..support.shots import screenshots
 
 pytestmark = pytest.mark.tmux
 CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 UNDERSCORES = "echo my_file_name.txt __init__.py"
 GLYPHS = [
     "⎿", "⏸", "⏺", "⏵", "✻", "✶", "●", "⧉", "╭", "╯", "│", "─", "▛", "⠋", "⠹",
@@ -147,14 +148,16 @@ def font_height(page: Page) -> float:
     )
 
 
-def show_corpus(page: Page, server: Server, dpr: int) -> tuple[list[dict[str, Any]], Image]:
+def show_corpus(
+    page: Page, server: Server, dpr: int, out: Path
+) -> tuple[list[dict[str, Any]], Image]:
     """Open the page on the pane, wait for its rows and fonts, take the screenshot."""
     page.goto(f"{server.base_url}/#token={TOKEN}")
     page.locator("#panes button", has_text="tb-test").first.click()
     page.locator("#terminal .xterm-rows", has_text="TMUXSEND_END").wait_for()
     page.wait_for_function("() => document.fonts.status === 'loaded'")
     page.evaluate("document.fonts.ready.then(() => true)")
-    path = DOCS / f"browser-text-dpr{dpr}.png"
+    path = out / f"browser-text-dpr{dpr}.png"
     page.locator("#terminal").screenshot(path=str(path))
     origin = page.locator("#terminal").bounding_box()
     assert origin is not None
@@ -168,7 +171,9 @@ def show_corpus(page: Page, server: Server, dpr: int) -> tuple[list[dict[str, An
 
 
 @pytest.mark.parametrize("dpr", [1, 2])
-def test_every_character_is_drawn_and_distinct(pane: TestPane, server: Server, dpr: int) -> None:
+def test_every_character_is_drawn_and_distinct(
+    pane: TestPane, server: Server, dpr: int, tmp_path: Path
+) -> None:
     quoted = " ".join("'" + line + "'" for line in LINES)
     # room for the corpus and the prompt (the page then fits the window to itself)
     pane.tmux("resize-window", "-t", "tb-test", "-x", "100", "-y", "40")
@@ -180,9 +185,11 @@ def test_every_character_is_drawn_and_distinct(pane: TestPane, server: Server, d
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
-            page = browser.new_page(viewport={"width": 900, "height": 720}, device_scale_factor=dpr)
+            page = browser.new_page(
+                viewport={"width": 1200, "height": 720}, device_scale_factor=dpr
+            )
             page.set_default_timeout(WAIT * 1000)
-            rows, image = show_corpus(page, server, dpr)
+            rows, image = show_corpus(page, server, dpr, screenshots(tmp_path))
             glyph_height = font_height(page)
         finally:
             browser.close()

@@ -127,6 +127,34 @@ def test_stream_false_is_history_only(pane: TestPane, server: Server) -> None:
             assert line.rstrip() in re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
 
 
+def test_history_zero_snapshots_the_screen_alone(pane: TestPane, server: Server) -> None:
+    """A tile asks for ``history: 0``: its snapshots hold the screen, not the scrollback;
+    a history out of bounds is refused."""
+    pane.send("--", "seq 1 200 | sed s/^/scrolled-/")
+    history = pane.tmux("capture-pane", "-p", "-S", "-", "-t", "tb-test").splitlines()
+    assert "scrolled-1" in history and "scrolled-200" in history  # scrolled away, and shown
+
+    async def scenario() -> tuple[dict[str, Any], bytes, dict[str, Any], dict[str, Any]]:
+        async with await open_ws(server) as ws:
+            ask = {"id": "h", "type": "subscribe-output", "agent": "tb-test", "history": 0}
+            await ws.send(json.dumps(ask))
+            ack = json.loads(await ws.recv())
+            data = await ws.recv()
+            assert isinstance(data, bytes)
+            await ws.send(json.dumps({**ask, "id": "big", "history": 5001}))
+            big = await reply(ws, "big")
+            await ws.send(json.dumps({**ask, "id": "text", "history": "10"}))
+            return ack, data, big, await reply(ws, "text")
+
+    ack, data, big, text = run(scenario())
+    assert ack["ok"] is True
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", data.decode("utf-8", "replace"))
+    rows = [row.strip() for row in re.split(r"[\r\n]+", shown)]
+    assert "scrolled-200" in rows and "scrolled-1" not in rows, rows
+    for refused in (big, text):
+        assert refused["ok"] is False and refused["code"] == "invalid_request", refused
+
+
 def test_unsubscribe_stops_the_stream(pane: TestPane, server: Server) -> None:
     async def scenario() -> tuple[dict[str, Any], list[Any]]:
         async with await open_ws(server) as ws, await open_ws(server) as witness:

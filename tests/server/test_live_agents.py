@@ -127,3 +127,29 @@ def test_a_ws_prompt_cannot_end_the_paste(world: World) -> None:
     esc = unicodedata.lookup("SYMBOL FOR ESCAPE")
     nak = unicodedata.lookup("SYMBOL FOR NEGATIVE ACKNOWLEDGE")
     assert world.prompts("alpha") == [f"hi{esc}[201~{nak}!touch /tmp/owned"]
+
+
+def test_messages_listed_over_ws_with_their_states(world: World) -> None:
+    """``list-messages``: what the inbox holds, as the facade reads it, with its states (a
+    message to a busy agent, pending)."""
+    world.start("alpha", "claude", "STANDIN_WORK=600")
+    world.wait_names({"alpha"})
+    facade = world.facade()
+    facade.send_prompt("alpha", "work for a while")  # busy from now on
+    sent = facade.send_message("alpha", "later, please", sender="boss")
+    assert sent.message.state == "pending"
+    with running(world.b.env) as server:
+        url = server.base_url.replace("http://", "ws://") + "/ws"
+
+        async def scenario() -> dict[str, Any]:
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with connect(url, additional_headers=headers) as ws:
+                return await request(ws, {"id": "m", "type": "list-messages"})
+
+        listed = asyncio.run(asyncio.wait_for(scenario(), 60))
+    # serve may have tried it since (attempts, updated): the rest is as the inbox holds it
+    stable = ("id", "sender", "recipient", "body", "created", "expires", "pane")
+    expected = [{k: m.document()[k] for k in stable} for m in facade.inbox(deliver=False)]
+    assert listed["ok"] is True
+    assert [{k: m[k] for k in stable} for m in listed["messages"]] == expected
+    assert [(m["sender"], m["state"]) for m in listed["messages"]] == [("boss", "pending")]

@@ -9,7 +9,8 @@ With ``STANDIN_IGNORE`` (a probability) and ``STANDIN_SEED`` it ignores some Ent
 with ``STANDIN_LIMBO=1`` it takes a prompt and shows no sign of it (the box empties).
 Every prompt it takes is appended to ``STANDIN_LOG`` as one JSON line, so a test learns
 what was submitted from the program itself, not from the code under test.
-C-u clears the box; End is accepted and ignored; C-c or C-d ends it.
+C-u clears the box; End is accepted and ignored; C-c or C-d ends it. Like the real
+CLIs it redraws when its terminal is resized (SIGWINCH).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import os
 import random
 import select
-import shutil
+import signal
 import sys
 import termios
 import time
@@ -44,7 +45,8 @@ class Agent:
         self.partial = ""  # a paste whose end has not arrived yet
 
     def draw(self) -> None:
-        width, height = shutil.get_terminal_size()
+        # the tty's size, as a TUI reads it (not $COLUMNS, which a shell may have set)
+        width, height = os.get_terminal_size(sys.stdout.fileno())
         box = self.box_rows(width)
         status = "✻ Working… (esc to interrupt)" if self.busy_until else "  ? for shortcuts"
         room = max(height - len(box) - 2, 1)
@@ -147,12 +149,18 @@ def main() -> None:
     if BRACKETED:
         sys.stdout.write("\x1b[?2004h")
     agent = Agent()
+    resized, wake = os.pipe()  # SIGWINCH wakes the loop, which redraws at the new size
+    os.set_blocking(wake, False)
+    signal.signal(signal.SIGWINCH, lambda *_: None)
+    signal.set_wakeup_fd(wake)
     try:
         agent.draw()
         while True:
             wait = max(agent.busy_until - time.monotonic(), 0.0) if agent.busy_until else None
-            ready, _, _ = select.select([fd], [], [], wait)
-            if ready:
+            ready, _, _ = select.select([fd, resized], [], [], wait)
+            if resized in ready:
+                os.read(resized, 4096)
+            if fd in ready:
                 data = os.read(fd, 65536).decode("utf-8", "replace")
                 if not data or not agent.feed(data):
                     break

@@ -1,6 +1,7 @@
 """The browser view and ``/ws`` as routes: ``/`` (our page), ``/view.js``,
-``/tiles.js``, ``/view.css``, ``/vendor/...`` (xterm.js and the terminal's fonts, third-party,
-unmodified; see ``scripts/fetch-xterm`` and ``scripts/fetch-fonts``) and the WebSocket.
+``/tiles.js``, ``/mission.js``, ``/view.css``, ``/vendor/...`` (xterm.js and the
+terminal's fonts, third-party, unmodified; see ``scripts/fetch-xterm`` and
+``scripts/fetch-fonts``) and the WebSocket.
 Served with no network: all files are package data."""
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ def _file(name: str) -> Callable[[Request], Awaitable[Response]]:
 def bridge_for(target: Target) -> Callable[[str], Bridge]:
     """A facade for a name from a client: a session's name means that session's
     bridge pane (or its active one); anything else is a pane target (``%N``, a label,
-    ``SESSION:W.P``); empty means the bridge's own."""
+    ``SESSION:W.P``); empty means the bridge's own. A name starting with ``%`` is a pane
+    id, as tmux reads a target."""
 
     def make(name: str) -> Bridge:
         if not name:
             return Bridge(target, "serve-ws")
-        if name in Bridge(target).sessions():
+        # a pane id (what the tiles name) is what tmux resolves first: no session lookup
+        if not name.startswith("%") and name in Bridge(target).sessions():
             return Bridge(target._replace(session=name, pane=None), "serve-ws")
         return Bridge(target.with_pane(name), "serve-ws")
 
@@ -58,6 +61,7 @@ def routes(target: Target, gates: Gates, agents: Agents | None = None) -> list[B
         Route("/view.js", _file("view.js"), methods=["GET"]),
         Route("/view.css", _file("view.css"), methods=["GET"]),
         Route("/tiles.js", _file("tiles.js"), methods=["GET"]),
+        Route("/mission.js", _file("mission.js"), methods=["GET"]),
         Mount("/vendor", StaticFiles(directory=os.path.join(STATIC, "vendor"))),
         WebSocketRoute("/ws", ws),
     ]

@@ -41,6 +41,7 @@ AUTH_WAIT = 10.0  # seconds a client without a token has to send it
 MAX_FRAME = 8 * 1024 * 1024 + 64 * 1024  # the largest frame read (an 8 MiB upload)
 MAX_TEXT_FRAME = 256 * 1024  # characters of a JSON message (as the HTTP API's body)
 MAX_NAME = 200  # characters of a pane or agent name
+MAX_HISTORY = 5000  # rows of scrollback in a snapshot (the default)
 MAX_WAITING = 64  # connections waiting to give their token in a first message
 WRITING = frozenset({"send-prompt"})  # messages the read-only token may not send
 
@@ -170,6 +171,7 @@ class Sub:
         # the size the client was last told with its snapshot (the ack's, a ``size``
         # event's): a resize answer queued behind a snapshot does not count
         self.told = (0, 0)
+        self.history = MAX_HISTORY  # rows of scrollback in each snapshot
 
     # called on the watch's thread
     def output(self, data: bytes) -> None:
@@ -245,7 +247,7 @@ class Connection:
         sub.skip_below = sub.seq + 1
         sub.lagging = False
         try:
-            shot = await asyncio.to_thread(sub.bridge.snapshot)
+            shot = await asyncio.to_thread(sub.bridge.snapshot, sub.history)
         except BridgeError as exc:
             await self.ws.send_text(
                 json.dumps({"type": "output-ended", "agent": sub.name, "error": str(exc)})
@@ -297,15 +299,17 @@ class Connection:
     async def subscribe(self, message: dict[str, Any]) -> None:
         """Ack, then a snapshot, then (unless ``stream`` is false) live output."""
         name = _name(message)
+        history = _history(message)
         bridge = self.bridge_for(name)
         ack = {"id": message.get("id"), "type": "subscribe-output", "ok": True}
         if message.get("stream") is False:
-            shot = await asyncio.to_thread(bridge.snapshot)
+            shot = await asyncio.to_thread(bridge.snapshot, history)
             self.send({**ack, "cols": shot.cols, "rows": shot.rows, "stream": False})
             self.outbox.put_nowait(("bytes", None, join_frame(OUTPUT, name, shot.data)))
             return
         self.drop(name)
         sub = Sub(self, name, bridge)
+        sub.history = history
         sub.lagging = True  # dropped until the first snapshot, which holds it
         sub.pane_id = await asyncio.to_thread(bridge.watch, sub)
         self.subs[name] = sub
@@ -359,6 +363,14 @@ def _check_frame(kind: int, role: str) -> None:
         raise BridgeError(f"a client sends frames 0x02, 0x03 and 0x04, not {kind:#04x}.")
     if role != "full":
         raise BridgeError("this token may watch only: no typing, resizing or uploads.")
+
+
+def _history(message: dict[str, Any]) -> int:
+    """``history``: rows of scrollback in a subscription's snapshots (a tile wants none)."""
+    history = message.get("history", MAX_HISTORY)
+    if type(history) is not int or not 0 <= history <= MAX_HISTORY:
+        raise InvalidRequest(f"history is a whole number of rows, 0 to {MAX_HISTORY}.")
+    return history
 
 
 def _name(message: dict[str, Any]) -> str:
@@ -438,6 +450,20 @@ _HANDLERS: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[dict[str, 
     "subscribe-jobs": _subscribe_jobs,
     "unsubscribe-jobs": _unsubscribe_jobs,
 }
+
+
+MAX_LISTED = 100  # the newest messages a list request answers with
+
+
+async def _list_messages(conn: Connection, _message: dict[str, Any]) -> dict[str, Any]:
+    """The messages between agents (``Bridge.inbox``, a look that delivers nothing), the
+    newest :data:`MAX_LISTED`, oldest first, with their states."""
+    bridge = conn.bridge_for("")
+    messages = await asyncio.to_thread(lambda: bridge.inbox(deliver=False))
+    return {"ok": True, "messages": [message.document() for message in messages[-MAX_LISTED:]]}
+
+
+_HANDLERS["list-messages"] = _list_messages
 
 
 async def _authenticate(ws: WebSocket, gates: Gates) -> str | None:

@@ -34,7 +34,8 @@ DEFAULT_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 TOKEN_FILE = "token"
 AUTHORIZED = "tmux_bridge.authorized"  # scope key: the request carried the right token
 ROLE = "tmux_bridge.role"  # scope key: "full", "read" (the read-only token) or None
-PUBLIC_PATHS = ("/health", "/", "/view.js", "/tiles.js", "/view.css")  # no token (/health less)
+# no token (/health less): the page and its own files
+PUBLIC_PATHS = ("/health", "/", "/view.js", "/tiles.js", "/mission.js", "/view.css")
 PUBLIC_PREFIXES = ("/vendor/",)  # the browser view's third-party files
 DEFAULT_WS_ORIGINS = ("localhost:*",)  # besides the page's own origin
 READING_ACTIONS = frozenset({"list_sessions", "capture_pane", "status", "screen", "jobs"})

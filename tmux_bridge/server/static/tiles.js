@@ -1,33 +1,51 @@
 // Tiles: every pane of the tmux server at a glance, each a small read-only terminal fed
 // by its own subscribe-output (named by the pane's id, so it never clashes with the
-// focused view's subscription, named by target), with what it is: its target and label,
-// the agent in it and its state, the host of its far shell, whether a person is attached.
-// A click (or Enter) on a tile focuses that pane at full size; "t" toggles the tiles.
+// focused view's subscription, named by target), bottom lines shown, with what it is:
+// its target and label, the agent in it and its state, a running job, the host of its
+// far shell, whether a person is attached. What the tiles show comes from mission.js's
+// look at the server (update()); a click or Enter on a tile focuses that pane at full
+// size; arrows (or h j k l) move between tiles. The tiles' streams are open only while
+// the tiles are shown.
 "use strict";
 (() => {
   const view = window.tmuxBridgeView;
   const $ = (id) => document.getElementById(id);
-  const tiles = new Map(); // pane id -> {element, header, term, pane}
-  let shown = false;
+  const tiles = new Map(); // pane id -> {element, header, screen, term, pane, live}
+  const MAX_HEIGHT = 260; // px of a tile's screen: a taller pane shows its bottom rows
+  let started = false; // the first connection chose the tiles (unless a pane was chosen)
 
-  view.onFrame((name, bytes) => { const tile = tiles.get(name); if (tile) tile.term.write(bytes); });
+  view.onFrame((name, bytes) => { const tile = tiles.get(name); if (tile && tile.live) tile.term.write(bytes); });
   view.onEvent((message) => {
-    if (message.type === "size") { const tile = tiles.get(message.agent); if (tile) tile.term.resize(message.cols, message.rows); }
-    if (!shown) return;
-    if (message.type === "auth" && message.ok) refresh();
-    else if (String(message.type).startsWith("agent-")) refresh();
+    const tile = tiles.get(message.agent);
+    if (message.type === "size" && tile) sized(tile, message.cols, message.rows);
+    else if (message.type === "output-ended" && tile) tile.live = false;
+    else if (message.type === "disconnected") for (const each of tiles.values()) each.live = false;
+    else if (message.type === "auth" && message.ok && !started) { started = true; if (view.mode() === "focus" && $("title").textContent === "choose a pane") view.setMode("tiles"); }
+  });
+  view.onMode((mode) => {
+    if (mode === "tiles") {
+      for (const tile of tiles.values()) { subscribe(tile); fitFont(tile); }
+      const first = $("tiles").querySelector(".tile");
+      if (first && (!document.activeElement || document.activeElement === document.body)) first.focus();
+    }
+    else for (const tile of tiles.values()) close(tile); // no stream while nobody looks
   });
 
-  async function refresh() {
-    const [listed, found] = await Promise.all([view.request({ type: "list-panes" }), view.request({ type: "list-agents" })]);
-    const agents = new Map((found.agents || []).map((agent) => [agent.pane, agent]));
+  // the panes, agents and jobs as mission.js last saw them; a partial world (the agents
+  // alone, or a look not finished) adds and describes tiles but removes none
+  function update(world, partial = false) {
+    if (!tiles.size) performance.mark("tmux-bridge:tiles");
+    const agents = new Map((world.agents || []).map((agent) => [agent.pane, agent]));
     const seen = new Set();
-    for (const pane of listed.panes || []) {
+    for (const pane of world.panes || []) {
       seen.add(pane.pane);
+      if (pane.guessed && tiles.has(pane.pane)) continue; // known better from list-panes
       const tile = tiles.get(pane.pane) || add(pane);
-      describe(tile, pane, agents.get(pane.pane));
+      const jobs = (world.jobs || []).filter((job) => job.state === "running" && (job.pane === pane.pane || job.target === pane.target));
+      describe(tile, pane, agents.get(pane.pane), jobs);
+      if (view.mode() === "tiles") subscribe(tile);
     }
-    for (const id of [...tiles.keys()]) if (!seen.has(id)) remove(id);
+    if (!partial) for (const id of [...tiles.keys()]) if (!seen.has(id)) remove(id);
   }
 
   function add(pane) {
@@ -42,55 +60,93 @@
     $("tiles").append(element);
     const term = new Terminal({ fontSize: 7, fontFamily: view.font, lineHeight: view.lineHeight, disableStdin: true, scrollback: 0, cursorBlink: false });
     term.open(screen);
-    const tile = { element, header, term, pane };
+    const tile = { element, header, screen, term, pane, live: false, cols: 80, rows: 24 };
     tiles.set(pane.pane, tile);
     element.onclick = () => focus(tile);
-    element.onkeydown = (e) => { if (e.key === "Enter") focus(tile); };
-    view.request({ type: "subscribe-output", agent: pane.pane }).then((reply) => { if (reply.ok) term.resize(reply.cols, reply.rows); });
+    element.onkeydown = (e) => keys(e, tile);
     return tile;
   }
 
-  function describe(tile, pane, agent) {
+  async function subscribe(tile) {
+    if (tile.live) return;
+    tile.live = true;
+    const reply = await view.request({ type: "subscribe-output", agent: tile.pane.pane, history: 0 });
+    if (reply.ok) sized(tile, reply.cols, reply.rows);
+    else tile.live = false;
+  }
+
+  function close(tile) {
+    if (!tile.live) return;
+    tile.live = false;
+    view.send(JSON.stringify({ type: "unsubscribe-output", agent: tile.pane.pane }));
+  }
+
+  // the pane's size, in a font small enough that its width fits the tile (the bottom
+  // rows shown when its height does not)
+  function sized(tile, cols, rows) {
+    tile.cols = cols;
+    tile.rows = rows;
+    tile.term.resize(cols, rows);
+    fitFont(tile);
+  }
+
+  function fitFont(tile) {
+    const width = tile.screen.clientWidth;
+    if (!width) return;
+    const size = Math.max(4, Math.min(view.fontSize() / 2, Math.floor((width / (tile.cols * 0.61)) * 2) / 2));
+    if (tile.term.options.fontSize !== size) tile.term.options.fontSize = size;
+    tile.screen.style.height = `${Math.min(MAX_HEIGHT, Math.ceil(tile.rows * size * view.lineHeight) + 4)}px`;
+  }
+
+  function badge(kind, text, title) {
+    const span = document.createElement("span");
+    span.className = kind === "target" ? "target" : `badge ${kind}`;
+    span.textContent = text;
+    if (title) span.title = title;
+    return span;
+  }
+
+  function describe(tile, pane, agent, jobs) {
     tile.pane = pane;
-    const parts = [["target", pane.target]];
-    if (pane.label) parts.push(["label", pane.label]);
-    if (agent) parts.push(["agent", `${agent.name} (${agent.runtime})`], [`state ${agent.state}`, agent.state]);
-    const host = pane.far && pane.far.host ? pane.far.host : null;
-    if (host) parts.push(["host", `@${host}`]);
-    if (pane.attached) parts.push(["attached", "attached"]);
-    tile.header.replaceChildren(...parts.map(([kind, text]) => {
-      const span = document.createElement("span");
-      span.className = kind === "target" ? "target" : `badge ${kind}`;
-      span.textContent = text;
-      return span;
-    }));
+    const parts = [badge("target", pane.target)];
+    if (pane.label) parts.push(badge("label", pane.label));
+    if (agent) parts.push(badge("agent", `${agent.name} (${agent.runtime})`), badge(`state ${agent.state}`, agent.state, "the agent's state"));
+    for (const job of jobs) parts.push(badge("job", `job ${job.job} running`, job.command));
+    const far = pane.far && pane.far.host ? pane.far : null;
+    if (far) parts.push(badge("host", `@${far.user ? far.user + "@" : ""}${far.host}`, "the far shell"));
+    if (pane.attached) parts.push(badge("attached", "person attached"));
+    tile.header.replaceChildren(...parts);
+    tile.element.classList.toggle("needs", Boolean(agent && agent.state === "needs_person"));
+    tile.element.setAttribute("aria-label", parts.map((p) => p.textContent).join(", "));
   }
 
   function remove(id) {
     const tile = tiles.get(id);
     tiles.delete(id);
-    view.send(JSON.stringify({ type: "unsubscribe-output", agent: id }));
+    close(tile);
     tile.term.dispose();
     tile.element.remove();
   }
 
-  function show(on) {
-    shown = on;
-    $("tiles").hidden = !on;
-    $("focus").hidden = on;
-    $("show-tiles").textContent = on ? "Focus" : "Tiles";
-    if (on) refresh();
-    else for (const id of [...tiles.keys()]) remove(id); // no stream while nobody looks
-  }
-
   function focus(tile) {
-    show(false);
     view.choose(tile.pane.target);
   }
 
-  $("show-tiles").onclick = () => show(!shown);
-  document.addEventListener("keydown", (e) => {
-    const typing = e.target.closest && e.target.closest("input, textarea, .xterm");
-    if (e.key === "t" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); show(!shown); }
-  });
+  // arrows and h j k l between tiles, by their places on the grid
+  const MOVES = { ArrowLeft: -1, h: -1, ArrowRight: 1, l: 1, ArrowUp: "up", k: "up", ArrowDown: "down", j: "down" };
+  function keys(e, tile) {
+    if (e.key === "Enter") { e.preventDefault(); focus(tile); return; }
+    const move = MOVES[e.key];
+    if (move === undefined || e.ctrlKey || e.metaKey || e.altKey) return;
+    e.preventDefault();
+    const all = [...$("tiles").querySelectorAll(".tile")];
+    const at = all.indexOf(tile.element);
+    const perRow = Math.max(1, all.filter((t) => t.offsetTop === all[0].offsetTop).length);
+    const step = move === "up" ? -perRow : move === "down" ? perRow : move;
+    const next = all[Math.max(0, Math.min(all.length - 1, at + step))];
+    if (next) next.focus();
+  }
+
+  window.addEventListener("resize", () => { for (const tile of tiles.values()) fitFont(tile); });
+  window.tmuxBridgeTiles = { update, first: () => $("tiles").querySelector(".tile") };
 })();

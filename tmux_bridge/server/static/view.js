@@ -1,6 +1,8 @@
 // The browser view of tmux-bridge serve: the WebSocket adapter protocol (/ws) driving
-// an xterm.js terminal. Frames: type + name + 0x00 + payload (0x01 output, 0x02 keys,
-// 0x03 "cols:rows", 0x04 name 0x00 mime 0x00 bytes).
+// an xterm.js terminal, the focused pane. Frames: type + name + 0x00 + payload (0x01
+// output, 0x02 keys, 0x03 "cols:rows", 0x04 name 0x00 mime 0x00 bytes). The connection
+// comes back by itself when it drops; tiles.js (every pane at a glance) and mission.js
+// (the side lists and notices) build on what this file exposes as window.tmuxBridgeView.
 "use strict";
 const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room under the underscore at any DPR
 (() => {
@@ -12,8 +14,10 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   // emoji, CJK); rows a little taller than the font (at 1.0 the DOM renderer's next row
   // covers the underscore at device-pixel-ratio 1); Unicode 11 widths, as tmux counts.
   const FONT = '"tmux-bridge DejaVu Sans Mono", "Noto Sans Symbols 2", "Noto Sans Symbols", "Noto Sans Math", "Noto Emoji", "Noto Sans SC", "Noto Sans KR", monospace';
+  const FONT_SIZES = [9, 10, 11, 12, 13, 14, 16, 18, 20, 24];
+  let fontSize = Number(localStorage.getItem("tmux-bridge-font-size")) || 14;
   const term = new Terminal({
-    convertEol: false, scrollback: 10000, fontSize: 14, fontFamily: FONT, lineHeight: LINE_HEIGHT,
+    convertEol: false, scrollback: 10000, fontSize, fontFamily: FONT, lineHeight: LINE_HEIGHT,
     allowProposedApi: true,
   });
   const fit = new FitAddon.FitAddon();
@@ -23,12 +27,15 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   // xterm.js measures its cell once, on open: the font must be there by then
   const opened = Promise.all(["14px", "bold 14px"].map((f) => document.fonts.load(`${f} "tmux-bridge DejaVu Sans Mono"`)))
     .catch(() => null).then(() => term.open($("terminal")));
-  let ws = null, chosen = null, chosenAgent = null, nextId = 1;
+  let ws = null, chosen = null, chosenAgent = null, nextId = 1, role = null, mode = "focus";
+  let token = null, retries = 0, retryTimer = null, rtt = null, lagged = null;
+  let stale = false; // the open pane's subscription was lost with a connection
   const agents = new Map();
   const pending = new Map();
-  // for tiles.js: every output frame and every event, whatever pane it is for
+  // for tiles.js and mission.js: every output frame, every event, the view's changes
   const frameListeners = new Set();
   const eventListeners = new Set();
+  const modeListeners = new Set();
 
   const frame = (type, name, ...parts) => {
     const bytes = [Uint8Array.of(type), enc.encode(name), Uint8Array.of(0), ...parts];
@@ -37,20 +44,50 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     for (const b of bytes) { out.set(b, at); at += b.length; }
     return out;
   };
+  const open = () => ws && ws.readyState === WebSocket.OPEN;
+  const send = (data) => { if (open()) ws.send(data); };
+  // a request's reply; {ok: false} at once when not connected, or when the connection drops
   const request = (message) => new Promise((resolve) => {
+    if (!open()) { resolve({ ok: false, error: "not connected" }); return; }
     const id = String(nextId++);
-    pending.set(id, resolve);
+    const sent = performance.now();
+    pending.set(id, (reply) => { rtt = performance.now() - sent; showLag(); resolve(reply); });
     ws.send(JSON.stringify({ id, ...message }));
   });
   const notice = (text) => { $("notice").textContent = text; };
+  const status = (text, kind) => { $("status").textContent = text; $("status").className = kind || ""; };
 
-  function connect(token) {
+  function showLag() {
+    const parts = rtt === null ? [] : [`${Math.round(rtt)} ms`];
+    const recent = lagged && performance.now() - lagged.at < 30000;
+    if (recent) parts.push(`${lagged.agent} lagged: redrawn`);
+    $("lag").textContent = parts.join(" · ");
+    $("lag").classList.toggle("warn", Boolean(recent));
+  }
+
+  function connect(given) {
+    token = given;
     sessionStorage.setItem("tmux-bridge-token", token);
+    clearTimeout(retryTimer);
     ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
     ws.binaryType = "arraybuffer";
-    ws.onopen = () => ws.send(JSON.stringify({ type: "auth", token }));
-    ws.onclose = () => { $("status").textContent = "disconnected"; };
+    const mine = ws;
+    ws.onopen = () => { performance.mark("tmux-bridge:open"); mine.send(JSON.stringify({ type: "auth", token })); };
+    ws.onclose = (event) => { if (mine === ws) dropped(event.code); };
     ws.onmessage = (event) => typeof event.data === "string" ? onJson(JSON.parse(event.data)) : onBinary(new Uint8Array(event.data));
+  }
+
+  // the connection dropped: every pending request fails, and (unless the token was
+  // refused) a new connection is tried, sooner at first, then every 10 s at most
+  function dropped(code) {
+    for (const resolve of pending.values()) resolve({ ok: false, error: "disconnected" });
+    pending.clear();
+    for (const listener of eventListeners) listener({ type: "disconnected" });
+    if (code === 4401 || !token) { status("disconnected", "bad"); return; }
+    const delay = Math.min(10, 0.5 * 2 ** retries);
+    retries += 1;
+    status(`reconnecting in ${delay} s (try ${retries})`, "bad");
+    retryTimer = setTimeout(() => connect(token), delay * 1000);
   }
 
   function onBinary(data) {
@@ -63,15 +100,31 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
 
   function onJson(message) {
     if (message.id && pending.has(message.id)) { pending.get(message.id)(message); pending.delete(message.id); return; }
+    if (message.type === "auth") authenticated(message);
     for (const listener of eventListeners) listener(message);
-    if (message.type === "auth") {
-      $("status").textContent = message.ok ? `connected (${message.role === "read" ? "read-only" : "full"})` : message.error;
-      if (message.ok) { listPanes(); followAgents(); }
-    } else if (message.type === "agent-added" || message.type === "agent-updated") { agents.set(message.agent.name, message.agent); showAgents(); }
-    else if (message.type === "agent-removed") { agents.delete(message.name); showAgents(); } else if (message.type === "lagging") notice(`${message.agent}: ${message.reason}; redrawn from a fresh snapshot`);
+    if (message.type === "agent-added" || message.type === "agent-updated") { agents.set(message.agent.name, message.agent); showAgents(); }
+    else if (message.type === "agent-removed") { agents.delete(message.name); showAgents(); }
+    else if (message.type === "lagging") { lagged = { agent: message.agent, at: performance.now() }; showLag(); notice(`${message.agent}: ${message.reason}; redrawn from a fresh snapshot`); }
     else if ((message.type === "resize" || message.type === "size") && message.agent === chosen) term.resize(message.cols, message.rows);
     else if (message.type === "upload") notice(`uploaded ${message.path} (${message.pasted})`);
     else if (message.type === "error") notice(message.error);
+  }
+
+  function authenticated(message) {
+    if (!message.ok) { token = null; status(message.error, "bad"); return; }
+    retries = 0;
+    performance.mark("tmux-bridge:auth");
+    role = message.role;
+    const reading = role === "read";
+    status(`connected (${reading ? "read-only" : "full"})`, "good");
+    $("role").hidden = !reading;
+    document.body.classList.toggle("read-only", reading);
+    term.options.disableStdin = reading;
+    listPanes();
+    followAgents();
+    // the open pane again (if the tiles are shown, when it is opened next)
+    if (chosen && mode === "focus") choose(chosen);
+    else stale = Boolean(chosen);
   }
 
   async function listPanes() {
@@ -112,9 +165,20 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     }
   }
 
+  function setMode(next) {
+    mode = next;
+    $("tiles").hidden = next !== "tiles";
+    $("focus").hidden = next !== "focus";
+    $("show-tiles").textContent = next === "tiles" ? "Focus" : "Tiles";
+    for (const listener of modeListeners) listener(next);
+    if (next === "focus" && stale) { stale = false; choose(chosen); }
+    else if (next === "focus") requestAnimationFrame(sendSize);
+  }
+
   async function choose(target) {
-    if (chosen) ws.send(JSON.stringify({ type: "unsubscribe-output", agent: chosen }));
+    if (chosen && chosen !== target) send(JSON.stringify({ type: "unsubscribe-output", agent: chosen }));
     chosen = target;
+    if (mode !== "focus") setMode("focus");
     for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("chosen", b.dataset.target === target);
     $("title").textContent = target;
     term.reset();
@@ -124,37 +188,105 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     // the reply comes later: if the person went on to type elsewhere (the prompt box),
     // their keys stay there and do not go to the pane
     const typing = document.activeElement;
-    if (!typing || typing === document.body || typing.tagName === "BUTTON") term.focus();
+    if (role === "full" && (!typing || typing === document.body || typing.tagName === "BUTTON")) term.focus();
     sendSize();
   }
 
   function sendSize() {
+    if (role !== "full" || !chosen || mode !== "focus") return;
     const size = fit.proposeDimensions();
-    if (chosen && size && size.cols && size.rows) ws.send(frame(3, chosen, enc.encode(`${size.cols}:${size.rows}`)));
+    if (size && size.cols && size.rows) send(frame(3, chosen, enc.encode(`${size.cols}:${size.rows}`)));
   }
 
-  term.onData((data) => { if (chosen) ws.send(frame(2, chosen, enc.encode(data))); });
+  function setFont(size) {
+    fontSize = size;
+    localStorage.setItem("tmux-bridge-font-size", String(size));
+    term.options.fontSize = size;
+    sendSize();
+    for (const listener of modeListeners) listener(mode);
+  }
+  const stepFont = (step) => {
+    const at = FONT_SIZES.findIndex((s) => s >= fontSize);
+    setFont(FONT_SIZES[Math.max(0, Math.min(FONT_SIZES.length - 1, (at < 0 ? FONT_SIZES.length - 1 : at) + step))]);
+  };
+
+  // --- search and copy, on the focused pane's terminal ---------------------------------
+  let hits = [], hit = -1, searched = "";
+  function search(text, step) {
+    const buffer = term.buffer.active;
+    if (text !== searched) {
+      searched = text;
+      hits = [];
+      hit = -1;
+      const wanted = text.toLowerCase();
+      for (let row = 0; text && row < buffer.length; row++) {
+        const line = buffer.getLine(row).translateToString(true).toLowerCase();
+        for (let col = line.indexOf(wanted); col >= 0; col = line.indexOf(wanted, col + 1)) hits.push([row, col]);
+      }
+    }
+    if (!hits.length) { term.clearSelection(); $("search-found").textContent = text ? "not found" : ""; return; }
+    hit = (hit + step + hits.length) % hits.length;
+    const [row, col] = hits[hit];
+    term.scrollToLine(Math.max(0, row - Math.floor(term.rows / 2)));
+    term.select(col, row, text.length);
+    $("search-found").textContent = `${hit + 1} of ${hits.length}`;
+  }
+
+  async function copy() {
+    let text = term.getSelection();
+    if (!text) {
+      const buffer = term.buffer.active;
+      const rows = [];
+      for (let row = buffer.viewportY; row < buffer.viewportY + term.rows; row++) rows.push(buffer.getLine(row)?.translateToString(true) ?? "");
+      text = rows.join("\n").replace(/\n+$/, "\n");
+    }
+    try { await navigator.clipboard.writeText(text); } catch {
+      const box = document.createElement("textarea");
+      box.value = text;
+      document.body.append(box);
+      box.select();
+      document.execCommand("copy");
+      box.remove();
+    }
+    notice(`copied ${text.length} characters${term.hasSelection() ? " (the selection)" : " (the screen)"}`);
+  }
+
+  term.onData((data) => { if (chosen && role === "full") send(frame(2, chosen, enc.encode(data))); });
   term.attachCustomKeyEventHandler((e) => {
-    if (e.type === "keydown" && e.key === "Tab" && e.shiftKey) { if (chosen) ws.send(frame(2, chosen, enc.encode("\x1b[Z"))); e.preventDefault(); return false; }
+    if (e.type === "keydown" && e.ctrlKey && (e.key === "]" || e.code === "BracketRight")) { e.preventDefault(); term.blur(); $("title").focus(); return false; }
+    if (e.type === "keydown" && e.key === "Tab" && e.shiftKey) { if (chosen) send(frame(2, chosen, enc.encode("\x1b[Z"))); e.preventDefault(); return false; }
     return true;
   });
   let resizeTimer = null;
   window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendSize, 200); });
 
-  const section = document.querySelector("section");
+  const section = $("focus");
   section.addEventListener("dragover", (e) => { e.preventDefault(); section.classList.add("drop"); });
   section.addEventListener("dragleave", () => section.classList.remove("drop"));
   section.addEventListener("drop", async (e) => {
     e.preventDefault();
     section.classList.remove("drop");
+    if (role !== "full") { notice("this token may watch only: no uploads"); return; }
     for (const file of e.dataTransfer.files) {
       const bytes = new Uint8Array(await file.arrayBuffer());
-      ws.send(frame(4, chosen, enc.encode(file.name), Uint8Array.of(0), enc.encode(file.type || "application/octet-stream"), Uint8Array.of(0), bytes));
+      send(frame(4, chosen, enc.encode(file.name), Uint8Array.of(0), enc.encode(file.type || "application/octet-stream"), Uint8Array.of(0), bytes));
     }
   });
 
   $("login").onsubmit = (e) => { e.preventDefault(); opened.then(() => connect($("token").value)); };
   $("refresh").onclick = () => listPanes();
+  $("show-tiles").onclick = () => setMode(mode === "tiles" ? "focus" : "tiles");
+  $("font-up").onclick = () => stepFont(1);
+  $("font-down").onclick = () => stepFont(-1);
+  $("show-keys").onclick = () => { $("keys").hidden = !$("keys").hidden; };
+  $("copy").onclick = () => copy();
+  $("search").onsubmit = (e) => { e.preventDefault(); search($("search-text").value, 1); };
+  $("search-prev").onclick = () => search($("search-text").value, -1);
+  $("search-text").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && e.shiftKey) { e.preventDefault(); search(e.target.value, -1); }
+    else if (e.key === "Escape") { e.target.blur(); if (role === "full") term.focus(); }
+  });
+  $("title").tabIndex = -1;
   $("prompt").onsubmit = async (e) => {
     e.preventDefault();
     const agent = chosenAgent || chosen;
@@ -167,9 +299,28 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
       : `not delivered to ${agent}: ${reply.error}`;
     if (reply.ok) $("prompt-text").value = "";
   };
+
+  // keyboard first: the page's keys, whenever the keyboard is not in the terminal or a box
+  const KEYS = {
+    t: () => setMode(mode === "tiles" ? "focus" : "tiles"),
+    "/": () => { if (mode !== "focus") setMode("focus"); $("search-text").focus(); $("search-text").select(); },
+    c: () => copy(),
+    "+": () => stepFont(1), "=": () => stepFont(1), "-": () => stepFont(-1),
+    i: () => { if (mode !== "focus") setMode("focus"); if (role === "full") term.focus(); },
+    "?": () => { $("keys").hidden = !$("keys").hidden; },
+    Escape: () => { $("keys").hidden = true; },
+  };
+  document.addEventListener("keydown", (e) => {
+    const typing = e.target.closest && e.target.closest("input, textarea, .xterm");
+    const action = KEYS[e.key];
+    if (!typing && action && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); action(); }
+  });
+
   window.tmuxBridgeView = {
     font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
-    send: (data) => ws.send(data), onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
+    send, onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
+    onMode: (f) => modeListeners.add(f), mode: () => mode, setMode, fontSize: () => fontSize,
+    role: () => role, notice,
     choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
