@@ -67,9 +67,10 @@ stdout exact, status exact, stderr apart (`stderr_merged` true in --json when no
 --json and --info say where it ran (`far`: via, user, host, os, shell). A password
 prompt, vim/less or a REPL the person opened there is refused (exit 125). If the connection
 drops mid-command: exit 125 (far_shell_lost), output so far printed. A container's
-busybox sh works too. --write (up to about 100 KB of text), --read and --edit work
-there too, and --repl python / node (`tmux-send --repl python -- python3` starts it on
-the far host; other presets: 125).
+busybox sh works too. --write, --read and --edit work there too (files of many MB,
+carried unseen through the pane's stream as base64, a progress line every 2 s), and
+--repl python / node (`tmux-send --repl python -- python3` starts it on the far host;
+other presets: 125).
 
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).
