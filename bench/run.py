@@ -41,6 +41,7 @@ from nested_measure import nested
 from prompt_measure import prompt
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
+from transfer_measure import transfer
 from ws_measure import ws
 
 DEFAULT_SHELLS = ("bash", "zsh", "fish")
@@ -52,6 +53,7 @@ MEASUREMENTS = [
     ("nested", nested),
     ("jobs", jobs),
     ("filekeep", filekeep),
+    ("transfer", transfer),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 
