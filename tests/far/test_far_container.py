@@ -422,3 +422,17 @@ def test_megabytes_in_the_container(in_container: TestPane) -> None:
     shown = b.history()
     encoded = base64.b64encode(data).decode()
     assert all(encoded[at : at + 40] not in shown for at in (0, len(encoded) // 2)), shown[-2000:]
+
+
+def test_info_tells_the_busybox_tools(in_container: TestPane) -> None:
+    """--info in the container: every common tool is busybox's applet (as the image's
+    busybox lists them), no GNU variant, no package manager."""
+    b = in_container
+    result = b.send("--json", "--info")
+    info = json.loads(result.stdout)["info"]
+    listed = subprocess.run([BUSYBOX, "--list"], capture_output=True, text=True)
+    applets = set(listed.stdout.split())
+    tools = ("grep", "sed", "awk", "date", "stat", "find", "xargs", "tar")
+    assert {t: info[t] for t in tools} == {t: "busybox" if t in applets else None for t in tools}
+    assert (info["gnu_tools"], info["package_manager"], info["via"]) == (None, None, "podman"), info
+    assert info["hostname"] == "tbbox" and info["tools_at"], info

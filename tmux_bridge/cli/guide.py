@@ -54,7 +54,7 @@ The person may keep several panes (an app server, a database shell, an ssh sessi
     tmux-bridge panes                            # target, label, shell, what is in front
     tmux-send -p db -- 'psql -c "select 1"'     # -p: a label, %3, 1.0 or SESSION:1.0
     tmux-bridge split --label logs -- 'tail -f /var/log/app.log'
-    tmux-send -p db --info                       # OS, arch, distro, host, user, shell
+    tmux-send -p db --info     # OS, distro, host, user, shell; GNU/BSD/busybox grep sed awk...
 Every mode takes -p (commands, --repl, --keys, --type, --screen). Without it: the
 bridge pane. Calls to different panes run at once; calls to one pane wait in turn.
 Label a pane you use often (`tmux-bridge label %3 db`); ask before splitting panes in

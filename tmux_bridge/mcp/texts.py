@@ -147,8 +147,10 @@ TOOLS: tuple[ToolText, ...] = (
         False,
         "The platform of a pane's shell",
         "The platform of the pane's shell (os, kernel, architecture, distribution, host, "
-        "user, shell and its version, directory), found by one short probe command run in "
-        "that shell (so it sees through ssh); in info. Use it before commands that differ "
+        "user, shell and its version, directory) and its host's tools (grep, sed, awk, date, "
+        "stat, find, xargs, tar: gnu, bsd or busybox; gnu_tools; package_manager), found "
+        "by one short probe command run in that shell (so it sees through ssh); in info. "
+        "Use it before commands that differ "
         "between systems. Changes nothing on the system. " + PANE + " " + NO_BRIDGE,
     ),
     ToolText(
