@@ -91,19 +91,25 @@ def test_megabytes_through_ssh_dash_and_fish(sshd: Sshd, far_dir: Path) -> None:
             assert json.loads(again.stdout)["file"]["status"] == "unchanged", b.screen()
 
 
-def test_megabytes_through_su(far_dir: Path) -> None:
-    """`su - USER` shares the pane's terminal: 3 MB each way, exact, the terminal's
-    settings as they were after (echo on: the person's typing shows)."""
-    user = ensure_user("zsh")
+GATES = [("su", "su - {user}", "zsh"), ("sudo", "sudo -i -u {user}", "fish")]
+
+
+@pytest.mark.parametrize(("gate", "line", "shell"), GATES, ids=[g[0] for g in GATES])
+def test_megabytes_through_su_and_sudo(far_dir: Path, gate: str, line: str, shell: str) -> None:
+    """`su - USER` and `sudo -i -u USER` share the pane's terminal: 3 MB each way, exact,
+    the terminal's settings as they were after (echo on: the person's typing shows)."""
+    user = ensure_user(shell)
     data = os.urandom(3 * 1024 * 1024)
     with private_pane("bash") as b:
         b.start()
-        b.tmux("send-keys", "-t", b.target, f"su - {user}", "Enter")
-        b.wait_for(lambda: b.foreground() != "bash", "su to start")
+        b.tmux("send-keys", "-t", b.target, line.format(user=user), "Enter")
+        b.wait_for(lambda: b.foreground() != "bash", f"{gate} to start")
         b.wait_until_ready()
-        _round_trip(b, far_dir / "su.bin", data)
-        assert (far_dir / "su.bin").stat().st_uid == _uid(user)
-        assert b.send_text("--", "stty -a | grep -o ' -*echo '")[1].split() == ["echo"]
+        path = far_dir / f"{gate}.bin"
+        _round_trip(b, path, data)
+        assert path.stat().st_uid == _uid(user)
+        echo = b.send_text("--", "stty -a | grep -o ' -*echo '")
+        assert echo[1].split() == ["echo"], echo
 
 
 def _uid(user: str) -> int:
