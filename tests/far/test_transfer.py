@@ -58,12 +58,12 @@ def _unseen(b: TestPane, data: bytes) -> None:
 
 def _round_trip(b: TestPane, path: Path, data: bytes) -> None:
     digest = hashlib.sha256(data).hexdigest()
-    written = b.send("--json", "--max-time", "600", "--write", str(path), input=data)
+    written = b.send("--json", "--max-time", "600", "--write", str(path), input=data, timeout=620)
     doc = json.loads(written.stdout)
     assert (written.returncode, doc["file"]["status"]) == (0, "created"), (doc, b.screen())
     assert (doc["file"]["sha256"], doc["file"]["size"]) == (digest, len(data))
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
-    read = b.send("--max-time", "600", "--read", str(path))
+    read = b.send("--max-time", "600", "--read", str(path), timeout=620)
     assert (read.returncode, read.stderr) == (0, b""), (read.stderr, b.screen())
     assert hashlib.sha256(read.stdout).hexdigest() == digest
     _unseen(b, data)
@@ -116,3 +116,28 @@ def _uid(user: str) -> int:
     import pwd
 
     return pwd.getpwnam(user).pw_uid
+
+
+def test_without_base64_the_slow_way(sshd: Sshd, far_dir: Path) -> None:
+    """A far host without base64 nor openssl: the far side says so before reading
+    anything, and a small write and read go the old way (with a note); a large write
+    is refused as too large for it, the file untouched."""
+    tools = far_dir / "bin"
+    tools.mkdir()
+    for folder in ("/usr/bin", "/bin"):
+        for entry in os.scandir(folder):
+            if entry.name not in ("base64", "openssl") and not (tools / entry.name).exists():
+                (tools / entry.name).symlink_to(entry.path)
+    data = os.urandom(20_000)
+    path = far_dir / "small.bin"
+    with private_pane("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        assert b.send_text("--", f"export PATH={tools}")[0] == 0
+        written = b.send("--json", "--write", str(path), input=data)
+        doc = json.loads(written.stdout)
+        assert (written.returncode, path.read_bytes()) == (0, data), (doc, b.screen())
+        assert any("no base64 here" in note for note in doc["notes"]), doc["notes"]
+        assert b.send("--read", str(path)).stdout == data
+        large = b.send("--json", "--write", str(path), input=os.urandom(200_000))
+        assert json.loads(large.stdout)["error_code"] == "file_too_large", b.screen()
+        assert path.read_bytes() == data
