@@ -50,6 +50,13 @@ class Metric:
         self.passed = self.median <= limit
         return self
 
+    def at_least(self, limit: float) -> Metric:
+        """Set the target ``median >= limit`` (in ``unit``: a rate) and check it; returns
+        self."""
+        self.target = f">= {_number(limit, self.unit)} {self.unit}"
+        self.passed = self.median >= limit
+        return self
+
     def to_json(self) -> dict[str, Any]:
         """The figure as a JSON-ready dict; times keep the unit named in ``unit``."""
         record: dict[str, Any] = {

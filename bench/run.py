@@ -43,6 +43,7 @@ from prompt_measure import prompt
 from realagent_measure import realagent
 from results import Report
 from tmuxserver import TMUX_BRIDGE, TMUX_SEND, BenchError, PrivateServer, private_server
+from transfer_measure import transfer
 from view_measure import view
 from ws_measure import ws
 
@@ -58,6 +59,7 @@ MEASUREMENTS = [
     ("process", process),
     ("realagent", realagent),
     ("view", view),
+    ("transfer", transfer),
 ]
 NAMES = tuple(name for name, _ in MEASUREMENTS)
 

@@ -752,31 +752,64 @@ class Bridge:
         *,
         notice: Notice = _ignore,
         cancel: Cancel | None = None,
+        tools_max_age: float | None = None,
     ) -> tuple[CallResult, dict[str, str | None]]:
         """The platform of the pane's shell (OS, kernel, architecture, distribution,
-        host, user, shell and its version, directory), found by one probe command run
-        in that shell, and remembered in the context. Returns the probe's result and the
-        facts (``None`` for those the probe could not tell)."""
+        host, user, shell and its version, directory) and its host's tools (the flavour
+        of grep, sed, awk, date, stat, find, xargs and tar, the GNU variants there, the
+        package manager, and ``tools_at``: when they were probed), found by one probe
+        command run in that shell, and remembered in the context. The tools are probed
+        once per host (user@hostname) and again when older than ``tools_max_age``
+        seconds (default :data:`~tmux_bridge.pane.context.TOOLS_MAX_AGE`, an hour; 0:
+        now). Returns the probe's result and the facts (``None`` for those the probe
+        could not tell)."""
         from .infra.process import proc
-        from .pane.context import update_pane
+        from .pane.context import TOOLS_MAX_AGE, fresh_hosts, read_context
         from .pane.info import find_pane
-        from .pane.records import pane_dir_name
         from .text.facts import parse, probe_command
 
         pane = find_pane(self.target.tmux, self.target.session, self.target.pane).pane
         kind = proc.shell_kind(pane.pid) or "posix"
         probe = Bridge(self.target, self.client)
         probe.remember = False  # the person's last command stays theirs
-        result = probe.run(probe_command(kind), options, notice=notice, cancel=cancel)
+        context = read_context(self.target.runtime_dir)
+        age = TOOLS_MAX_AGE if tools_max_age is None else tools_max_age
+        known = " ".join(fresh_hosts(context, age, time.time()))
+        result = probe.run(probe_command(kind, known), options, notice=notice, cancel=cancel)
         facts = parse((result.stdout or b"").decode("utf-8", "replace"), result.shell or kind)
+        probed = facts.pop("tools_probed", None) is not None
         if result.far:  # a far shell answered: say through what
             facts["via"] = str(result.far["via"])
             facts["shell_version"] = facts["shell_version"] or str(result.far["shell_version"])
         if result.exit_status == 0:
-            key = pane_dir_name(self.target.tmux, result.pane)
-            platform = {**facts, "at": time.time()}
-            update_pane(self.target.runtime_dir, key, {"platform": platform})
+            self._keep_facts(result, facts, context, probed)
         return result, facts
+
+    def _keep_facts(
+        self,
+        result: CallResult,
+        facts: dict[str, str | None],
+        context: dict[str, Any],
+        probed: bool,
+    ) -> None:
+        """Remember the platform for the pane and the tools for the host (when probed
+        now), or complete ``facts`` with the host's tools kept from before."""
+        from .pane.context import HOST_PREFIX, update_pane
+        from .pane.records import pane_dir_name
+        from .text.facts import TOOL_KEYS
+
+        now = time.time()
+        host = f"{HOST_PREFIX}{facts['user']}@{facts['hostname']}"
+        if probed:
+            tools = {key: facts.get(key) for key in TOOL_KEYS}
+            update_pane(self.target.runtime_dir, host, {**tools, "at": now})
+        else:
+            kept = context.get(host, {})
+            facts.update({key: kept.get(key) for key in TOOL_KEYS})
+            now = kept.get("at", now)
+        facts["tools_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+        key = pane_dir_name(self.target.tmux, result.pane)
+        update_pane(self.target.runtime_dir, key, {"platform": {**facts, "at": time.time()}})
 
     def label(self, name: str | None) -> PaneLabel:
         """Label the target's pane ``name`` (unique on the server; ``None`` removes

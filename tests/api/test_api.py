@@ -250,3 +250,24 @@ def test_screen_result(api: Bridge) -> None:
     result = api.screen()
     assert result.mode == "screen"
     assert result.screen is not None and "on-screen" in result.screen
+
+
+def test_host_tools_are_probed_once_then_again_when_old(api: Bridge, bridge: TestPane) -> None:
+    """The tools' flavours are kept per host with a time: a second info() keeps them
+    (the probe skips that part), one with a zero age probes them again."""
+    import json
+
+    context = Path(bridge.runtime) / "context.json"
+
+    def host_at() -> float:
+        kept = json.loads(context.read_text())
+        (key,) = (k for k in kept if k.startswith("host:"))
+        return float(kept[key]["at"])
+
+    _, first = api.info()
+    assert first["grep"] == "gnu" and first["package_manager"] == "apt", first
+    at = host_at()
+    _, second = api.info()
+    assert (host_at(), second["grep"], second["tools_at"]) == (at, "gnu", first["tools_at"])
+    _, third = api.info(tools_max_age=0)
+    assert host_at() > at and third["grep"] == "gnu"

@@ -11,6 +11,7 @@ import getpass
 import json
 import os
 import platform
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -255,6 +256,26 @@ def _shell_version(shell: str) -> str | None:
     return result.stdout.strip()
 
 
+def _tools() -> dict[str, str | None]:
+    """The flavour of each tool here, from what the binary is (busybox, mawk) or what its
+    --version says; the GNU variants; the package manager (Debian's apt here)."""
+    found: dict[str, str | None] = {}
+    for tool in ("grep", "sed", "awk", "date", "stat", "find", "xargs", "tar"):
+        path = shutil.which(tool)
+        real = os.path.basename(os.path.realpath(path)) if path else ""
+        if not path:
+            found[tool] = None
+        elif real in ("busybox", "mawk"):
+            found[tool] = real
+        else:
+            version = subprocess.run([path, "--version"], capture_output=True, text=True)
+            found[tool] = "gnu" if "GNU" in version.stdout.splitlines()[0] else "bsd"
+    variants = ("ggrep", "gsed", "gawk", "gdate", "gstat", "gfind", "gxargs", "gtar")
+    found["gnu_tools"] = " ".join(v for v in variants if shutil.which(v)) or None
+    found["package_manager"] = "apt" if shutil.which("apt-get") else None
+    return found
+
+
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 def test_info_finds_the_platform_and_remembers_it(make_bridge: MakeBridge, shell: str) -> None:
     b = dash_bridge(make_bridge) if shell == "dash" else make_bridge(shell)
@@ -277,10 +298,13 @@ def test_info_finds_the_platform_and_remembers_it(make_bridge: MakeBridge, shell
         "distro_version": release.get("VERSION_ID"),
         "distro_name": release.get("PRETTY_NAME"),
     }
+    expected.update(_tools())
+    probed_at = info.pop("tools_at")
     assert info == expected
-    # the plain form prints the same facts, one per line
+    # the plain form prints the same facts, one per line; the tools are not probed again
     code, out, _ = b.send_text("--info")
     shown = dict(line.split(": ", 1) for line in out.splitlines())
+    assert shown.pop("tools_at") == probed_at
     assert shown == {k: v if v is not None else "?" for k, v in expected.items()}
     # remembered for `panes`, and the person's last command is not the probe
     assert b.send_text("--", "echo mine")[0] == 0

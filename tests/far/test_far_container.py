@@ -9,6 +9,7 @@ binary copied into the image (``busybox sh -c CMD``).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import itertools
@@ -406,3 +407,32 @@ def test_check_in_the_container(in_container: TestPane) -> None:
     doc = json.loads(b.send("--check", "--json", "--", bad).stdout)
     assert doc["parses"] is False
     assert doc["would_exit"] == b.send("--", bad).returncode != 0, b.screen()
+
+
+def test_megabytes_in_the_container(in_container: TestPane) -> None:
+    """busybox's base64, head, dd, stty and awk carry 2 MB each way (twenty times what
+    fits in a command), exact, checked by busybox's sha256sum, never drawn in the pane."""
+    b = in_container
+    data = os.urandom(2 * 1024 * 1024)
+    digest = hashlib.sha256(data).hexdigest()
+    doc = json.loads(b.send("--json", "--write", "/root/big.bin", input=data).stdout)
+    assert (doc["exit_status"], doc["file"]["sha256"]) == (0, digest), (doc, b.screen())
+    assert b.send_text("--", "sha256sum /root/big.bin") == (0, f"{digest}  /root/big.bin\n", "")
+    assert b.send("--read", "/root/big.bin").stdout == data
+    shown = b.history()
+    encoded = base64.b64encode(data).decode()
+    assert all(encoded[at : at + 40] not in shown for at in (0, len(encoded) // 2)), shown[-2000:]
+
+
+def test_info_tells_the_busybox_tools(in_container: TestPane) -> None:
+    """--info in the container: every common tool is busybox's applet (as the image's
+    busybox lists them), no GNU variant, no package manager."""
+    b = in_container
+    result = b.send("--json", "--info")
+    info = json.loads(result.stdout)["info"]
+    listed = subprocess.run([BUSYBOX, "--list"], capture_output=True, text=True)
+    applets = set(listed.stdout.split())
+    tools = ("grep", "sed", "awk", "date", "stat", "find", "xargs", "tar")
+    assert {t: info[t] for t in tools} == {t: "busybox" if t in applets else None for t in tools}
+    assert (info["gnu_tools"], info["package_manager"], info["via"]) == (None, None, "podman"), info
+    assert info["hostname"] == "tbbox" and info["tools_at"], info

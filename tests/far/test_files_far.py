@@ -19,7 +19,7 @@ import pytest
 
 from ..support.files import backup_dir, backups_of, send_json
 from ..support.pane import TestPane, private_pane
-from ..support.sshd import USERS, Sshd, running_sshd, ssh_pane
+from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, ssh_pane
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,30 @@ def test_far_files_kept_safe(sshd: Sshd, shell: str) -> None:
         with private_pane("bash") as b:
             ssh_pane(b, sshd, shell)
             _check_far_files(b, home, target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+GATES = [("su", "su - {user}", "zsh"), ("sudo", "sudo -i -u {user}", "fish")]
+
+
+@pytest.mark.parametrize(("gate", "line", "shell"), GATES, ids=[g[0] for g in GATES])
+def test_far_files_kept_safe_through_su_and_sudo(gate: str, line: str, shell: str) -> None:
+    """The same through `su - USER` (a far zsh) and `sudo -i -u USER` (a far fish),
+    which share the pane's terminal: backups in that user's home, owned by that user."""
+    user = ensure_user(shell)
+    home = Path(f"/home/{user}")
+    work = Path(tempfile.mkdtemp(prefix=f"tb-keep-{gate}-", dir=home))
+    shutil.chown(work, user, user)
+    try:
+        with private_pane("bash") as b:
+            b.start()
+            b.tmux("send-keys", "-t", b.target, line.format(user=user), "Enter")
+            b.wait_for(lambda: b.foreground() != "bash", f"{gate} to start")
+            b.wait_until_ready()
+            _check_far_files(b, home, work / "k.txt")
+            doc = json.loads(b.send("--json", "--stat", str(work / "k.txt")).stdout)
+            assert doc["far"]["user"] == user, doc
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -266,6 +266,35 @@ def test_write_read_and_edit_a_file(pane: TestPane, tmp_path: Path) -> None:
     assert path.read_text() == "héllo\nthere\n"
 
 
+def test_stat_backups_restore_lines_and_checks(pane: TestPane, tmp_path: Path) -> None:
+    """The files' keeping through MCP, as the command line does it: stat without the
+    content, a line edit guarded by the SHA-256 last seen, the backup listed and put
+    back, and a JSON check by the host's validator."""
+    import hashlib
+
+    path = tmp_path / "k.txt"
+    path.write_bytes(b"one\ntwo\n")
+    facts = document(call(pane, "stat_file", {"path": str(path)}))["file"]
+    assert (facts["sha256"], facts["md5"], facts["size"]) == (
+        hashlib.sha256(b"one\ntwo\n").hexdigest(),
+        hashlib.md5(b"one\ntwo\n").hexdigest(),
+        8,
+    )
+    edit = {"path": str(path), "action": "replace", "line": 2, "text": "TWO"}
+    edited = document(call(pane, "edit_lines", {**edit, "if_sha256": facts["sha256"]}))
+    assert "-two\n+TWO\n" in edited["stdout"] and path.read_bytes() == b"one\nTWO\n"
+    stale = call(pane, "edit_lines", {**edit, "text": "2", "if_sha256": facts["sha256"]})
+    assert stale.is_error and stale.structured_content["error_code"] == "file_changed"
+    listed = document(call(pane, "list_backups", {"path": str(path)}))["backups"]
+    assert [entry["sha256"] for entry in listed] == [facts["sha256"]]
+    restored = document(call(pane, "restore_file", {"path": str(path), "backup": listed[0]["id"]}))
+    assert restored["file"]["status"] == "updated" and path.read_bytes() == b"one\ntwo\n"
+    bad = document(call(pane, "check_content", {"content": '{"a": 1,}', "kind": "json"}))
+    assert (bad["valid"], bad["validator"], bad["error"]["line"]) == (False, "python3", 1), bad
+    good = document(call(pane, "check_content", {"content": "a: 1\n", "name": "x.yaml"}))
+    assert (good["kind"], good["would_exit"]) == ("yaml", 0), good
+
+
 # --- errors --------------------------------------------------------------------------------
 
 

@@ -33,9 +33,11 @@ from tmux_bridge.text.seams import (
     far_temp_file,
     printf_text,
     sh_backup_file,
+    sh_private_dir,
     sh_temp_beside,
 )
 from tmux_bridge.text.shells import ShellKind
+from tmux_bridge.text.transfer import wrapper as transfer_wrapper
 
 from ..support.pane import shell_path
 
@@ -402,6 +404,8 @@ FAR_MODULES = [
     "text/presets.py",  # the far REPLs' helpers
     "calls/files.py",
     "calls/validate.py",
+    "text/transfer.py",
+    "calls/transfer.py",
 ]
 # a name another user can guess ($$, fish's pid), a fixed temporary directory, or a
 # mktemp call written by hand (the seam's functions make those)
@@ -434,10 +438,10 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
     """Everything typed into or run by a far shell, for every kind, with the seam's own
     code taken out, holds no guessable name, temporary directory or mktemp call."""
     seam_code = [far_dir_function(), far_dir_function(fish=True), sh_temp_beside("dir", "base")]
-    seam_code.append(sh_backup_file("bdir", "now"))
+    seam_code += [sh_backup_file("bdir", "now"), sh_private_dir()]
     seam_code += [far_temp_file("__tmux_send_err", "err", fish=f) for f in (False, True)]
     texts = [SCRIPT, FarTransport.WRAPPER, *FarTransport().words(SCRIPT, ["read", "-"], b"-x")]
-    texts.append(VALIDATE_SCRIPT)
+    texts += [VALIDATE_SCRIPT, transfer_wrapper(SCRIPT)]
     kinds: list[ShellKind] = ["bash", "zsh", "fish", "posix"]
     for kind in kinds:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]

@@ -25,10 +25,12 @@ ALL_TOOLS = [
     "status", "list_panes", "pane_info", "read_file", "write_file", "edit_file",
     "read_output", "list_agents", "send_prompt", "send_message", "start_job", "read_job",
     "wait_job", "kill_job", "list_jobs",
+    "stat_file", "list_backups", "restore_file", "edit_lines", "check_content",
 ]  # fmt: skip
 READ_ONLY = {
     "read_screen", "status", "list_panes", "pane_info", "read_file", "read_output", "list_agents",
     "read_job", "wait_job", "list_jobs",
+    "stat_file", "list_backups", "check_content",
 }  # fmt: skip
 SLEEPER = "sh -c 'echo started; exec sleep 30'"
 

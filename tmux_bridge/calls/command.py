@@ -20,6 +20,7 @@ import select
 import signal
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..cancel import Cancel, check_not_cancelled
 from ..infra.process import proc
@@ -92,17 +93,20 @@ def run_in_frame(
     notice: Notice,
     cancel: Cancel | None,
     shown: str | None = None,
+    far_call: Callable[..., Any] | None = None,
 ) -> CallRecord:
     """:func:`run_command` in a pane whose lock the caller holds (``frame``), so that
     one caller can make several calls in a row (an edit reads, then writes). ``shown``
     is what the person sees instead of the command text, and what the record names.
     ``command`` may be a :data:`Chooser` (``shown`` is then needed): called with the
-    shell's kind before anything of the command is typed."""
+    shell's kind before anything of the command is typed. ``far_call`` makes the call
+    in a far shell (``run_far``'s ``make_call``: a transfer's)."""
     front = shell_front(frame)
     if isinstance(front, FarShell):
         return _run_far(
-            target, frame, front.gateway, command, options, sinks, notice, cancel, shown
-        )
+            target, frame, front.gateway, command, options, sinks, notice, cancel, shown,
+            far_call,
+        )  # fmt: skip
     kind, pane = readiness.ready_shell(
         target.tmux, frame.view, frame.records, frame.deadline, cancel
     )
@@ -133,9 +137,10 @@ def _run_far(
     notice: Notice,
     cancel: Cancel | None,
     shown: str | None,
+    far_call: Callable[..., Any] | None = None,
 ) -> CallRecord:
     """:func:`run_in_frame` for a far shell (:mod:`tmux_bridge.calls.far`)."""
-    from .far import run_far
+    from .far import FarCall, run_far
 
     pane = frame.view.pane
     if shown is None:
@@ -159,6 +164,7 @@ def _run_far(
             (sinks[0], sinks[1], notice, cancel),
             frame.records,
             frame.view.screen,
+            far_call or FarCall,
         )
     finally:
         if record.job is None:  # a job's keeper holds the call (and its record) now

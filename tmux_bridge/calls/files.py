@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from typing import BinaryIO, Literal, NamedTuple, Protocol
+from typing import Any, BinaryIO, Literal, NamedTuple, Protocol
 
 from ..cancel import Cancel
 from ..errors import (
@@ -47,6 +47,7 @@ from ..pane.records import PaneDir
 from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_call_id
 from ..target import Target
 from ..text.seams import printf_text, sh_backup_file, sh_temp_beside
+from ..text.transfer import NO_TRANSFER
 from .command import run_in_frame
 from .frame import CallFrame, Notice, pane_call, shell_front
 
@@ -586,26 +587,59 @@ def _run_script(
 ) -> _Run:
     """Run ``script`` (:data:`SCRIPT`) once in the pane's shell. A script that failed
     raises its error; an interrupted run (timeout, cancellation) comes back without a
-    header. ``parse`` reads its stdout (default: the header, then the bytes)."""
-    far = isinstance(shell_front(call.frame), FarShell)
-    transport: Transport = (
-        FarTransport() if far else LocalTransport(call.frame.records, new_call_id())
+    header. ``parse`` reads its stdout (default: the header, then the bytes). A far
+    shell's bytes travel through the pane's stream (:mod:`tmux_bridge.calls.transfer`),
+    or, where the far side lacks the tools for that, in the command and as hex."""
+    how = (arguments, data, shown, parse or _parse, script)
+    if not isinstance(shell_front(call.frame), FarShell):
+        run = _run_with(call, LocalTransport(call.frame.records, new_call_id()), *how)
+        assert run is not None  # only a far transfer is refused
+        return run
+    from .transfer import StreamTransport, transfer_call
+
+    stream = StreamTransport(call.target.tmux, call.frame.view.pane.pane_id)
+    run = _run_with(call, stream, *how, far_call=transfer_call(stream))
+    if run is not None:
+        return run
+    slow = _run_with(_again(call), FarTransport(), *how)
+    assert slow is not None
+    slow.record.notes.append(
+        f"the far side could not take the bytes through the pane's stream "
+        f"({stream.refused or 'it lacks base64, head -c, stty or awk'}): they went the "
+        "slow way, in the command and back as hex (at most about 100 KB)."
     )
+    return slow
+
+
+def _run_with(
+    call: _Call,
+    transport: Transport,
+    arguments: list[str],
+    data: bytes | None,
+    shown: str,
+    parse: Parse,
+    script: str,
+    far_call: Callable[..., Any] | None = None,
+) -> _Run | None:
+    """:func:`_run_script` through ``transport``; ``None`` when a far transfer was
+    refused by the far side (nothing was done there)."""
     sink = transport.sink if isinstance(transport, FarTransport) else _discard
     messages = bytearray()
     try:
         words = transport.words(script, arguments, data)
         record = run_in_frame(
             call.target, call.frame, words, call.options,
-            (sink, messages.extend), call.notice, call.cancel, shown,
+            (sink, messages.extend), call.notice, call.cancel, shown, far_call,
         )  # fmt: skip
         text = messages.decode("utf-8", "replace")
         if record.timed_out or record.cancelled is not None or record.status is None:
             return _Run(record, text, None, b"")
+        if record.status == NO_TRANSFER and far_call is not None:
+            return None
         if record.status != 0:
             raise _failure(arguments[0], call.path, record.status, text)
         with transport.output() as stream:
-            header, body = (parse or _parse)(stream, call.path)
+            header, body = parse(stream, call.path)
         return _Run(record, text, header, body)
     finally:
         transport.close()

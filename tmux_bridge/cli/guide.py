@@ -54,7 +54,7 @@ The person may keep several panes (an app server, a database shell, an ssh sessi
     tmux-bridge panes                            # target, label, shell, what is in front
     tmux-send -p db -- 'psql -c "select 1"'     # -p: a label, %3, 1.0 or SESSION:1.0
     tmux-bridge split --label logs -- 'tail -f /var/log/app.log'
-    tmux-send -p db --info                       # OS, arch, distro, host, user, shell
+    tmux-send -p db --info     # OS, distro, host, user, shell; GNU/BSD/busybox grep sed awk...
 Every mode takes -p (commands, --repl, --keys, --type, --screen). Without it: the
 bridge pane. Calls to different panes run at once; calls to one pane wait in turn.
 Label a pane you use often (`tmux-bridge label %3 db`); ask before splitting panes in
@@ -67,9 +67,10 @@ stdout exact, status exact, stderr apart (`stderr_merged` true in --json when no
 --json and --info say where it ran (`far`: via, user, host, os, shell). A password
 prompt, vim/less or a REPL the person opened there is refused (exit 125). If the connection
 drops mid-command: exit 125 (far_shell_lost), output so far printed. A container's
-busybox sh works too. --write (up to about 100 KB of text), --read and --edit work
-there too, and --repl python / node (`tmux-send --repl python -- python3` starts it on
-the far host; other presets: 125).
+busybox sh works too. --write, --read and --edit work there too (files of many MB,
+carried unseen through the pane's stream as base64, a progress line every 2 s), and
+--repl python / node (`tmux-send --repl python -- python3` starts it on the far host;
+other presets: 125).
 
 ## Exit status
 - 0-255: the command's own (130 = interrupted by Ctrl-C).

@@ -206,7 +206,9 @@ Exit status:
     "--info",
     is_flag=True,
     help="Print the platform of the pane's shell (OS, kernel, arch, distribution, host, "
-    "user, shell, directory), found by one probe command run there.",
+    "user, shell, directory) and its host's tools (GNU, BSD or busybox grep, sed, awk, "
+    "date, stat, find, xargs, tar; GNU variants; package manager), found by one probe "
+    "command run there (the tools once an hour per host).",
 )
 @click.option(
     "--check",

@@ -173,3 +173,22 @@ class OutputPageDocument(BaseModel):
     more: bool = Field(description="lines follow the page")
     next_offset: int | None = Field(description="the offset of the next page, null at the end")
     text: str = Field(description="the page's lines (U+FFFD for bytes that are not UTF-8)")
+
+
+class CheckDocument(BaseModel):
+    """A check by kind (``tmux-send --check --as KIND --json``): whether the text is
+    valid, by which validator of the pane's host."""
+
+    model_config = ConfigDict(extra="allow")
+
+    mode: str
+    pane: str
+    kind: str | None = Field(None, description="json, yaml, toml, python, jq, sh, ...")
+    validator: str | None = Field(
+        None, description="the program of the pane's host that judged it; null: none there"
+    )
+    valid: bool | None = Field(None, description="null: not checked (no validator)")
+    error: dict[str, Any] | None = Field(None, description="the first error: line, column, message")
+    ready: bool
+    would_exit: int = Field(description="1 when not valid, else 0")
+    notes: list[str]

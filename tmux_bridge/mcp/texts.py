@@ -147,8 +147,10 @@ TOOLS: tuple[ToolText, ...] = (
         False,
         "The platform of a pane's shell",
         "The platform of the pane's shell (os, kernel, architecture, distribution, host, "
-        "user, shell and its version, directory), found by one short probe command run in "
-        "that shell (so it sees through ssh); in info. Use it before commands that differ "
+        "user, shell and its version, directory) and its host's tools (grep, sed, awk, date, "
+        "stat, find, xargs, tar: gnu, bsd or busybox; gnu_tools; package_manager), found "
+        "by one short probe command run in that shell (so it sees through ssh); in info. "
+        "Use it before commands that differ "
         "between systems. Changes nothing on the system. " + PANE + " " + NO_BRIDGE,
     ),
     ToolText(
@@ -289,6 +291,67 @@ JOB_TOOLS: tuple[ToolText, ...] = (
     ),
 )
 TOOLS = TOOLS + JOB_TOOLS
+# the files' keeping and checks (stat, backups, restore, line edits, checks by kind)
+FILE_TOOLS: tuple[ToolText, ...] = (
+    ToolText(
+        "stat_file",
+        True,
+        False,
+        "A file's size, mode, mtime and checksums",
+        "The facts of a file through the pane's shell, as its user and on its machine: "
+        "file holds its size, mode, mtime, SHA-256 and MD5; its content does not travel. "
+        "Use the sha256 as if_sha256 of a later write or edit. Changes nothing. "
+        + PANE
+        + " "
+        + NO_BRIDGE,
+    ),
+    ToolText(
+        "list_backups",
+        True,
+        False,
+        "List the backups of files",
+        "The backups kept on the pane's host (a write, edit or restore keeps the old "
+        "content in ~/.cache/tmux-bridge/backups there): backups lists each (id, time, "
+        "path, size, sha256), oldest first; all, or those of path. Changes nothing. "
+        + PANE
+        + " "
+        + NO_BRIDGE,
+    ),
+    ToolText(
+        "restore_file",
+        False,
+        True,
+        "Put a file's backup back",
+        "Put back the newest backup of a file (or the backup named by backup, an id from "
+        "list_backups), through the pane's shell; the current content is backed up first, "
+        "so a restore can be undone. With if_sha256 the file must still have that SHA-256. "
+        + PANE
+        + " "
+        + NO_BRIDGE,
+    ),
+    ToolText(
+        "edit_lines",
+        False,
+        True,
+        "Edit a file by line number",
+        "Replace, insert before or delete line `line` (from 1) of a file, or append text "
+        "to its end (action append), through the pane's shell, after a backup unless "
+        "backup is false; stdout is the unified diff. A line the file does not have is an "
+        "error (edit_no_line), the file untouched. Pass the sha256 you last saw as "
+        "if_sha256 so a file changed since is not edited. " + PANE + " " + NO_BRIDGE,
+    ),
+    ToolText(
+        "check_content",
+        True,
+        False,
+        "Check a text by kind before writing or running it",
+        "Whether content is valid json, yaml, toml, python, jq, sh, bash, zsh or fish "
+        "(kind; or by the extension of name), judged by the validators of the pane's host "
+        "(validator: which; null when it has none, and then valid is null): valid, and "
+        "error with line, column and message. Nothing is written or run. " + PANE + " " + NO_BRIDGE,
+    ),
+)
+TOOLS = TOOLS + FILE_TOOLS
 TOOL_NAMES = tuple(tool.name for tool in TOOLS)
 READ_ONLY = frozenset(tool.name for tool in TOOLS if tool.read_only)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
@@ -21,13 +21,14 @@ from pydantic import Field
 from ..api import NO_ORIGIN, Bridge, Origin
 from ..cancel import Cancel
 from ..errors import BridgeError, InvalidRequest
-from ..report import error_document, to_document
-from ..results import CallResult, JobResult, RunOptions
+from ..report import check_document, error_document, to_document
+from ..results import CallResult, JobResult, LineEdit, RunOptions
 from ..target import Target
 from .cap import DEFAULT_CAP, MAX_CAP, MIN_CAP
 from .progress import Calls, Key, Live, Report, in_thread
 from .schemas import (
     AgentsDocument,
+    CheckDocument,
     JobDocument,
     JobsDocument,
     MessageDocument,
@@ -55,6 +56,8 @@ MODES = {  # the mode an error document names, as the result's would
     "start_job": "job", "read_job": "job", "wait_job": "job", "kill_job": "job",
     "list_jobs": "job",
     "read_output": "output",
+    "stat_file": "stat", "list_backups": "backups", "restore_file": "restore",
+    "edit_lines": "edit", "check_content": "check",
 }  # fmt: skip
 
 Pane = Annotated[
@@ -445,7 +448,128 @@ JobId = Annotated[
 JobReply = Annotated[CallToolResult, JobDocument]
 
 
-class JobTools(Tools):
+Sha256 = Annotated[
+    str | None,
+    Field(
+        min_length=64,
+        max_length=64,
+        description="The SHA-256 the file must still have (the one a read, stat or write "
+        "gave); else file_changed and nothing is done.",
+    ),
+]
+Kind = Literal["json", "yaml", "toml", "python", "jq", "sh", "bash", "zsh", "fish"]
+
+
+class FileTools(Tools):
+    """The files' keeping and checks: stat, backups, restore, line edits, checks by kind."""
+
+    async def stat_file(
+        self, path: Path, ctx: Ctx, pane: Pane = None, max_time: MaxTime = MAX_TIME
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.stat_file(path, options=options, notice=notes.append, cancel=cancel)
+
+        return await self._call(ctx, "stat_file", path, pane, make)
+
+    async def list_backups(
+        self,
+        ctx: Ctx,
+        path: Annotated[
+            str | None, Field(max_length=4096, description="Only this file's backups.")
+        ] = None,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.list_backups(path, options=options, notice=notes.append, cancel=cancel)
+
+        return await self._call(ctx, "list_backups", path or "", pane, make, MAX_CAP)
+
+    async def restore_file(
+        self,
+        path: Path,
+        ctx: Ctx,
+        backup: Annotated[
+            str | None, Field(max_length=64, description="A backup's id (list_backups).")
+        ] = None,
+        if_sha256: Sha256 = None,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            return bridge.restore_file(
+                path, backup, options=options, notice=notes.append, cancel=cancel,
+                if_sha256=if_sha256,
+            )  # fmt: skip
+
+        return await self._call(ctx, "restore_file", path, pane, make)
+
+    async def edit_lines(
+        self,
+        path: Path,
+        action: Literal["replace", "insert", "delete", "append"],
+        ctx: Ctx,
+        line: Annotated[int, Field(ge=0, description="The line, from 1 (append: unused).")] = 0,
+        text: Annotated[str, Field(max_length=MAX_CONTENT)] = "",
+        if_sha256: Sha256 = None,
+        backup: Backup = True,
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+        max_output: MaxOutput = DEFAULT_CAP,
+    ) -> Result:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
+            edit = LineEdit(action, line, _utf8(text))
+            return bridge.edit_lines(
+                path, edit, backup=backup, options=options, notice=notes.append,
+                cancel=cancel, if_sha256=if_sha256,
+            )  # fmt: skip
+
+        return await self._call(ctx, "edit_lines", path, pane, make, max_output)
+
+    async def check_content(
+        self,
+        content: Annotated[str, Field(max_length=MAX_CONTENT, description="The text (UTF-8).")],
+        ctx: Ctx,
+        kind: Kind | None = None,
+        name: Annotated[
+            str, Field(max_length=4096, description="A path whose extension tells the kind.")
+        ] = "-",
+        pane: Pane = None,
+        max_time: MaxTime = MAX_TIME,
+    ) -> Annotated[CallToolResult, CheckDocument]:
+        options = RunOptions(max_time=max_time)
+
+        def make(bridge: Bridge, cancel: Cancel) -> dict[str, Any]:
+            notes: list[str] = []
+            result = bridge.check_content(
+                _utf8(content), kind, name, options, notice=notes.append, cancel=cancel
+            )
+            return check_document(result, notes)
+
+        bridge = self._bridge(ctx, pane)
+        try:
+            document = await in_thread(self.calls, lambda cancel: make(bridge, cancel))
+        except BridgeError as exc:
+            return failure(exc, "check_content", name, [])
+        return success(document)
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRequest("the text holds a lone surrogate: no UTF-8 for it.") from None
+
+
+class JobTools(FileTools):
     """The tools for jobs: commands that run on after the call that started them."""
 
     async def start_job(

@@ -24,6 +24,11 @@ from typing import Any
 from ..infra.runtime import atomic_write, usable_private_dir
 
 CONTEXT_FILE = "context.json"
+# What is known of a host's tools (flavours, GNU variants, package manager: see
+# tmux_bridge/text/facts.py) is kept under ``host:USER@HOSTNAME`` and probed again once it
+# is older than this many seconds.
+HOST_PREFIX = "host:"
+TOOLS_MAX_AGE = 3600.0
 MAX_COMMAND = 500  # characters of a last command kept
 
 Facts = dict[str, Any]
@@ -70,13 +75,24 @@ def facts_of(context: dict[str, Facts], key: str, server: str) -> Facts:
     return facts if facts.get("server") == server else {}
 
 
+def fresh_hosts(context: dict[str, Facts], max_age: float, now: float) -> list[str]:
+    """The hosts (``USER@HOSTNAME``) whose tools were probed less than ``max_age``
+    seconds before ``now``."""
+    found = []
+    for key, facts in context.items():
+        at = facts.get("at")
+        if key.startswith(HOST_PREFIX) and isinstance(at, int | float) and now - at < max_age:
+            found.append(key.removeprefix(HOST_PREFIX))
+    return found
+
+
 def prune(directory: str, alive: set[str]) -> None:
-    """Drop the facts of panes whose key is not in ``alive``."""
+    """Drop the facts of panes whose key is not in ``alive`` (hosts' facts stay)."""
     if not usable_private_dir(directory):
         return
     with contextlib.suppress(OSError), _locked(directory):
         context = read_context(directory)
-        kept = {k: v for k, v in context.items() if k in alive}
+        kept = {k: v for k, v in context.items() if k in alive or k.startswith(HOST_PREFIX)}
         if kept != context:
             _write(directory, kept)
 

@@ -26,6 +26,13 @@ RUN_MODES = {
     "start_repl": "repl_start",
     "evaluate": "repl_eval",
     "close_repl": "repl_close",
+    "read_file": "read",
+    "write_file": "write",
+    "edit_file": "edit",
+    "edit_lines": "edit",
+    "stat_file": "stat",
+    "backups": "backups",
+    "restore_file": "restore",
 }
 
 
@@ -232,6 +239,8 @@ def error_metadata(request: Request, error: BridgeError) -> dict[str, Any]:
         return {}
     if request.action == "evaluate":
         text = request.code or ""
+    elif request.path is not None or request.action == "backups":
+        text = request.path or ""
     elif isinstance(request.command, tuple):
         text = " ".join(request.command)
     else:
@@ -247,6 +256,116 @@ def _contract_text(result: CallResult) -> str:
     """The contract's capture: the screen text without the newline after the last
     line (trailing blank lines are already gone)."""
     return (result.screen or "").removesuffix("\n")
+
+
+# --- files ----------------------------------------------------------------------------
+
+
+def _file_options(request: Request) -> RunOptions:
+    return _run_options(request)._replace(raw=False)
+
+
+def _utf8(text: str | None) -> bytes:
+    return (text or "").encode("utf-8")  # the contract let no lone surrogate in
+
+
+def _read_file(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge, options, path = backend.bridge(request), _file_options(request), str(request.path)
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.read_file(path, options=options, notice=notes.append, cancel=cancel),
+    )
+
+
+def _write_file(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge, options, path = backend.bridge(request), _file_options(request), str(request.path)
+    data, keep = _utf8(request.content), request.backup is not False
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.write_file(
+            path, data, backup=keep, options=options, notice=notes.append, cancel=cancel,
+            if_sha256=request.if_sha256,
+        ),
+    )  # fmt: skip
+
+
+def _edit_file(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge, options, path = backend.bridge(request), _file_options(request), str(request.path)
+    old, new, keep = _utf8(request.old), _utf8(request.new), request.backup is not False
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.edit_file(
+            path, old, new, backup=keep, options=options, notice=notes.append, cancel=cancel,
+            if_sha256=request.if_sha256,
+        ),
+    )  # fmt: skip
+
+
+def _edit_lines(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    from ..results import LineEdit
+
+    bridge, options, path = backend.bridge(request), _file_options(request), str(request.path)
+    edit = LineEdit(request.edit, request.line or 0, _utf8(request.new))  # type: ignore[arg-type]
+    keep = request.backup is not False
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.edit_lines(
+            path, edit, backup=keep, options=options, notice=notes.append, cancel=cancel,
+            if_sha256=request.if_sha256,
+        ),
+    )  # fmt: skip
+
+
+def _stat_file(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge, options, path = backend.bridge(request), _file_options(request), str(request.path)
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.stat_file(path, options=options, notice=notes.append, cancel=cancel),
+    )
+
+
+def _backups(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge, options = backend.bridge(request), _file_options(request)
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.list_backups(
+            request.path, options=options, notice=notes.append, cancel=cancel
+        ),
+    )
+
+
+def _restore_file(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    bridge, options, path = backend.bridge(request), _file_options(request), str(request.path)
+    return _result_reply(
+        request,
+        bridge,
+        lambda notes: bridge.restore_file(
+            path, request.backup_id, options=options, notice=notes.append, cancel=cancel,
+            if_sha256=request.if_sha256,
+        ),
+    )  # fmt: skip
+
+
+def _check_content(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
+    from ..report import check_document, describe_check
+
+    bridge, notes = backend.bridge(request), list[str]()
+    result = bridge.check_content(
+        _utf8(request.content), request.kind, request.path or "-", _file_options(request),
+        notice=notes.append, cancel=cancel,
+    )  # fmt: skip
+    return reply(
+        request.action,
+        session=bridge.target.session,
+        output=describe_check(result),
+        metadata={"result": check_document(result, notes)},
+    )
 
 
 Handler = Callable[[TmuxBackend, Request, Cancel], dict[str, Any]]
@@ -268,4 +387,12 @@ HANDLERS: dict[str, Handler] = {
     "wait_job": _wait_job,
     "kill_job": _kill_job,
     "jobs": _jobs,
+    "read_file": _read_file,
+    "write_file": _write_file,
+    "edit_file": _edit_file,
+    "edit_lines": _edit_lines,
+    "stat_file": _stat_file,
+    "backups": _backups,
+    "restore_file": _restore_file,
+    "check_content": _check_content,
 }

@@ -30,7 +30,14 @@ CONTRACT_ACTIONS = (
 )
 EXTRA_ACTIONS = ("run", "start_repl", "evaluate", "close_repl", "status", "screen")
 JOB_ACTIONS = ("start_job", "job", "wait_job", "kill_job", "jobs")  # docs/jobs.md
-ACTIONS = CONTRACT_ACTIONS + EXTRA_ACTIONS + JOB_ACTIONS
+# files through the pane's shell (docs/http-api.md, docs/files.md)
+FILE_ACTIONS = (
+    "read_file", "write_file", "edit_file", "edit_lines", "stat_file", "backups",
+    "restore_file", "check_content",
+)  # fmt: skip
+ACTIONS = CONTRACT_ACTIONS + EXTRA_ACTIONS + JOB_ACTIONS + FILE_ACTIONS
+LINE_EDITS = ("replace", "insert", "delete", "append")
+KINDS = ("json", "yaml", "toml", "python", "jq", "sh", "bash", "zsh", "fish")
 
 MAX_BODY = 256 * 1024  # bytes of one request body
 MAX_TEXT = 8000  # characters of literal input
@@ -79,6 +86,17 @@ class Request(NamedTuple):
     first: int | None = None
     last: int | None = None
     max_bytes: int | None = None
+    # files: the path, the text to write or check, an edit, a guard, a backup
+    path: str | None = None
+    content: str | None = None
+    old: str | None = None
+    new: str | None = None
+    line: int | None = None
+    edit: str | None = None  # a line edit: replace, insert, delete, append
+    backup: bool | None = None  # keep a backup (default: true)
+    if_sha256: str | None = None
+    backup_id: str | None = None
+    kind: str | None = None  # a check's kind (default: by the path's extension)
 
 
 Parser = Callable[[str, Any], Any]
@@ -182,6 +200,22 @@ def _wait_for(name: str, value: Any) -> str:
     return pattern
 
 
+def _choice(choices: tuple[str, ...]) -> Parser:
+    def parse(name: str, value: Any) -> str:
+        if value not in choices:
+            raise InvalidRequest(f"{name} must be one of {', '.join(choices)}.")
+        return str(value)
+
+    return parse
+
+
+def _sha256(name: str, value: Any) -> str:
+    text: str = _string(64)(name, value)
+    if len(text) != 64 or not all(c in "0123456789abcdefABCDEF" for c in text):
+        raise InvalidRequest(f"{name} must be a SHA-256: 64 hex digits.")
+    return text
+
+
 FIELDS: dict[str, Parser] = {
     "session": _session,
     "pane": _string(MAX_PANE),
@@ -203,6 +237,16 @@ FIELDS: dict[str, Parser] = {
     "first": _integer(0, MAX_FIT),
     "last": _integer(0, MAX_FIT),
     "max_bytes": _integer(0, MAX_FIT),
+    "path": _string(MAX_PATH),
+    "content": _string(MAX_BODY),
+    "old": _string(MAX_BODY),
+    "new": _string(MAX_BODY),
+    "line": _integer(1, 1 << 40),
+    "edit": _choice(LINE_EDITS),
+    "backup": _boolean,
+    "if_sha256": _sha256,
+    "backup_id": _string(MAX_NAME),
+    "kind": _choice(KINDS),
 }
 
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -217,6 +261,13 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "job": ("job",),
     "wait_job": ("job",),
     "kill_job": ("job",),
+    "read_file": ("path",),
+    "write_file": ("path",),
+    "edit_file": ("path", "old"),
+    "edit_lines": ("path", "edit"),
+    "stat_file": ("path",),
+    "restore_file": ("path",),
+    "check_content": ("content",),
 }
 
 

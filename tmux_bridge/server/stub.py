@@ -43,6 +43,7 @@ from ..rules import check_repl_name
 from .contract import (
     DEFAULT_LINES,
     DEFAULT_WAIT_MS,
+    FILE_ACTIONS,
     JOB_ACTIONS,
     Request,
     reply,
@@ -113,6 +114,11 @@ class StubBackend:
             raise InvalidRequest(
                 f"{request.action}: the stub runs no jobs (it has no shell); serve without "
                 "--mode stub to use jobs."
+            )
+        if request.action in FILE_ACTIONS:
+            raise InvalidRequest(
+                f"{request.action}: the stub has no shell to handle files with; serve "
+                "without --mode stub to use them."
             )
         if request.action in ("send_and_capture", "run", "start_repl", "evaluate", "close_repl"):
             return _SLOW[request.action](self, request, cancel)

@@ -116,3 +116,21 @@ def sentinel_format(call_id: str, kind: str) -> str:
 def sentinel_prefix(call_id: str) -> bytes:
     """The bytes every sentinel of this call starts with."""
     return f"\x1b_tmux-send:{call_id}:".encode()
+
+
+# A far transfer's messages (``--read``/``--write`` through a far shell): an OSC string
+# of tmux-send's own number, ``ESC ] 5379 ; <id> ; <kind> ; <text> BEL``. tmux draws
+# nothing of an OSC it does not know, and its ``pipe-pane`` passes every byte, so the
+# file's bytes (base64) travel through the pane's stream unseen. Kinds: ``R`` the far
+# side is ready to receive (text: ``ok`` or why not), ``A`` a piece received, ``D`` data.
+TRANSFER_OSC = "5379"
+TRANSFER_INTRO = f"\x1b]{TRANSFER_OSC};".encode()
+TRANSFER_READY = "R"
+TRANSFER_ACK = "A"
+TRANSFER_DATA = "D"
+
+
+def transfer_printf(kind: str) -> str:
+    """A transfer message as ``printf(1)`` and ``awk`` must see it: ``%s`` for the id,
+    then ``%s`` for the text."""
+    return rf"\033]{TRANSFER_OSC};%s;{kind};%s\007"

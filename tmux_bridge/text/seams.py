@@ -450,3 +450,10 @@ def sh_backup_file(directory: str, stamp: str) -> str:
 def _check_name(variable: str) -> None:
     if not variable or variable[0] not in _NAME_FIRST or not set(variable) <= _NAME_REST:
         raise ValueError(f"not a shell variable name: {variable!r}")
+
+
+def sh_private_dir() -> str:
+    """The POSIX sh command that makes a new private directory (0700, ``mktemp -d``) in
+    ``$TMPDIR`` (else ``/tmp``) and prints its path: where a far transfer keeps the
+    bytes it received until they are checked. The caller captures the output."""
+    return 'mktemp -d "${TMPDIR:-/tmp}/tmux-send.XXXXXX"'

@@ -37,7 +37,7 @@ HTTP_STATUS: dict[str, int] = {
     "repl_mismatch": 409,
     "far_repl_unsupported": 409,
     "pane_piped": 409,
-    # files through the pane (not actions of the HTTP API yet; the table covers every code)
+    # files through the pane (the file actions)
     "file_not_found": 404,
     "edit_no_match": 409,
     "edit_ambiguous": 409,
