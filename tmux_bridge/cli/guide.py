@@ -167,7 +167,8 @@ WINDOW.PANE or a pane id; an ambiguous one is refused (exit 2) listing the agent
 If your client has the tmux-bridge MCP server (`tmux-bridge mcp`), its tools are the
 same calls: run, start_repl, evaluate, close_repl, send_keys, type_text, read_screen,
 status, list_panes, pane_info, read_file, write_file, edit_file, read_output,
-list_agents, send_prompt, send_message, and for jobs start_job, read_job, wait_job,
+list_agents, send_prompt, send_message, for files stat_file, list_backups,
+restore_file, edit_lines, check_content, and for jobs start_job, read_job, wait_job,
 kill_job, list_jobs. Each returns the --json document; output streams as progress;
 cancelling a call is Ctrl-C (cancelling wait_job leaves the job running). A tool error
 ends with its error_code (no_bridge: ask the person to start `tmux-bridge`). A result

@@ -87,7 +87,11 @@ class Channel:
         with self.lock:
             if self.process is None or self.process.poll() is not None or self._ended():
                 self._close()
-                self._open()
+                try:
+                    self._open(timeout)
+                except BaseException:  # TimeoutError: tmux did not answer (stopped?)
+                    self._close()
+                    raise
             self.count += 1
             token = f"tmux-bridge-channel-{secrets.token_hex(16)}"
             try:
@@ -113,8 +117,8 @@ class Channel:
 
     # --- the client ----------------------------------------------------------------------
 
-    def _open(self) -> None:
-        session = self._any_session()
+    def _open(self, timeout: float | None) -> None:
+        session = self._any_session(timeout)
         if session is None:
             raise ChannelClosed(sent=False)
         argv = [*self.argv, "-C", "attach-session", "-t", session, "-f", "no-output,ignore-size"]
@@ -126,7 +130,7 @@ class Channel:
         self.buffer = b""
         # a command read before the client is attached may run without one (tmux 3.3a):
         # wait for the attach's own notification first
-        deadline = time.monotonic() + OPEN_WAIT
+        deadline = time.monotonic() + min(OPEN_WAIT, timeout or OPEN_WAIT)
         while True:
             line = self._line(deadline)
             if line is None:
@@ -135,13 +139,18 @@ class Channel:
             if line.startswith(b"%session-changed"):
                 return
 
-    def _any_session(self) -> str | None:
-        listed = subprocess.run(
-            [*self.argv, "list-sessions", "-F", "#{session_id}"],
-            capture_output=True,
-            check=False,
-            timeout=10,
-        )
+    def _any_session(self, timeout: float | None) -> str | None:
+        """A session to attach to; :class:`TimeoutError` when tmux does not answer
+        within ``timeout`` seconds (10 without one)."""
+        try:
+            listed = subprocess.run(
+                [*self.argv, "list-sessions", "-F", "#{session_id}"],
+                capture_output=True,
+                check=False,
+                timeout=timeout or 10,
+            )
+        except subprocess.TimeoutExpired:
+            raise TimeoutError from None
         ids = listed.stdout.split() if listed.returncode == 0 else []
         return ids[0].decode() if ids else None
 
