@@ -22,8 +22,8 @@ TMUX_FIXTURES = frozenset({"bridge", "shared_bridge", "make_bridge"})
 # interrupts, REPLs, far shells, agents), run again with TMUX_BRIDGE_PROCESS=portable.
 PROCESS_FACT_FILES = frozenset(
     {
-        "test_procfacts.py", "test_send.py", "test_posix_sh.py", "test_interrupts.py",
-        "test_refusals.py", "test_agents.py", "test_nested.py", "test_repl.py",
+        "test_procfacts.py", "test_send.py", "test_interrupts.py", "test_refusals.py",
+        "test_agents.py",
     }
 )  # fmt: skip
 PORTABLE_PASS = os.environ.get("TMUX_BRIDGE_PROCESS") == "portable"
