@@ -331,7 +331,11 @@ def password_mode(tty: str) -> bool:
 def signal_foreground(shell_pid: int, signum: int) -> bool:
     """Send ``signum`` to the terminal's foreground process group, as the terminal would
     for Ctrl-C; False when there is none or we may not (``sudo`` runs as root)."""
-    stat = proc_stat(shell_pid)
+    return signal_group(proc_stat(shell_pid), signum)
+
+
+def signal_group(stat: ProcStat | None, signum: int) -> bool:
+    """:func:`signal_foreground` once the shell's facts are known (either implementation's)."""
     if stat is None or stat.tpgid <= 0:
         return False
     try:

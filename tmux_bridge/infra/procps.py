@@ -30,7 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .procfacts import ProcStat, Unknown
-from .procfs import kind_of_name, password_mode
+from .procfs import kind_of_name, password_mode, signal_group
 from .procfs import line_editor_active as line_editor_active  # termios: POSIX, shared
 from .procfs import local_modes as local_modes
 
@@ -270,14 +270,7 @@ def holds_terminal(pid: int, tpgid: int) -> bool:
 
 
 def signal_foreground(shell_pid: int, signum: int) -> bool:
-    stat = proc_stat(shell_pid)
-    if stat is None or stat.tpgid <= 0:
-        return False
-    try:
-        os.killpg(stat.tpgid, signum)
-    except OSError:
-        return False
-    return True
+    return signal_group(proc_stat(shell_pid), signum)
 
 
 def _wait_channels(pids: list[int]) -> dict[int, str]:
