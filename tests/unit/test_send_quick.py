@@ -22,6 +22,8 @@ TOKENS = [
     "--timeout=0", "-t5", "--max-time", "--max-time=2.5", "--max-time=.5", "5", "0", "-1",
     "2.", "1e3", "nan", "inf", " 5", "5_0", "0x5", "abc", "--check", "--repl", "python",
     "--screen", "--jso", "--json=1", "--raw=no", "-x", "--help", "-h", "-V", "--guide",
+    "--background", "--job", "--job=3f6b", "3f6b", "--all", "--wait", "--kill", "--jobs",
+    "--on-timeout", "--on-timeout=detach", "detach", "interrupt", "--all=1", "--first",
 ]  # fmt: skip
 
 
@@ -41,7 +43,10 @@ def quick_reading(argv: Sequence[str]) -> tuple[SendRequest, bool] | None:
     quick = quick_request(argv, {})
     if quick is None:
         return None
-    request = SendRequest("command", quick.words, quick.options, pane=quick.pane)
+    request = SendRequest(
+        quick.mode, quick.words, quick.options, pane=quick.pane, job=quick.job,
+        everything=quick.everything,
+    )  # fmt: skip
     return request, quick.as_json
 
 
@@ -66,6 +71,13 @@ def assert_agree(argv: Sequence[str]) -> bool:
         ["--pane=%3", "-t", "5", "--max-time", "2.5", "--json", "--", "true"],
         ["--timeout=.5", "--max-time=300", "make", "test"],
         ["ls", "--json"],  # options end at the command's first word
+        ["--background", "--", "sleep", "9"],
+        ["--job", "3f6b"],
+        ["--job=3f6b", "--all", "--json", "-p", "db"],
+        ["--wait", "3f6b", "-t", "5", "--max-time", "60"],
+        ["--kill", "3f6b"],
+        ["--jobs", "--json"],
+        ["--on-timeout", "detach", "-t", "2", "--", "make"],
     ],
 )
 def test_the_common_lines_are_read_without_click_and_as_click_reads_them(
@@ -102,6 +114,14 @@ def test_the_common_lines_are_read_without_click_and_as_click_reads_them(
         ["--raw=no", "--", "true"],
         ["--jso", "--", "true"],
         ["-t"],
+        ["--job", "a", "--wait", "b"],
+        ["--all", "--", "true"],
+        ["--jobs", "--", "true"],
+        ["--job", "a", "--", "true"],
+        ["--background"],
+        ["--on-timeout", "never", "--", "true"],
+        ["--on-timeout", "detach", "--job", "a"],
+        ["--on-timeout", "detach", "--background", "--", "true"],
     ],
 )
 def test_every_other_line_is_left_to_click(argv: list[str]) -> None:

@@ -33,7 +33,10 @@ def run(argv: Sequence[str]) -> int:
         from .send_options import cli
 
         return run_cli(cli, argv)
-    request = SendRequest("command", quick.words, quick.options, pane=quick.pane)
+    request = SendRequest(
+        quick.mode, quick.words, quick.options, pane=quick.pane, job=quick.job,
+        everything=quick.everything,
+    )  # fmt: skip
     output = Output(quick.as_json)
     try:
         return call(request, output)

@@ -1,8 +1,10 @@
 """tmux-send's common command lines, read without click.
 
 Agents call ``tmux-send [-p TARGET] [-t SECONDS] [--max-time SECONDS] [--raw] [--json]
-[--] COMMAND...`` hundreds of times a day, and importing click is about a third of
-tmux-send's start-up. :func:`quick_request` reads exactly those lines; for anything
+[--on-timeout interrupt|detach] [--] COMMAND...`` hundreds of times a day, and the job
+modes (``--background -- COMMAND``, ``--job ID [--all]``, ``--wait ID``, ``--kill ID``,
+``--jobs``) as often while a job runs; importing click is about a third of tmux-send's
+start-up. :func:`quick_request` reads exactly those lines; for anything
 else (another option, a value click would refuse, ``-pVALUE``, an option given twice,
 help, version, completion) it returns None and the click command in
 :mod:`tmux_bridge.cli.send_options` reads the line, so that every error message and all of
@@ -13,7 +15,7 @@ every line this one takes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from ..results import RunOptions
 
@@ -26,7 +28,16 @@ _OPTIONS = {
     "--max-time": ("max_time", True),
     "--raw": ("raw", False),
     "--json": ("json", False),
+    "--on-timeout": ("on_timeout", True),
+    "--background": ("--background", False),
+    "--job": ("--job", True),
+    "--all": ("all", False),
+    "--wait": ("--wait", True),
+    "--kill": ("--kill", True),
+    "--jobs": ("--jobs", False),
 }
+_JOB_MODES = ("--background", "--job", "--wait", "--kill", "--jobs")
+_ON_TIMEOUT = ("interrupt", "detach")
 _DIGITS = frozenset("0123456789")
 
 
@@ -37,6 +48,9 @@ class QuickLine(NamedTuple):
     pane: str | None
     options: RunOptions
     as_json: bool
+    mode: str = "command"  # or one of the job modes
+    job: str | None = None  # --job, --wait, --kill ID
+    everything: bool = False  # --job ID --all
 
 
 def quick_request(argv: Sequence[str], environ: Mapping[str, str]) -> QuickLine | None:
@@ -49,14 +63,36 @@ def quick_request(argv: Sequence[str], environ: Mapping[str, str]) -> QuickLine 
         return None
     values, rest = seen
     words = tuple(argv[len(argv) - rest :])
-    if not words:
+    mode = _mode(values, words)
+    if mode is None:
         return None
     timeout = _seconds(values.get("timeout"), RunOptions().idle_timeout)
     max_time = _seconds(values.get("max_time"), RunOptions().max_time)
     if timeout is None or max_time is None:
         return None
-    options = RunOptions(timeout, max_time, "raw" in values)
-    return QuickLine(words, values.get("pane"), options, "json" in values)
+    on_timeout: Literal["interrupt", "detach"] = (
+        "detach" if values.get("on_timeout") == "detach" else "interrupt"
+    )
+    options = RunOptions(timeout, max_time, "raw" in values, on_timeout)
+    job = values.get(mode) or None
+    everything = "all" in values
+    return QuickLine(words, values.get("pane"), options, "json" in values, mode, job, everything)
+
+
+def _mode(values: dict[str, str], words: tuple[str, ...]) -> str | None:
+    """The mode these options ask for (``command`` or a job mode) when they go together
+    as click would have them, else None."""
+    modes = [name for name in _JOB_MODES if name in values]
+    if len(modes) > 1:
+        return None
+    mode = modes[0] if modes else "command"
+    takes_words = mode in ("command", "--background")
+    on_timeout = values.get("on_timeout", "interrupt")
+    if takes_words != bool(words) or on_timeout not in _ON_TIMEOUT:
+        return None
+    if ("all" in values and mode != "--job") or (on_timeout != "interrupt" and mode != "command"):
+        return None
+    return mode
 
 
 def _options(argv: Sequence[str]) -> tuple[dict[str, str], int] | None:
