@@ -847,9 +847,9 @@ class Bridge:
 
     def pane_id(self) -> str:
         """The id (``%N``) of the target's pane; raises when there is none."""
-        from .pane.info import find_pane
+        from .pane.info import find_pane_id
 
-        return find_pane(self.target.tmux, self.target.session, self.target.pane).pane.pane_id
+        return find_pane_id(self.target.tmux, self.target.session, self.target.pane)
 
     def watch(self, listener: Listener) -> str:
         """Hand the pane's output bytes, exactly as the pane got them, to ``listener``

@@ -199,6 +199,22 @@ def find_pane(
     return PaneView(info, _rows(lines[1:], info.height, history_lines > 0))
 
 
+def find_pane_id(tmux: Tmux, session: str, pane: str | None) -> str:
+    """The id of the pane :func:`find_pane` would find, without reading its screen
+    (one tmux call for a pane id or a name; the bridge pane as :func:`find_pane` finds
+    it). Raises as :func:`find_pane` does."""
+    if pane is None:
+        return find_pane(tmux, session, None).pane.pane_id
+    if not pane.startswith("%"):
+        return resolve_pane(tmux, session, pane)
+    result = tmux.run("display-message", "-p", "-t", pane, "#{pane_id}", check=False)
+    if result.returncode == 0 and result.stdout.strip() == pane:
+        return pane
+    if "no server running" in result.stderr or "error connecting" in result.stderr:
+        raise NoBridgeSession()
+    raise NoSuchPane(_unknown(pane, list_places(tmux)))
+
+
 def _capture_args(history_lines: int, join: bool) -> list[str]:
     args = ["capture-pane", "-p"]
     if join:

@@ -98,6 +98,8 @@ class PaneWatch:
         self.armings = 0
         self.rearms = 0  # how often the pipe had to be re-armed (for tests and status)
         self.thread = threading.Thread(target=self._loop, name=f"watch-{pane_id}", daemon=True)
+        self.started = threading.Event()  # set once the start is over (see error)
+        self.error: BaseException | None = None  # what start() raised
 
     def start(self) -> None:
         """Arm the pipe (raises when the pane is gone) and start reading."""
@@ -105,6 +107,18 @@ class PaneWatch:
         self._arm()
         self.rearms = 0  # the first arming is not a re-arming
         self.thread.start()
+
+    def start_ended(self, error: BaseException | None) -> None:
+        """The start is over (``error``: it failed so): listeners that joined meanwhile
+        go on, or get the error too."""
+        self.error = error
+        self.started.set()
+
+    def wait_started(self) -> None:
+        """Return once the watch started; raise what its start raised."""
+        self.started.wait()
+        if self.error is not None:
+            raise self.error
 
     def add(self, listener: Listener) -> None:
         with self.lock:
@@ -273,21 +287,30 @@ class Watches:
 
     def add(self, tmux: Tmux, pane_id: str, listener: Listener) -> PaneWatch:
         """Start delivering ``pane_id``'s output to ``listener``. Raises
-        :class:`~tmux_bridge.errors.TmuxError` when the pane is gone."""
+        :class:`~tmux_bridge.errors.TmuxError` when the pane is gone. Watches of
+        different panes start side by side (arming a pipe waits on tmux and ``cat``);
+        a listener that joins a watch still starting waits for its start."""
         key = (tmux, pane_id)
         with self._lock:
             watch = self._watches.get(key)
+            first = watch is None
             if watch is None:
                 watch = PaneWatch(tmux, pane_id, lambda: self._forget(key))
-                watch.add(listener)
-                try:
-                    watch.start()
-                except Exception:
-                    watch.stop()
-                    raise
                 self._watches[key] = watch
-                return watch
-        watch.add(listener)
+            watch.add(listener)
+        if not first:
+            watch.wait_started()
+            return watch
+        try:
+            watch.start()
+        except BaseException as exc:
+            with self._lock:
+                if self._watches.get(key) is watch:
+                    del self._watches[key]
+            watch.start_ended(exc)
+            watch.stop()
+            raise
+        watch.start_ended(None)
         return watch
 
     def remove(self, tmux: Tmux, pane_id: str, listener: Listener) -> None:

@@ -14,6 +14,7 @@
   let timer = null, looking = false, again = false, before = null, raised = 0;
   let last = { panes: [], agents: [], jobs: [], messages: [] }; // the last look
   const endedRaised = new Set();
+  view.lookAfterPanes(); // the side list of panes comes from this look
 
   view.onEvent((message) => {
     const type = String(message.type);
@@ -37,7 +38,7 @@
         const theirs = agents.agents.map((a) => ({ pane: a.pane, target: a.target, attached: a.attached, guessed: true }));
         tiles.update({ ...last, agents: agents.agents, panes: theirs }, true);
       });
-      asked[0].then((panes) => { if (panes.ok) tiles.update({ ...last, panes: panes.panes }, true); });
+      asked[0].then((panes) => { if (panes.ok) { tiles.update({ ...last, panes: panes.panes }, true); view.showPanes(panes.panes); } });
       const [panes, agents, jobs, messages] = await Promise.all(asked);
       connected = !GONE.has(panes.error);
       if (!connected) return;

@@ -37,17 +37,23 @@
     if (!tiles.size) performance.mark("tmux-bridge:tiles");
     const agents = new Map((world.agents || []).map((agent) => [agent.pane, agent]));
     const seen = new Set();
+    const added = [];
     for (const pane of world.panes || []) {
       seen.add(pane.pane);
       if (pane.guessed && tiles.has(pane.pane)) continue; // known better from list-panes
-      const tile = tiles.get(pane.pane) || add(pane);
+      let tile = tiles.get(pane.pane);
+      if (!tile) { tile = add(pane); added.push(tile); }
       const jobs = (world.jobs || []).filter((job) => job.state === "running" && (job.pane === pane.pane || job.target === pane.target));
       describe(tile, pane, agents.get(pane.pane), jobs);
       if (view.mode() === "tiles") subscribe(tile);
     }
+    // the terminals last: every subscription is on its way while they are built (no frame
+    // is handled before this function returns)
+    for (const tile of added) tile.term.open(tile.screen);
     if (!partial) for (const id of [...tiles.keys()]) if (!seen.has(id)) remove(id);
   }
 
+  // a tile for ``pane``; its terminal is opened by update() once every new tile asked for its stream
   function add(pane) {
     const element = document.createElement("article");
     element.className = "tile";
@@ -59,7 +65,6 @@
     element.append(header, screen);
     $("tiles").append(element);
     const term = new Terminal({ fontSize: 7, fontFamily: view.font, lineHeight: view.lineHeight, disableStdin: true, scrollback: 0, cursorBlink: false });
-    term.open(screen);
     const tile = { element, header, screen, term, pane, live: false, cols: 80, rows: 24 };
     tiles.set(pane.pane, tile);
     element.onclick = () => focus(tile);

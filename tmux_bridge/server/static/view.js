@@ -30,6 +30,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   let ws = null, chosen = null, chosenAgent = null, nextId = 1, role = null, mode = "focus";
   let token = null, retries = 0, retryTimer = null, rtt = null, lagged = null;
   let stale = false; // the open pane's subscription was lost with a connection
+  let panesByLook = false; // mission.js lists the panes for the side list too
   const agents = new Map();
   const pending = new Map();
   // for tiles.js and mission.js: every output frame, every event, the view's changes
@@ -120,7 +121,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     $("role").hidden = !reading;
     document.body.classList.toggle("read-only", reading);
     term.options.disableStdin = reading;
-    listPanes();
+    if (!panesByLook) listPanes(); // else mission.js's look lists them (one list-panes, not two)
     followAgents();
     // the open pane again (if the tiles are shown, when it is opened next)
     if (chosen && mode === "focus") choose(chosen);
@@ -129,9 +130,13 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
 
   async function listPanes() {
     const reply = await request({ type: "list-panes" });
+    showPanes(reply.panes || []);
+  }
+
+  function showPanes(panes) {
     const list = $("panes");
     list.replaceChildren();
-    for (const pane of reply.panes || []) {
+    for (const pane of panes) {
       const item = document.createElement("li");
       const button = document.createElement("button");
       button.textContent = `${pane.target}${pane.label ? " " + pane.label : ""}`;
@@ -320,7 +325,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
     send, onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
     onMode: (f) => modeListeners.add(f), mode: () => mode, setMode, fontSize: () => fontSize,
-    role: () => role, notice,
+    role: () => role, notice, showPanes, lookAfterPanes: () => { panesByLook = true; },
     choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
