@@ -2,27 +2,37 @@
 a real ``tmux-bridge serve``: a tile per pane of the tmux server, each a live read-only
 terminal with what it is (target, label, the agent in it and its state, a running job,
 a person attached); the messages between agents and the jobs listed beside them; a job
-that ended raised as a notice; the keys (t, arrows, Enter, Ctrl+], /, c, +); scrollback
-search and copy; the font size; the round trip shown. Then a read-only viewer on a
-phone's width: its badge, no input, the tiles stacked with no horizontal scroll, and the
-connection dropped and back by itself.
+that ended raised as a notice, and an agent that needs its person (a trust question);
+the host of a far shell (a nested shell) on its tile; the keys (t, arrows, Enter,
+Ctrl+], /, c, +); scrollback search and copy; the font size; the round trip shown.
+Then a read-only viewer on a phone's width: its badge, no input, the tiles stacked with
+no horizontal scroll, and the connection dropped and back by itself.
 
 Screenshots go to ``$TMUX_BRIDGE_SCREENSHOTS`` when it is set (``docs`` to refresh the
 ones on docs/browser-view.md), else to the test's own directory (tests/support/shots.py)."""
 
 from __future__ import annotations
 
+import getpass
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    Locator,
+    Page,
+    WebSocketRoute,
+    expect,
+    sync_playwright,
+)
 
 from tmux_bridge import Bridge
 
 from ..support.agent_world import World
-from ..support.pane import WAIT, MakeBridge, target_of
+from ..support.pane import WAIT, MakeBridge, enter_nested, target_of
 from ..support.serve import TOKEN, running
 from ..support.shots import screenshots
 
@@ -58,7 +68,8 @@ def test_mission_control_tiles_lists_notices_keys_search_copy(
     world.b.start()
     world.b.tmux("set-option", "-p", "-t", "tb-test", "@tmux-bridge-label", "builder")
     world.start("alpha", "claude")
-    world.wait_names({"alpha"})
+    world.start("beta", "claude", "STANDIN_TRUST=1")  # asks its person first
+    world.wait_names({"alpha", "beta"})
     ids = _ids(world)
     go = tmp_path / "go"
     job = Bridge(target_of(world.b)).start_job(
@@ -80,7 +91,11 @@ def test_mission_control_tiles_lists_notices_keys_search_copy(
             agent = tile(page, ids["alpha"], "alpha (claude)")
             builder = tile(page, ids["tb-test"], f"job {job.job} running")
             assert "builder" in builder.inner_text()
-            assert page.locator(".tile").count() == 2
+            assert page.locator(".tile").count() == 3
+            # an agent that needs its person: a notice, and its tile says so
+            page.locator("#notices li", has_text="beta (claude) needs you").wait_for()
+            page.locator(f'.tile.needs[data-pane="{ids["beta"]}"]').wait_for()
+            assert "needs_person" in tile(page, ids["beta"]).inner_text()
             # the side lists: the message with its state, the job
             message = f'#messages li[data-message="{sent.message.id}"]'
             page.locator(message, has_text="boss").wait_for()
@@ -93,20 +108,34 @@ def test_mission_control_tiles_lists_notices_keys_search_copy(
             go.touch()
             page.locator("#notices li", has_text=f"job {job.job} ended (exit 0)").wait_for()
             page.locator(f'#jobs li[data-job="{job.job}"]', has_text="exit 0").wait_for()
-            assert page.title() == "(1) tmux-bridge"
+            assert page.title() == "(2) tmux-bridge"
             assert "running" not in tile(page, ids["tb-test"]).inner_text()
+            _far_host(page, ids, world)
             _keys_search_copy(page, ids, world)
         finally:
             browser.close()
     assert errors == []
 
 
+def _far_host(page: Page, ids: dict[str, str], world: World) -> None:
+    """A call in a far shell (dash started in the pane's bash: a shell inside a shell)
+    puts its user and host on the pane's tile; the person leaving it takes them off."""
+    enter_nested(world.b, "dash")
+    assert world.b.send_text("--", "echo far-$((6*7))")[:2] == (0, "far-42\n")
+    where = f"@{getpass.getuser()}@{socket.gethostname()}"
+    tile(page, ids["tb-test"], where)
+    world.b.tmux("send-keys", "-t", world.b.target, "exit", "Enter")
+    world.b.wait_for(lambda: world.b.foreground() == "bash", "the person back in bash")
+    expect(page.locator(f'.tile[data-pane="{ids["tb-test"]}"]')).not_to_contain_text(where)
+
+
 def _keys_search_copy(page: Page, ids: dict[str, str], world: World) -> None:
     """The keyboard through the page, then search, copy and the font size on a pane."""
     # arrows between tiles, Enter opens one at full size
-    page.locator(f'.tile[data-pane="{ids["alpha"]}"]').focus()
     order = page.eval_on_selector_all(".tile", "tiles => tiles.map(t => t.dataset.pane)")
-    page.keyboard.press("ArrowRight" if order[0] == ids["alpha"] else "ArrowLeft")
+    at = order.index(ids["tb-test"])  # from its neighbour in the page's order, one arrow
+    page.locator(f'.tile[data-pane="{order[at - 1 if at else 1]}"]').focus()
+    page.keyboard.press("ArrowRight" if at else "ArrowLeft")
     page.keyboard.press("Enter")
     page.locator("#title", has_text="tb-test:0.0").wait_for()
     assert page.locator(".tile:visible").count() == 0  # focused: the tiles are away

@@ -6,7 +6,9 @@ It asks for bracketed paste, draws its conversation, an input box and a status l
 (``esc to interrupt`` while it works), takes pasted and typed text, submits on Enter,
 "works" for ``STANDIN_WORK`` seconds and then replies with the prompt in upper case.
 With ``STANDIN_IGNORE`` (a probability) and ``STANDIN_SEED`` it ignores some Enters;
-with ``STANDIN_LIMBO=1`` it takes a prompt and shows no sign of it (the box empties).
+with ``STANDIN_LIMBO=1`` it takes a prompt and shows no sign of it (the box empties);
+with ``STANDIN_TRUST=1`` it starts on a folder-trust question, as Claude Code does in a
+folder it was not told to trust, until Enter answers it.
 Every prompt it takes is appended to ``STANDIN_LOG`` as one JSON line, so a test learns
 what was submitted from the program itself, not from the code under test.
 C-u clears the box; End is accepted and ignored; C-c or C-d ends it. Like the real
@@ -33,6 +35,13 @@ LOG = os.environ.get("STANDIN_LOG")
 BRACKETED = os.environ.get("STANDIN_BRACKETED", "1") == "1"
 # Takes a prompt without showing it anywhere: the box empties, nothing else changes.
 LIMBO = os.environ.get("STANDIN_LIMBO") == "1"
+# Starts on a folder-trust question (the words Claude Code 2.1.331 draws) until Enter.
+TRUST = os.environ.get("STANDIN_TRUST") == "1"
+TRUST_SCREEN = [
+    "Accessing workspace:", "", os.getcwd(), "",
+    "Quick safety check: Is this a project you created or one you trust?", "",
+    "\u276f No, exit", "  Yes, I trust this folder", "", "Enter to confirm \u00b7 Esc to cancel",
+]  # fmt: skip
 
 
 class Agent:
@@ -43,10 +52,16 @@ class Agent:
         self.pending: str | None = None
         self.count = 0
         self.partial = ""  # a paste whose end has not arrived yet
+        self.trusting = TRUST  # the folder-trust question is on the screen
 
     def draw(self) -> None:
         # the tty's size, as a TUI reads it (not $COLUMNS, which a shell may have set)
         width, height = os.get_terminal_size(sys.stdout.fileno())
+        if self.trusting:
+            rows = "".join(" " + line[: width - 2] + "\r\n" for line in TRUST_SCREEN)
+            sys.stdout.write("\x1b[H\x1b[2J" + rows)
+            sys.stdout.flush()
+            return
         box = self.box_rows(width)
         status = "✻ Working… (esc to interrupt)" if self.busy_until else "  ? for shortcuts"
         room = max(height - len(box) - 2, 1)
@@ -84,6 +99,9 @@ class Agent:
         return top + len(lines), 5 + len(lines[-1])
 
     def enter(self) -> None:
+        if self.trusting:  # the question answered
+            self.trusting, self.input = False, ""
+            return
         if self.busy_until or not self.input.strip():
             return
         if IGNORE and RANDOM.random() < IGNORE:
