@@ -2,20 +2,27 @@
 venv's) with the real clients that .ci/deps installs: Claude Code adds the stdio server
 and the HTTP one with its header, and ``claude mcp get`` connects to each (a wrong token
 or a missing program shows it failing); Codex's ``codex mcp add`` and the HTTP table
-with ``http_headers`` are read back by Codex as the server the recipe means."""
+with ``http_headers`` are read back by Codex as the server the recipe means, and the
+Codex TUI connects to both (its ``/mcp`` lists them connected with our tools; a wrong
+token shows as refused)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
+import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from ..support.pane import BIN, WAIT, TestPane
 from ..support.real_agents import BIN as CLIS
-from ..support.real_agents import require_clis
+from ..support.real_agents import HOMES, end_codex_daemons, make_codex_home, require_clis
 from ..support.serve import TOKEN, running
 
 pytestmark = pytest.mark.tmux
@@ -95,3 +102,56 @@ def test_codex_reads_both_recipes_as_the_servers_they_mean(tmp_path: Path) -> No
     remote = listed["over-http"]["transport"]
     assert remote["type"] == "streamable_http" and remote["url"] == "http://127.0.0.1:3337/mcp"
     assert remote["http_headers"] == {"Authorization": "Bearer TOKEN"}
+
+
+def test_the_codex_tui_connects_to_both_recipes(pane: TestPane, tmp_path: Path) -> None:
+    require_clis()
+    home = HOMES / uuid.uuid4().hex[:12]  # outside /tmp, where Codex makes its helpers
+    home.mkdir(parents=True)
+    try:
+        make_codex_home(home, "http://127.0.0.1:9")  # no model is asked: nothing answers
+        _client(tmp_path, *_recipe("codex mcp add tmux-bridge --"), env={"CODEX_HOME": str(home)})
+        with running(pane.env) as server:
+            http = _block("# Codex over HTTP:").replace("http://127.0.0.1:3337", server.base_url)
+            with (home / "config.toml").open("a") as config:
+                config.write(f'\n[projects."{tmp_path}"]\ntrust_level = "trusted"\n\n')
+                config.write(http.replace("TOKEN", TOKEN).replace(".tmux-bridge]", ".over-http]"))
+                config.write("\n" + http.replace("TOKEN", "not-the-token-0123456789").replace(
+                    ".tmux-bridge]", ".wrong-token]"))  # fmt: skip
+            listed = _codex_mcp(pane, home, tmp_path)
+    finally:
+        end_codex_daemons(home)
+        shutil.rmtree(home, ignore_errors=True)
+    tools = dict(re.findall(r"([\w-]+): connected \((\d+) tools\)", listed))
+    assert tools.get("tmux-bridge") == tools.get("over-http") != "0", listed
+    assert "wrong-token" not in tools, listed
+
+
+def _codex_mcp(pane: TestPane, home: Path, cwd: Path) -> str:
+    """Start the Codex TUI in a new session of ``pane``'s tmux server, ask it ``/mcp``
+    and return its screen once it listed every server; the session is ended after."""
+    codex = pane.tmux(
+        "new-session", "-d", "-s", "codex-mcp", "-x", "120", "-y", "40", "-c", str(cwd),
+        "-e", f"CODEX_HOME={home}", "-P", "-F", "#{pane_id}", f"exec {CLIS / 'codex'}",
+    ).strip()  # fmt: skip
+    try:
+        _until(pane, codex, lambda screen: "Ask Codex" in screen, "Codex's input box")
+        pane.tmux("send-keys", "-t", codex, "-l", "/mcp")
+        _until(pane, codex, lambda screen: "/mcp" in screen, "/mcp in the box")
+        pane.tmux("send-keys", "-t", codex, "Enter")
+        names = ("tmux-bridge:", "over-http:", "wrong-token:")
+        return _until(pane, codex, lambda s: all(n in s for n in names), "the servers listed")
+    finally:
+        pane.tmux("kill-session", "-t", "=codex-mcp", check=False)
+
+
+def _until(pane: TestPane, target: str, done: Callable[[str], bool], what: str) -> str:
+    """``target``'s screen once ``done`` says so; fails showing it after a deadline."""
+    deadline = time.monotonic() + WAIT * 2  # Codex starts its MCP servers before its box
+    while True:
+        screen = pane.tmux("capture-pane", "-p", "-t", target, check=False)
+        if done(screen):
+            return screen
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}; Codex shows:\n{screen}")
+        time.sleep(0.05)
