@@ -33,6 +33,7 @@ from typing import Any
 
 from filekeep_measure import filekeep
 from jobs_measure import jobs
+from liveview_measure import liveview
 from machine import describe, load_average
 from mcp_measure import mcp
 from measures import MEASUREMENTS as BASE_MEASUREMENTS
@@ -53,6 +54,7 @@ MEASUREMENTS = [
     ("mcp", mcp),
     ("prompt", prompt),
     ("ws", ws),
+    ("liveview", liveview),
     ("nested", nested),
     ("jobs", jobs),
     ("filekeep", filekeep),
