@@ -224,5 +224,5 @@ def _metrics(
         ratio("mcp", shell, "run true over stdio / pane round trip", stdio, own).at_most(1.6),
         ratio("mcp", shell, "tmux command: channel / own client", channel, client).at_most(0.1),
         arrival,
-        Metric("mcp", shell, "tmux-bridge mcp RSS idle", "MiB", [idle], derived=True),
+        Metric("mcp", shell, "tmux-bridge mcp RSS idle", "MiB", [idle], derived=True).at_most(60),
     ]
