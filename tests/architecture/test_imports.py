@@ -116,7 +116,8 @@ def test_tmux_send_does_not_import_the_servers_dependencies() -> None:
 CALL_PATH = [
     "tmux_bridge.cli.request", "tmux_bridge.api", "tmux_bridge.calls.command",
     "tmux_bridge.calls.repl", "tmux_bridge.calls.far", "tmux_bridge.calls.files",
-    "tmux_bridge.calls.check",
+    "tmux_bridge.calls.check", "tmux_bridge.cli.send_jobs", "tmux_bridge.calls.jobs",
+    "tmux_bridge.calls.jobwait", "tmux_bridge.calls.background",
 ]  # fmt: skip
 SLOW_STDLIB = ["dataclasses", "inspect", "ast", "dis"]
 
