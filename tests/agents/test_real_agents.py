@@ -97,21 +97,25 @@ def test_a_folder_trust_question_needs_the_person(real: RealAgents, runtime: str
 def test_a_persons_draft_is_never_touched_unless_replaced(real: RealAgents, runtime: str) -> None:
     pane = real.start(runtime, "solo", width=60)
     real.wait_state(pane, "idle")
-    real.world.b.tmux("send-keys", "-t", pane, "-l", "my own draft")
+    draft = "my own draft\nof three\nlines"  # cleared a line at a time when replaced
+    real.world.b.tmux("set-buffer", "-b", "draft", draft)
+    real.world.b.tmux("paste-buffer", "-p", "-d", "-b", "draft", "-t", pane)
     real.wait_screen(pane, "my own draft")
     with pytest.raises(DraftInInput):
         real.world.facade().send_prompt("solo", "from the bridge")
     assert "my own draft" in real.screen(pane)
     assert real.world.facade().send_prompt("solo", "from the bridge", replace_draft=True).delivered
     real.wait_screen(pane, answer("from the bridge"))
-    assert "my own draft" not in real.api.prompts
+    assert real.api.prompts.count("from the bridge") == 1, real.api.prompts
 
 
 def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents) -> None:
     """Claude Code and Codex in windows 1 and 2 of one session: reached as ``claude``,
     ``codex`` and ``2.0``; the first one's name does not change when the second starts;
-    a multi-line prompt from ``--file``; a message to a working agent waits, then is
-    delivered once it is idle, and ``--wait-reply`` prints the answer."""
+    a multi-line prompt from ``--file`` by the CLI right after Codex's box shows (it
+    shows a paste only once set up: pasting again sent it twice, and clearing a box of
+    several lines failed); a message to a working agent waits, then is delivered once
+    it is idle, and ``--wait-reply`` prints the answer."""
     world = real.world
     world.b.tmux("new-session", "-d", "-s", "work", "-c", str(real.trusted), "bash --norc")
     claude = real.start("claude", "work", window="one")
@@ -127,9 +131,13 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
             "work:2.0",
         ]
     )
-    facade = world.facade()
-    assert facade.send_prompt("codex", "first line of the task\nsecond line\n").delivered
+    task = world.b.root / "task.md"  # Codex shows a paste only seconds after its box:
+    task.write_text("first line of the task\nsecond line\n")  # pasted once, taken once
+    code, out, err = world.cli("prompt", "--to", "codex", "--file", str(task))
+    assert code == 0, (out, err, real.screen(codex))
     real.wait_screen(codex, answer("first line of the task second line"))
+    assert real.api.prompts.count("first line of the task\nsecond line") == 1, real.api.prompts
+    facade = world.facade()
     assert facade.send_prompt("2.0", "HOLD and keep working").delivered
     real.wait_state(codex, "working")
     code, _out, err = world.cli("message", "--to", "codex", "--from", "boss", "are you done")

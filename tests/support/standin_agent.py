@@ -48,7 +48,10 @@ class Agent:
         # the tty's size, as a TUI reads it (not $COLUMNS, which a shell may have set)
         width, height = os.get_terminal_size(sys.stdout.fileno())
         box = self.box_rows(width)
-        status = "✻ Working… (esc to interrupt)" if self.busy_until else "  ? for shortcuts"
+        # a status row as Codex draws it once set up ("← for agents · ? for shortcuts")
+        status = (
+            "✻ Working… (esc to interrupt)" if self.busy_until else "  stand-in · ? for shortcuts"
+        )
         room = max(height - len(box) - 2, 1)
         shown = self.conversation[-room:]
         out = ["\x1b[H\x1b[2J"]
