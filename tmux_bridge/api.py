@@ -1005,7 +1005,7 @@ class Bridge:
         from .errors import InboxCorrupt
 
         started = time.monotonic()
-        agent, name = self._message_ends(to, sender, origin)
+        agent, name, verified = self._message_ends(to, sender, origin)
         if not text.strip():
             from .errors import InvalidRequest
 
@@ -1014,11 +1014,12 @@ class Bridge:
         tmux, run_dir = self.target.tmux, self.target.runtime_dir
         program = (agent.pane, agent.pid, agent.start) if agent else None
         recipient = agent.name if agent else to  # none runs yet: it waits for that name
+        ends = (run_dir, name, recipient, text)
         try:
-            message = inbox.add(run_dir, name, recipient, text, ttl=ttl, program=program)
+            message = inbox.add(*ends, ttl=ttl, program=program, verified=verified)
         except InboxCorrupt as exc:
             self._inbox_fault(exc)
-            message = inbox.add(run_dir, name, recipient, text, ttl=ttl, program=program)
+            message = inbox.add(*ends, ttl=ttl, program=program, verified=verified)
         if wait_reply:
             attempt = wait_delivered(tmux, run_dir, message, started + timeout, cancel)
         else:
@@ -1034,10 +1035,12 @@ class Bridge:
 
     def _message_ends(
         self, to: str, sender: str | None, origin: Origin
-    ) -> tuple[Agent | None, str]:
+    ) -> tuple[Agent | None, str, bool]:
         """The recipient (``None``: none runs yet, and ``to`` is a name it may start
-        under), and the sender's name; no self-sends. In an agent's pane the sender is
-        that agent: ``sender`` may only give its name or one of its aliases."""
+        under), the sender's name, and whether it is verified; no self-sends. In an
+        agent's pane the sender is that agent (verified): ``sender`` may only give its
+        name or one of its aliases. Elsewhere it is the name given (``sender``, else
+        ``origin``'s, else ``unnamed``): unverified, shown as ``from NAME (unverified)``."""
         from .agents.detect import list_agents, pick
         from .errors import InvalidSender, NoSuchAgent, SelfSend
         from .text.seams import is_name
@@ -1065,7 +1068,7 @@ class Bridge:
                 f"{whose} {name!r} cannot head a message: a sender's name is 1 to 40 letters, "
                 "digits, '_', '.' or '-'. Give one as the sender."
             )
-        return recipient, name
+        return recipient, name, mine is not None
 
     def inbox(
         self, agent: str | None = None, clear: bool = False, deliver: bool = True
@@ -1160,7 +1163,9 @@ class Bridge:
         if attempt.changed:
             from .agents.notices import message_notice, notify
 
-            text = message_notice(message.recipient, message.sender, message.id, message.state)
+            text = message_notice(
+                message.recipient, message.from_label(), message.id, message.state
+            )
             notify(self.target.tmux, text)
         extra = {"message_id": message.id, "sender": message.sender, "state": message.state}
         self._log_prompt(

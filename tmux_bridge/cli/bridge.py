@@ -743,7 +743,7 @@ def inbox(agent: str | None, as_json: bool, clear: bool, read_id: int | None) ->
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))
         body = " ".join(m.body.split())
         body = body if len(body) <= 60 else body[:57] + "..."
-        _say(f"#{m.id:<4} {m.state:<9} {when}  {m.sender} -> {m.recipient}: {body}")
+        _say(f"#{m.id:<4} {m.state:<9} {when}  {m.from_label()} -> {m.recipient}: {body}")
     return 0
 
 
