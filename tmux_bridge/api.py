@@ -1074,13 +1074,19 @@ class Bridge:
         self, agent: str | None = None, clear: bool = False, deliver: bool = True
     ) -> list[Message]:
         """The messages (sent or received by ``agent``, or all), oldest first, with their
-        states; ``clear`` first removes those that are done (pending ones stay). Tries
-        pending messages first (unless ``deliver`` is false: a look that types nothing),
-        so none waits on an idle agent (and expires those whose time ran out). Raises
+        states; ``clear`` first removes those that are done (pending ones stay). ``agent``
+        is any name that reaches a running agent (``codex``, ``2.0``: its messages are
+        under its name), else a name as stored. Tries pending messages first (unless
+        ``deliver`` is false: a look that types nothing), so none waits on an idle agent
+        (and expires those whose time ran out). Raises
         :class:`~tmux_bridge.errors.InboxCorrupt` for an unreadable inbox, which it moved
-        aside (the next call starts a new one)."""
+        aside (the next call starts a new one), ``AmbiguousAgent``."""
         from .agents import inbox
+        from .agents.detect import find_agent
 
+        if agent is not None:
+            found = find_agent(self.target.tmux, agent)
+            agent = found.name if found is not None else agent
         if deliver:
             self.deliver_pending()
         if clear:

@@ -6,6 +6,7 @@ stand-ins of test_agents.py cover what these cannot show offline."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -115,7 +116,8 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
     a multi-line prompt from ``--file`` by the CLI right after Codex's box shows (it
     shows a paste only once set up: pasting again sent it twice, and clearing a box of
     several lines failed); a message to a working agent waits, then is delivered once
-    it is idle, and ``--wait-reply`` prints the answer."""
+    it is idle (from ``boss (unverified)``: sent from no agent's pane), and
+    ``--wait-reply`` prints the answer."""
     world = real.world
     world.b.tmux("new-session", "-d", "-s", "work", "-c", str(real.trusted), "bash --norc")
     claude = real.start("claude", "work", window="one")
@@ -131,6 +133,9 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
             "work:2.0",
         ]
     )
+    code, out, _ = world.cli("agents", "--json")
+    listed = {a["name"]: (a["runtime"], a["state"]) for a in json.loads(out)}
+    assert listed == {"work:1.0": ("claude", "idle"), "work:2.0": ("codex", "idle")}, out
     task = world.b.root / "task.md"  # Codex shows a paste only seconds after its box:
     task.write_text("first line of the task\nsecond line\n")  # pasted once, taken once
     code, out, err = world.cli("prompt", "--to", "codex", "--file", str(task))
@@ -149,6 +154,10 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
         lambda: world.cli("inbox")[0] == 0 and "are you done" in real.api.prompts[-1],
         "the pending message delivered once codex is idle",
     )
+    code, out, _ = world.cli("inbox", "codex", "--json")
+    [sent] = json.loads(out)  # from outside any agent's pane: a name nothing vouches for
+    assert (sent["state"], sent["sender"], sent["sender_verified"]) == ("delivered", "boss", False)
+    assert "from boss (unverified), not from the person" in real.api.prompts[-1]
     code, out, err = world.cli(
         "message", "--to", "claude", "--from", "boss", "ping me back", "--wait-reply"
     )
