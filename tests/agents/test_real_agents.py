@@ -117,7 +117,7 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
     shows a paste only once set up: pasting again sent it twice, and clearing a box of
     several lines failed); a message to a working agent waits, then is delivered once
     it is idle (from ``boss (unverified)``: sent from no agent's pane), and
-    ``--wait-reply`` prints the answer."""
+    ``--wait-reply`` prints the answer to a message delivered by reference."""
     world = real.world
     world.b.tmux("new-session", "-d", "-s", "work", "-c", str(real.trusted), "bash --norc")
     claude = real.start("claude", "work", window="one")
@@ -158,11 +158,14 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
     [sent] = json.loads(out)  # from outside any agent's pane: a name nothing vouches for
     assert (sent["state"], sent["sender"], sent["sender_verified"]) == ("delivered", "boss", False)
     assert "from boss (unverified), not from the person" in real.api.prompts[-1]
+    world.b.env["TMUX_BRIDGE_MESSAGE_INLINE"] = "5"  # longer bodies go by reference
     code, out, err = world.cli(
         "message", "--to", "claude", "--from", "boss", "ping me back", "--wait-reply"
     )
     assert code == 0, (out, err)
     assert answer("ping me back").split()[0] in out, out
+    assert "ping me back" not in real.api.prompts[-1]  # one line naming the command
+    assert "(12 characters) is printed by: tmux-bridge inbox --read 2;" in real.api.prompts[-1]
 
 
 def test_a_websocket_send_prompt_to_real_claude_code(real: RealAgents) -> None:
