@@ -69,6 +69,9 @@ CASES = [
     ("codex", CODEX_STARTING, 2, ("starting", None)),
     ("codex", CODEX_SETTING_UP, 3, ("starting", None)),
     ("codex", CODEX_SETTING_UP_DRAFT, 4, ("starting", None)),
+    # no input line and no marker (a view of its own, a redraw): nothing to say
+    ("claude", ["", " ▐▛███▜▌   Claude Code v2.1.331", ""], 2, ("unknown", None)),
+    ("codex", ["", "  Transcript", "", "  q to quit"], 3, ("unknown", None)),
     ("codex", CODEX_TRUST, 0, ("needs_person", "a folder-trust question")),
 ]
 
