@@ -1005,7 +1005,7 @@ class Bridge:
         from .errors import InboxCorrupt
 
         started = time.monotonic()
-        agent, name = self._message_ends(to, sender, origin)
+        agent, name, verified = self._message_ends(to, sender, origin)
         if not text.strip():
             from .errors import InvalidRequest
 
@@ -1014,11 +1014,12 @@ class Bridge:
         tmux, run_dir = self.target.tmux, self.target.runtime_dir
         program = (agent.pane, agent.pid, agent.start) if agent else None
         recipient = agent.name if agent else to  # none runs yet: it waits for that name
+        ends = (run_dir, name, recipient, text)
         try:
-            message = inbox.add(run_dir, name, recipient, text, ttl=ttl, program=program)
+            message = inbox.add(*ends, ttl=ttl, program=program, verified=verified)
         except InboxCorrupt as exc:
             self._inbox_fault(exc)
-            message = inbox.add(run_dir, name, recipient, text, ttl=ttl, program=program)
+            message = inbox.add(*ends, ttl=ttl, program=program, verified=verified)
         if wait_reply:
             attempt = wait_delivered(tmux, run_dir, message, started + timeout, cancel)
         else:
@@ -1034,10 +1035,12 @@ class Bridge:
 
     def _message_ends(
         self, to: str, sender: str | None, origin: Origin
-    ) -> tuple[Agent | None, str]:
+    ) -> tuple[Agent | None, str, bool]:
         """The recipient (``None``: none runs yet, and ``to`` is a name it may start
-        under), and the sender's name; no self-sends. In an agent's pane the sender is
-        that agent: ``sender`` may only give its name or one of its aliases."""
+        under), the sender's name, and whether it is verified; no self-sends. In an
+        agent's pane the sender is that agent (verified): ``sender`` may only give its
+        name or one of its aliases. Elsewhere it is the name given (``sender``, else
+        ``origin``'s, else ``unnamed``): unverified, shown as ``from NAME (unverified)``."""
         from .agents.detect import list_agents, pick
         from .errors import InvalidSender, NoSuchAgent, SelfSend
         from .text.seams import is_name
@@ -1065,19 +1068,25 @@ class Bridge:
                 f"{whose} {name!r} cannot head a message: a sender's name is 1 to 40 letters, "
                 "digits, '_', '.' or '-'. Give one as the sender."
             )
-        return recipient, name
+        return recipient, name, mine is not None
 
     def inbox(
         self, agent: str | None = None, clear: bool = False, deliver: bool = True
     ) -> list[Message]:
         """The messages (sent or received by ``agent``, or all), oldest first, with their
-        states; ``clear`` first removes those that are done (pending ones stay). Tries
-        pending messages first (unless ``deliver`` is false: a look that types nothing),
-        so none waits on an idle agent (and expires those whose time ran out). Raises
+        states; ``clear`` first removes those that are done (pending ones stay). ``agent``
+        is any name that reaches a running agent (``codex``, ``2.0``: its messages are
+        under its name), else a name as stored. Tries pending messages first (unless
+        ``deliver`` is false: a look that types nothing), so none waits on an idle agent
+        (and expires those whose time ran out). Raises
         :class:`~tmux_bridge.errors.InboxCorrupt` for an unreadable inbox, which it moved
-        aside (the next call starts a new one)."""
+        aside (the next call starts a new one), ``AmbiguousAgent``."""
         from .agents import inbox
+        from .agents.detect import find_agent
 
+        if agent is not None:
+            found = find_agent(self.target.tmux, agent)
+            agent = found.name if found is not None else agent
         if deliver:
             self.deliver_pending()
         if clear:
@@ -1160,7 +1169,9 @@ class Bridge:
         if attempt.changed:
             from .agents.notices import message_notice, notify
 
-            text = message_notice(message.recipient, message.sender, message.id, message.state)
+            text = message_notice(
+                message.recipient, message.from_label(), message.id, message.state
+            )
             notify(self.target.tmux, text)
         extra = {"message_id": message.id, "sender": message.sender, "state": message.state}
         self._log_prompt(

@@ -6,6 +6,7 @@ stand-ins of test_agents.py cover what these cannot show offline."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -97,21 +98,26 @@ def test_a_folder_trust_question_needs_the_person(real: RealAgents, runtime: str
 def test_a_persons_draft_is_never_touched_unless_replaced(real: RealAgents, runtime: str) -> None:
     pane = real.start(runtime, "solo", width=60)
     real.wait_state(pane, "idle")
-    real.world.b.tmux("send-keys", "-t", pane, "-l", "my own draft")
+    draft = "my own draft\nof three\nlines"  # cleared a line at a time when replaced
+    real.world.b.tmux("set-buffer", "-b", "draft", draft)
+    real.world.b.tmux("paste-buffer", "-p", "-d", "-b", "draft", "-t", pane)
     real.wait_screen(pane, "my own draft")
     with pytest.raises(DraftInInput):
         real.world.facade().send_prompt("solo", "from the bridge")
     assert "my own draft" in real.screen(pane)
     assert real.world.facade().send_prompt("solo", "from the bridge", replace_draft=True).delivered
     real.wait_screen(pane, answer("from the bridge"))
-    assert "my own draft" not in real.api.prompts
+    assert real.api.prompts.count("from the bridge") == 1, real.api.prompts
 
 
 def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents) -> None:
     """Claude Code and Codex in windows 1 and 2 of one session: reached as ``claude``,
     ``codex`` and ``2.0``; the first one's name does not change when the second starts;
-    a multi-line prompt from ``--file``; a message to a working agent waits, then is
-    delivered once it is idle, and ``--wait-reply`` prints the answer."""
+    a multi-line prompt from ``--file`` by the CLI right after Codex's box shows (it
+    shows a paste only once set up: pasting again sent it twice, and clearing a box of
+    several lines failed); a message to a working agent waits, then is delivered once
+    it is idle (from ``boss (unverified)``: sent from no agent's pane), and
+    ``--wait-reply`` prints the answer to a message delivered by reference."""
     world = real.world
     world.b.tmux("new-session", "-d", "-s", "work", "-c", str(real.trusted), "bash --norc")
     claude = real.start("claude", "work", window="one")
@@ -127,9 +133,16 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
             "work:2.0",
         ]
     )
-    facade = world.facade()
-    assert facade.send_prompt("codex", "first line of the task\nsecond line\n").delivered
+    code, out, _ = world.cli("agents", "--json")
+    listed = {a["name"]: (a["runtime"], a["state"]) for a in json.loads(out)}
+    assert listed == {"work:1.0": ("claude", "idle"), "work:2.0": ("codex", "idle")}, out
+    task = world.b.root / "task.md"  # Codex shows a paste only seconds after its box:
+    task.write_text("first line of the task\nsecond line\n")  # pasted once, taken once
+    code, out, err = world.cli("prompt", "--to", "codex", "--file", str(task))
+    assert code == 0, (out, err, real.screen(codex))
     real.wait_screen(codex, answer("first line of the task second line"))
+    assert real.api.prompts.count("first line of the task\nsecond line") == 1, real.api.prompts
+    facade = world.facade()
     assert facade.send_prompt("2.0", "HOLD and keep working").delivered
     real.wait_state(codex, "working")
     code, _out, err = world.cli("message", "--to", "codex", "--from", "boss", "are you done")
@@ -141,11 +154,18 @@ def test_two_real_agents_in_one_session_by_the_names_people_use(real: RealAgents
         lambda: world.cli("inbox")[0] == 0 and "are you done" in real.api.prompts[-1],
         "the pending message delivered once codex is idle",
     )
+    code, out, _ = world.cli("inbox", "codex", "--json")
+    [sent] = json.loads(out)  # from outside any agent's pane: a name nothing vouches for
+    assert (sent["state"], sent["sender"], sent["sender_verified"]) == ("delivered", "boss", False)
+    assert "from boss (unverified), not from the person" in real.api.prompts[-1]
+    world.b.env["TMUX_BRIDGE_MESSAGE_INLINE"] = "5"  # longer bodies go by reference
     code, out, err = world.cli(
         "message", "--to", "claude", "--from", "boss", "ping me back", "--wait-reply"
     )
     assert code == 0, (out, err)
     assert answer("ping me back").split()[0] in out, out
+    assert "ping me back" not in real.api.prompts[-1]  # one line naming the command
+    assert "(12 characters) is printed by: tmux-bridge inbox --read 2;" in real.api.prompts[-1]
 
 
 def test_a_websocket_send_prompt_to_real_claude_code(real: RealAgents) -> None:

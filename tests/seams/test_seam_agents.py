@@ -186,6 +186,11 @@ def test_property_the_header_counts_every_line_that_follows(
     assert rest.count("\n") + 1 == count
     assert header.startswith(f"[tmux-bridge message #{message_id} from agent {sender}, ")
     assert header.endswith("]") and no_keys(text)
+    unverified = message_prompt(message_id, sender, body, verified=False)
+    assert unverified.partition("\n")[0].startswith(
+        f"[tmux-bridge message #{message_id} from {sender} (unverified), not from the person; "
+    )
+    assert unverified.partition("\n")[2] == rest
 
 
 # --- what a program behind tmux receives ---------------------------------------------------

@@ -291,7 +291,7 @@ def test_every_preset_prompt_passes_the_check() -> None:
 # --- by construction: no client pattern reaches an engine around patterns.py --------------
 
 CLIENT_PATTERNS = {"ready", "prompt_re", "wait_for", "prompt"}  # names that carry one
-TRUSTED = {"runtime.prompt"}  # agents.py's own table of agent CLIs
+TRUSTED = {"runtime.prompt", "runtime.ready_row"}  # agents/detect.py: RUNTIMES, data of ours
 ENGINE_CALLS = {"compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "split"}
 
 

@@ -148,8 +148,10 @@ def test_messages_listed_over_ws_with_their_states(world: World) -> None:
 
         listed = asyncio.run(asyncio.wait_for(scenario(), 60))
     # serve may have tried it since (attempts, updated): the rest is as the inbox holds it
-    stable = ("id", "sender", "recipient", "body", "created", "expires", "pane")
+    stable = ("id", "sender", "sender_verified", "recipient", "body", "created", "expires", "pane")
     expected = [{k: m.document()[k] for k in stable} for m in facade.inbox(deliver=False)]
     assert listed["ok"] is True
     assert [{k: m[k] for k in stable} for m in listed["messages"]] == expected
-    assert [(m["sender"], m["state"]) for m in listed["messages"]] == [("boss", "pending")]
+    assert [(m["sender"], m["sender_verified"], m["state"]) for m in listed["messages"]] == [
+        ("boss", False, "pending")
+    ]

@@ -63,7 +63,10 @@ class Agent:
             sys.stdout.flush()
             return
         box = self.box_rows(width)
-        status = "✻ Working… (esc to interrupt)" if self.busy_until else "  ? for shortcuts"
+        # a status row as Codex draws it once set up ("← for agents · ? for shortcuts")
+        status = (
+            "✻ Working… (esc to interrupt)" if self.busy_until else "  stand-in · ? for shortcuts"
+        )
         room = max(height - len(box) - 2, 1)
         shown = self.conversation[-room:]
         out = ["\x1b[H\x1b[2J"]

@@ -36,6 +36,11 @@ CODEX_RECONNECTING_35 = [f"{S} hello codex", "◦ Reconnecting... 4/5 (2s • es
                          f"{S} Ask Codex to do anything"]  # fmt: skip
 CODEX_STARTING = ["  >_ OpenAI Codex (v0.169.0)", "", f"{S} name three prime numbers", "",
                   "  Waiting for startup  · esc cancel"]  # fmt: skip
+# its box before its session is set up: no status rows below it yet (a paste shows later)
+CODEX_SETTING_UP = ["  >_ OpenAI Codex (v0.169.0)", "     ~", "", f"{S} Ask Codex to do anything",
+                    "", "  ? for shortcuts"]  # fmt: skip
+CODEX_SETTING_UP_DRAFT = ["  >_ OpenAI Codex (v0.169.0)", "     ~", "", f"{S} my own draft",
+                          "  of three"]  # fmt: skip
 CODEX_TRUST = ["  Folder access", "  /tmp/ag/gitproj", "", "  Trust this folder? Codex can",
                "  read, edit, and run files here.", "", f"{S} 1. Trust and continue",
                "  2. Back to Agent Command Center", "", "  enter continue · esc back"]  # fmt: skip
@@ -62,6 +67,11 @@ CASES = [
     ("codex", CODEX_WORKING, _row(CODEX_WORKING, f"{S} Ask"), ("working", None)),
     ("codex", CODEX_RECONNECTING_35, 3, ("working", None)),
     ("codex", CODEX_STARTING, 2, ("starting", None)),
+    ("codex", CODEX_SETTING_UP, 3, ("starting", None)),
+    ("codex", CODEX_SETTING_UP_DRAFT, 4, ("starting", None)),
+    # no input line and no marker (a view of its own, a redraw): nothing to say
+    ("claude", ["", " ▐▛███▜▌   Claude Code v2.1.331", ""], 2, ("unknown", None)),
+    ("codex", ["", "  Transcript", "", "  q to quit"], 3, ("unknown", None)),
     ("codex", CODEX_TRUST, 0, ("needs_person", "a folder-trust question")),
 ]
 

@@ -4,16 +4,17 @@ The sequence, under the agent pane's call lock (an flock, so senders in any proc
 turns and never interleave): leave copy mode; wait until the agent is idle; look at the
 input box and refuse a draft that is not ours (or clear it when asked); paste the text
 through a tmux paste buffer (``paste-buffer -p``: tmux adds the bracketed-paste markers
-only when the program asked for bracketed paste); wait until the box shows it (a paste
-the agent dropped, its box still empty, is pasted again); press Enter; then confirm from
-what only a submission causes: the agent works, it queued the prompt while starting, or
-the box no longer holds the text and the conversation above it grew by it. The box is
-the one nearest the cursor (Codex draws submitted prompts with its box's glyph). Enter
-is pressed again, with growing waits, only while nothing at all reacted: never into a
-working agent. Only then is the prompt ``delivered``; a screen that changed without such
-a sign is :class:`Unconfirmed` (exit 3: it may well have been taken; never resent);
-every other end is a :class:`NotDelivered` that says why. The last prompt delivered is
-remembered: an agent interrupted puts it back in its box, and it is ours to clear.
+only when the program asked for bracketed paste); wait until the box shows it (never
+pasted again: an agent may show a paste seconds later, and both would be submitted);
+press Enter; then confirm from what only a submission causes: the agent works, it queued
+the prompt while starting, or the box no longer holds the text and the conversation
+above it grew by it. The box is the one nearest the cursor (Codex draws submitted
+prompts with its box's glyph). Enter is pressed again, with growing waits, only while
+nothing at all reacted: never into a working agent. Only then is the prompt
+``delivered``; a screen that changed without such a sign is :class:`Unconfirmed` (exit
+3: it may well have been taken; never resent); every other end is a
+:class:`NotDelivered` that says why. The last prompt delivered is remembered: an agent
+interrupted puts it back in its box, and it is ours to clear.
 
 The text goes through :func:`~tmux_bridge.text.seams.pasted_text` first (no control
 character but TAB and LF: nothing in it can end the paste and become keys), and before
@@ -64,9 +65,9 @@ from .detect import (
 POLL = 0.02
 # How long each Enter is given to be taken before it is pressed again.
 ENTER_WAITS = (0.25, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5)
-PASTE_WAIT = 3.0  # for the pasted text to show in the box
-PASTE_TRIES = 3  # pastes into a box that stayed empty (the agent dropped it)
-CLEAR_TRIES = 4
+PASTE_WAIT = 15.0  # for the pasted text to show in the box (Codex: once it is set up)
+CLEAR_TRIES = 4  # presses in a row that did not shorten the box
+MAX_CLEAR_PRESSES = 400  # two a line of a box of 200 lines
 STRANDED_FILE = "stranded"  # what we pasted and was not taken (ours, may be cleared)
 # The last prompt we delivered: an agent interrupted (Escape) puts it back in its box
 # (Claude Code does), and it is still ours, cleared before the next delivery.
@@ -290,14 +291,31 @@ class _Attempt:
         self._clear("nothing was pasted")
 
     def _clear(self, so: str) -> None:
-        """Empty the box with the runtime's keys (End, C-u: one line at a time)."""
-        for _ in range(CLEAR_TRIES):
-            keys = ("C-u",) if self.runtime is GENERIC else ("End", "C-u")
-            self.tmux.run("send-keys", "-t", self.agent.pane, *keys)
-            if _wait(lambda: _empty(self.look()), 0.5, None):
+        """Empty the box with the runtime's keys (End, C-u: one line at a time; at a
+        line's start Codex's C-u takes the line break). Pressed again while each press
+        shortens the box (a box of many lines), until CLEAR_TRIES presses in a row did
+        not."""
+        keys = ("C-u",) if self.runtime is GENERIC else ("End", "C-u")
+        box = self.look().box or ""
+        misses = 0
+        for _ in range(MAX_CLEAR_PRESSES):
+            if misses >= CLEAR_TRIES:
+                break
+            last = self._press_look(keys, box)
+            if _empty(last):
                 self.replaced = True
                 return
+            now = last.box if last.row is not None else None
+            misses = 0 if now is not None and len(now) < len(box) else misses + 1
+            box = now if not misses and now is not None else box
         raise self.fail(DraftInInput, f"its input box could not be cleared; {so}.")
+
+    def _press_look(self, keys: tuple[str, ...], box: str) -> Look:
+        """Press ``keys``; the look once the box is shorter than ``box``, or after 0.5 s."""
+        self.tmux.run("send-keys", "-t", self.agent.pane, *keys)
+        seen: list[Look] = []
+        _wait(lambda: _shortened(self.look(), box, seen), 0.5, None)
+        return seen[-1]
 
     def alone(self, pasted: Look, cancel: Cancel | None) -> Look:
         """The look once the box holds our text alone: a prompt of ours that the agent
@@ -333,18 +351,10 @@ class _Attempt:
         atomic_write(self.records.file(STRANDED_FILE), squeeze(self.text).encode())
 
     def paste_shown(self, cancel: Cancel | None) -> Look:
-        """Paste, and the look once the box shows it. A paste the agent dropped (its box
-        still empty: Codex drops one while it finishes starting) is pasted again, at
-        most PASTE_TRIES times: nothing of it is in the box, nothing was submitted."""
-        for _ in range(PASTE_TRIES - 1):
-            self.paste()
-            try:
-                return self.wait_pasted(cancel)
-            except PromptNotTaken:
-                now = self.look()
-                if now.box or now.row is None:
-                    raise
-                self.check_front(now.pane)
+        """Paste once, and the look once the box shows it. Never pasted again while the
+        box stays empty: Codex shows a paste only once its session is set up (seconds
+        after its box first shows, longer on a loaded machine), and a second paste would
+        then be submitted with the first."""
         self.paste()
         return self.wait_pasted(cancel)
 
@@ -444,6 +454,13 @@ def _above(now: Look) -> str:
     """The squeezed text of the rows above the input box."""
     rows = now.screen[: now.row] if now.row is not None else now.screen
     return squeeze("".join(rows))
+
+
+def _shortened(now: Look, box: str, seen: list[Look]) -> bool:
+    """Whether the box shows and is shorter than ``box`` (empty, or a line less); the
+    look is kept in ``seen``."""
+    seen.append(now)
+    return now.row is not None and len(now.box or "") < len(box)
 
 
 def _empty(now: Look) -> bool:

@@ -72,7 +72,10 @@ class Runtime(NamedTuple):
     whatever the width; ``starting``: text shown while it starts and takes no prompt yet
     (what is typed then is queued); ``questions``: text that shows a dialog the person
     must answer, with what it is; ``prompt``: a regex for the start of its input line (the
-    glyph the cursor follows when the box is empty)."""
+    glyph the cursor follows when the box is empty); ``ready_row``: a regex for a row below
+    the input line that only an agent done starting draws (while none shows, it is
+    ``starting``: Codex draws its box before its session is set up, and shows a paste
+    only once it is)."""
 
     name: str
     programs: tuple[str, ...]
@@ -82,6 +85,7 @@ class Runtime(NamedTuple):
     starting: tuple[str, ...] = ()
     questions: tuple[tuple[str, str], ...] = ()
     checked: str | None = None
+    ready_row: str | None = None
 
 
 MIN_CUT = 6  # characters of a busy marker left before the ellipsis of a cut line
@@ -115,6 +119,8 @@ RUNTIMES: tuple[Runtime, ...] = (
         # "• Working (0s • esc to interrupt)", "◦ Reconnecting... 4/5 (2s • esc to …"
         working=r"^[•◦] \w.*\((\d+[hm] )*\d+[hms]\b",
         starting=("waiting for startup", "booting mcp server"),
+        # its status rows once set up: "fake-model default · ~", "← for agents · ? for ..."
+        ready_row=r" · ",
         questions=(
             ("trust this folder?", "a folder-trust question"),
             ("allow command?", "a permission question"),
@@ -470,9 +476,16 @@ def read_state(
             return "unknown", None
         return ("idle" if waiting else "working"), None
     lowered = "\n".join(screen).lower()
-    if any(marker in lowered for marker in runtime.starting):
+    if any(marker in lowered for marker in runtime.starting) or not _ready(runtime, screen, row):
         return "starting", None
     return ("idle" if row is not None else "unknown"), None
+
+
+def _ready(runtime: Runtime, screen: list[str], row: int | None) -> bool:
+    """Whether the agent is done starting, as far as its ``ready_row`` tells."""
+    if runtime.ready_row is None or row is None:
+        return True
+    return any(re.search(runtime.ready_row, line) for line in screen[row + 1 :])
 
 
 QUESTION_ROWS = 8  # non-blank bottom rows looked at for a question when no input line shows

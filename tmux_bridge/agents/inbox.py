@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 INBOX_FILE = "inbox.sqlite3"
 MessageState = Literal["pending", "delivered", "failed", "expired", "read"]
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_TTL = 24 * 3600.0  # seconds a message may stay pending (TMUX_BRIDGE_MESSAGE_TTL)
 _TABLE = """
 CREATE TABLE messages (
@@ -54,14 +54,15 @@ CREATE TABLE messages (
     expires REAL,
     pane TEXT,
     pid INTEGER,
-    start INTEGER
+    start INTEGER,
+    sender_verified INTEGER
 )"""
 _INDEX = "CREATE INDEX messages_state ON messages (state, recipient)"
 _OLD_COLUMNS = (
     "id, sender, recipient, body, state, created, updated, delivered_at, read_at, attempts, "
     "error, reply"
 )
-_COLUMNS = _OLD_COLUMNS + ", expires, pane, pid, start"
+_COLUMNS = _OLD_COLUMNS + ", expires, pane, pid, start, sender_verified"
 # SQLite's primary result codes for a file that is no database, or a damaged one.
 _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
 
@@ -69,7 +70,10 @@ _SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
 class Message(NamedTuple):
     """One message as stored. Times are seconds since the epoch; ``expires`` is when a
     message still pending expires; ``pane``, ``pid`` and ``start`` (clock ticks after
-    boot) name the recipient's program it was sent to (``None`` in an upgraded inbox)."""
+    boot) name the recipient's program it was sent to (``None`` in an upgraded inbox);
+    ``sender_verified``: the sender is the agent of the pane the message was sent from
+    (else a name the sender gave, shown as ``from NAME (unverified)``; ``None`` in an
+    upgraded inbox: not known, shown as unverified)."""
 
     id: int
     sender: str
@@ -87,12 +91,18 @@ class Message(NamedTuple):
     pane: str | None = None
     pid: int | None = None
     start: int | None = None
+    sender_verified: bool | None = None
 
     def document(self) -> dict[str, object]:
         """The message as JSON: every column but the recipient program's pid and start."""
         document = dict(self._asdict())
         del document["pid"], document["start"]
         return document
+
+    def from_label(self) -> str:
+        """Who sent it, as the inbox and notices show it: ``NAME`` for a verified sender,
+        else ``NAME (unverified)``."""
+        return self.sender if self.sender_verified else f"{self.sender} (unverified)"
 
     def as_prompt(self) -> str:
         """The text the recipient gets: headed as from another agent, not the person
@@ -101,9 +111,10 @@ class Message(NamedTuple):
         (:func:`~tmux_bridge.text.seams.message_reference`)."""
         from ..text.seams import message_prompt, message_reference
 
+        verified = bool(self.sender_verified)
         if len(self.body) > inline_limit():
-            return message_reference(self.id, self.sender, len(self.body))
-        return message_prompt(self.id, self.sender, self.body)
+            return message_reference(self.id, self.sender, len(self.body), verified)
+        return message_prompt(self.id, self.sender, self.body, verified)
 
 
 INLINE_VAR = "TMUX_BRIDGE_MESSAGE_INLINE"
@@ -234,32 +245,42 @@ def _create(path: str) -> None:
 
 
 def _upgrade(db: sqlite3.Connection) -> None:
-    """Schema 0 (no ``expired``, no expiry, no recipient program) to this one, in one
-    transaction; a pending message expires DEFAULT_TTL after it was created."""
+    """An older schema to this one, in one transaction: schema 0 (no ``expired``, no
+    expiry, no recipient program) is rebuilt, a pending message expiring DEFAULT_TTL
+    after it was created; schema 1 gets ``sender_verified`` (``None``: not known)."""
     with _transaction(db):
-        if db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version >= SCHEMA_VERSION:
             return  # another process upgraded it meanwhile
-        old = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone()
-        sequence = None
-        if old:
-            db.execute("ALTER TABLE messages RENAME TO messages_v0")
-            sequence = db.execute(
-                "SELECT seq FROM sqlite_sequence WHERE name = 'messages_v0'"
-            ).fetchone()
-        db.execute("DROP INDEX IF EXISTS messages_state")
-        db.execute(_TABLE)
-        db.execute(_INDEX)
-        if old:
-            db.execute(
-                f"INSERT INTO messages ({_OLD_COLUMNS}, expires) "
-                f"SELECT {_OLD_COLUMNS}, created + ? FROM messages_v0",
-                (DEFAULT_TTL,),
-            )
-            db.execute("DROP TABLE messages_v0")
-        if sequence:  # ids are never used again, not even those of messages cleared before
-            db.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")
-            db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('messages', ?)", sequence)
+        if version == 1:
+            db.execute("ALTER TABLE messages ADD COLUMN sender_verified INTEGER")
+        else:
+            _rebuild(db)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _rebuild(db: sqlite3.Connection) -> None:
+    """Schema 0's table (if any) copied into this schema's, keeping its ids."""
+    old = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages'").fetchone()
+    sequence = None
+    if old:
+        db.execute("ALTER TABLE messages RENAME TO messages_v0")
+        sequence = db.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'messages_v0'"
+        ).fetchone()
+    db.execute("DROP INDEX IF EXISTS messages_state")
+    db.execute(_TABLE)
+    db.execute(_INDEX)
+    if old:
+        db.execute(
+            f"INSERT INTO messages ({_OLD_COLUMNS}, expires) "
+            f"SELECT {_OLD_COLUMNS}, created + ? FROM messages_v0",
+            (DEFAULT_TTL,),
+        )
+        db.execute("DROP TABLE messages_v0")
+    if sequence:  # ids are never used again, not even those of messages cleared before
+        db.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")
+        db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('messages', ?)", sequence)
 
 
 @contextlib.contextmanager
@@ -281,18 +302,19 @@ def add(
     *,
     ttl: float | None = None,
     program: tuple[str, int, int] | None = None,
+    verified: bool = False,
 ) -> Message:
     """Store a new pending message, which expires ``ttl`` seconds from now (never when
-    ``None``) and is for the recipient's ``program`` (pane id, pid, start); returns it
-    with its id."""
+    ``None``) and is for the recipient's ``program`` (pane id, pid, start), from a
+    ``verified`` sender or not; returns it with its id."""
     now = time.time()
     expires = None if ttl is None else now + ttl
     pane, pid, start = program or (None, None, None)
     with opened(runtime_dir) as db, _transaction(db):
         cursor = db.execute(
             "INSERT INTO messages (sender, recipient, body, state, created, updated, expires, "
-            "pane, pid, start) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
-            (sender, recipient, body, now, now, expires, pane, pid, start),
+            "pane, pid, start, sender_verified) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
+            (sender, recipient, body, now, now, expires, pane, pid, start, int(verified)),
         )
         message_id = cursor.lastrowid
     found = get(runtime_dir, int(message_id or 0))
@@ -303,7 +325,13 @@ def add(
 def get(runtime_dir: str, message_id: int) -> Message | None:
     with opened(runtime_dir) as db:
         row = db.execute(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,)).fetchone()
-    return Message(*row) if row else None
+    return _message(row) if row else None
+
+
+def _message(row: tuple[object, ...]) -> Message:
+    """A stored row as a message (SQLite keeps ``sender_verified`` as 0 or 1)."""
+    *columns, verified = row
+    return Message._make([*columns, None if verified is None else bool(verified)])
 
 
 def listing(
@@ -322,7 +350,7 @@ def listing(
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     with opened(runtime_dir) as db:
         rows = db.execute(f"SELECT {_COLUMNS} FROM messages{where} ORDER BY id", values)
-        return [Message(*row) for row in rows.fetchall()]
+        return [_message(row) for row in rows.fetchall()]
 
 
 def mark(

@@ -719,11 +719,12 @@ def message(
     "--read", "read_id", type=int, metavar="N", help="Print the text of message #N and exit."
 )
 def inbox(agent: str | None, as_json: bool, clear: bool, read_id: int | None) -> int:
-    """Show the messages between agents (those AGENT sent or got, or all) and their
-    states: pending, delivered, failed, expired, read. Pending ones are tried first. An
-    unreadable inbox is moved aside (exit 125, the message names where); the next
-    command starts a new one. --read N prints message N's text (a message longer than
-    $TMUX_BRIDGE_MESSAGE_INLINE characters, 2,000, arrives as a line naming this)."""
+    """Show the messages between agents (those AGENT sent or got, or all; AGENT is any
+    name --to takes) and their states: pending, delivered, failed, expired, read.
+    Pending ones are tried first. An unreadable inbox is moved aside (exit 125, the
+    message names where); the next command starts a new one. --read N prints message
+    N's text (a message longer than $TMUX_BRIDGE_MESSAGE_INLINE characters, 2,000,
+    arrives as a line naming this)."""
     from ..api import Bridge
 
     if read_id is not None:
@@ -743,7 +744,7 @@ def inbox(agent: str | None, as_json: bool, clear: bool, read_id: int | None) ->
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))
         body = " ".join(m.body.split())
         body = body if len(body) <= 60 else body[:57] + "..."
-        _say(f"#{m.id:<4} {m.state:<9} {when}  {m.sender} -> {m.recipient}: {body}")
+        _say(f"#{m.id:<4} {m.state:<9} {when}  {m.from_label()} -> {m.recipient}: {body}")
     return 0
 
 

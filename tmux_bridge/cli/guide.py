@@ -153,8 +153,9 @@ WINDOW.PANE or a pane id; an ambiguous one is refused (exit 2) listing the agent
 - `tmux-bridge message --to NAME "TEXT"` hands them work, marked as from you (not from
   the person): delivered when they are idle, else kept pending and delivered later
   (exit 0, "is pending" on stderr: do not send it again) for up to a day (--ttl), then
-  expired. Add --wait-reply to wait for the answer and print it. Your name (--from)
-  is 1-40 of A-Z a-z 0-9 _ . -.
+  expired. Add --wait-reply to wait for the answer and print it. From your agent's
+  pane you are that agent; elsewhere your name (--from, 1-40 of A-Z a-z 0-9 _ . -)
+  arrives as "from NAME (unverified)".
 - `tmux-bridge prompt --to NAME "TEXT"` types a prompt as if the person did; exit 0 only
   once the agent took it, 1 not delivered (busy, a draft in its box: never force it
   with --replace-draft unless the person agrees), 3 unconfirmed (it may well have been

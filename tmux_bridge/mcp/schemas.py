@@ -158,6 +158,9 @@ class MessageDocument(BaseModel):
     id: int
     state: str = Field(description="pending, delivered, failed, expired or read")
     reply: str | None = Field(None, description="the answer, with wait_reply")
+    sender_verified: bool | None = Field(
+        None, description="sent from the sender agent's own pane; false: a name given elsewhere"
+    )
 
 
 class OutputPageDocument(BaseModel):

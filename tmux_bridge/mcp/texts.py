@@ -226,7 +226,8 @@ TOOLS: tuple[ToolText, ...] = (
         True,
         "Send a message to another agent",
         "Send a message to another agent (a name from list_agents), marked as from you "
-        "(sender: 1-40 of A-Z a-z 0-9 _ . -, default your agent's name), not from the "
+        "(sender: 1-40 of A-Z a-z 0-9 _ . -, default your agent's name; a name given "
+        "outside any agent's pane arrives as from NAME (unverified)), not from the "
         "person. It is kept in the inbox and delivered as a prompt when that agent is idle: "
         "state delivered, or pending (it is delivered later, without you, to the same "
         "program, for up to a day; then expired) or failed. Control characters in text "

@@ -313,10 +313,11 @@ def is_name(name: str) -> bool:
     return 0 < len(name) <= NAME_MAX and NAME_CHARS.issuperset(name)
 
 
-def message_prompt(message_id: int, sender: str, body: str) -> str:
+def message_prompt(message_id: int, sender: str, body: str, verified: bool = True) -> str:
     """The prompt a message becomes: one header line that says it is from the agent
-    ``sender``, not from the person, and how many lines of text follow it, then the
-    body, both through :func:`pasted_text`. Nothing in the body can end the paste, so the
+    ``sender`` (``from NAME (unverified)`` unless ``verified``: a name the sender gave),
+    not from the person, and how many lines of text follow it, then the body, both
+    through :func:`pasted_text`. Nothing in the body can end the paste, so the
     header heads all of it; a sender that is no :func:`is_name` is a ``ValueError``
     (its ``]`` or newline would end the header early)."""
     if not is_name(sender):
@@ -325,19 +326,25 @@ def message_prompt(message_id: int, sender: str, body: str) -> str:
     count = text.count("\n") + 1
     lines = "the line" if count == 1 else f"the {count} lines"
     return (
-        f"[tmux-bridge message #{int(message_id)} from agent {sender}, not from the person; "
-        f"its text is {lines} below; to answer: tmux-bridge message --to {sender} TEXT]\n{text}"
+        f"[tmux-bridge message #{int(message_id)} {_from(sender, verified)}, not from the "
+        f"person; its text is {lines} below; to answer: tmux-bridge message --to {sender} "
+        f"TEXT]\n{text}"
     )
 
 
-def message_reference(message_id: int, sender: str, length: int) -> str:
+def _from(sender: str, verified: bool) -> str:
+    """``from agent NAME`` (the agent of the sending pane), else ``from NAME (unverified)``."""
+    return f"from agent {sender}" if verified else f"from {sender} (unverified)"
+
+
+def message_reference(message_id: int, sender: str, length: int, verified: bool = True) -> str:
     """The one-line prompt a long message becomes: who sent it and the command that
     prints its text, so no long paste can be mangled on its way into an input box."""
     if not is_name(sender):
         raise ValueError(f"not a sender's name: {sender!r}")
     number = int(message_id)
     return (
-        f"[tmux-bridge message #{number} from agent {sender}, not from the person; its text "
+        f"[tmux-bridge message #{number} {_from(sender, verified)}, not from the person; its text "
         f"({int(length)} characters) is printed by: tmux-bridge inbox --read {number}; to "
         f"answer: tmux-bridge message --to {sender} TEXT]"
     )

@@ -141,7 +141,7 @@
 
   function showMessages(messages, error) {
     const items = messages.slice().reverse().map((m) => {
-      const item = line([["id", `#${m.id}`], ["who", `${m.sender} \u2192 ${m.recipient}`], [`state ${m.state}`, m.state], ["what", m.body.length > 80 ? m.body.slice(0, 79) + "\u2026" : m.body]], m.body);
+      const item = line([["id", `#${m.id}`], ["who", `${m.sender}${m.sender_verified ? "" : " (unverified)"} \u2192 ${m.recipient}`], [`state ${m.state}`, m.state], ["what", m.body.length > 80 ? m.body.slice(0, 79) + "\u2026" : m.body]], m.body);
       item.dataset.message = String(m.id);
       return item;
     });
