@@ -7,6 +7,7 @@ import os
 import select
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from tmux_bridge.infra import procfs, procps
 from tmux_bridge.infra.process import choose
 from tmux_bridge.infra.procfacts import Unknown
 
-from ..support.pane import TestPane
+from ..support.pane import TestPane, target_of
 
 if TYPE_CHECKING:
     from tmux_bridge.infra.procfacts import ProcessFacts
@@ -148,3 +149,46 @@ def test_a_socket_pair_is_seen_by_lsof() -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_one_reading_answers_a_call_start_until_the_call_acts(
+    bash: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The portable facts of a call's start come from one ``ps``: a process started after
+    it is not in it until the call acts (its second tmux command, ``exit_fd``), while
+    another thread reads for itself; a process that ended is gone at once all the same."""
+    monkeypatch.setattr(procps, "CALL_START", 60.0)  # time is not what this test is about
+    monkeypatch.setattr(procps, "FRESH", 60.0)
+    tmux = target_of(bash).tmux
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> int:
+        started.append(subprocess.Popen(["sleep", "60"]))
+        return started[-1].pid
+
+    try:
+        procps.begin_call()
+        procps.proc_stat(os.getpid())  # the call's first question: its one reading
+        later = start()
+        assert procps.proc_stat(later) is None  # not read again
+        tmux.run("display-message", "-p", "finding the pane")  # the call's first command
+        assert procps.proc_stat(later) is None
+        seen: list[bool] = []
+        other = threading.Thread(target=lambda: seen.append(procps.proc_stat(later) is not None))
+        other.start()
+        other.join()
+        assert seen == [True]  # another thread (another call) reads for itself
+        tmux.run("display-message", "-p", "typing")  # the call acts: read anew
+        assert procps.proc_stat(later) is not None
+        started[0].kill()
+        started[0].wait()
+        assert procps.proc_stat(later) is None  # the reading had it: it ended since
+        last = start()
+        assert procps.proc_stat(last) is None
+        os.close(procps.exit_fd(last))  # a wait for an end: the call acts
+        assert procps.proc_stat(last) is not None
+    finally:
+        procps.forget()
+        for process in started:
+            process.kill()
+            process.wait()
