@@ -145,8 +145,13 @@ def _stat(row: list[str], starts: dict[str, int]) -> ProcStat:
 
 
 def proc_stat(pid: int) -> ProcStat | None:
+    """From the snapshot; a process that ended since is gone, one that started since
+    (a job's keeper forked a moment ago) is read anew."""
     row = _table().get(pid)
-    return row[1] if row and alive(pid) else None  # a snapshot never outlives its process
+    if row is None and pid > 0 and alive(pid):
+        forget()
+        row = _table().get(pid)
+    return row[1] if row and alive(pid) else None
 
 
 class _Moment(threading.local):
