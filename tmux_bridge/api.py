@@ -1248,7 +1248,9 @@ class Bridge:
         """A call starts: its line in the audit log. Returns the key (``call``) its end
         is logged under."""
         from .audit.log import record, start_entry
+        from .infra.process import proc
 
+        proc.begin_call()  # the process facts of an earlier call never answer this one
         entry = start_entry(mode, self.target.pane, self.client, command)
         record(self.target.runtime_dir, entry)
         return str(entry.call)

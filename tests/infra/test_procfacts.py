@@ -7,6 +7,7 @@ import os
 import select
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from tmux_bridge.infra import procfs, procps
 from tmux_bridge.infra.process import choose
 from tmux_bridge.infra.procfacts import Unknown
 
-from ..support.pane import TestPane
+from ..support.pane import TestPane, target_of
 
 if TYPE_CHECKING:
     from tmux_bridge.infra.procfacts import ProcessFacts
@@ -148,3 +149,61 @@ def test_a_socket_pair_is_seen_by_lsof() -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_one_reading_answers_a_call_start_until_the_call_acts(
+    bash: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The portable facts of a call's start come from one ``ps``, until the call acts
+    (its second tmux command, ``exit_fd``), while another thread reads for itself; a
+    process that ended since is gone at once, one that started since is read anew."""
+    monkeypatch.setattr(procps, "CALL_START", 60.0)  # time is not what this test is about
+    monkeypatch.setattr(procps, "FRESH", 60.0)
+    tmux = target_of(bash).tmux
+    shell = int(bash.pane("#{pane_pid}"))
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> int:
+        started.append(subprocess.Popen(["sleep", "60"]))
+        return started[-1].pid
+
+    def reading() -> float:
+        return procps._MOMENT.taken  # when this thread's snapshot was read
+
+    try:
+        procps.begin_call()
+        procps.proc_stat(os.getpid())  # the call's first question: its one reading
+        first = reading()
+        tmux.run("display-message", "-p", "finding the pane")  # the call's first command
+        assert procps.proc_stat(shell) is not None and procps.shell_kind(shell) == "bash"
+        assert reading() == first
+        seen: list[float] = []
+
+        def elsewhere() -> None:
+            procps.proc_stat(shell)
+            seen.append(reading())
+
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        other.join()
+        assert seen != [first] and reading() == first  # another thread reads for itself
+        tmux.run("display-message", "-p", "typing")  # the call acts: read anew
+        procps.proc_stat(shell)
+        second = reading()
+        assert second != first
+        later = start()
+        assert procps.proc_stat(later) is not None  # started since: read anew
+        third = reading()
+        assert third != second
+        started[0].kill()
+        started[0].wait()
+        assert procps.proc_stat(later) is None  # the reading had it: it ended since
+        assert reading() == third
+        os.close(procps.exit_fd(shell))  # a wait for an end: the call acts
+        procps.proc_stat(shell)
+        assert reading() != third
+    finally:
+        procps.forget()
+        for process in started:
+            process.kill()
+            process.wait()

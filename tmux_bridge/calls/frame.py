@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ..cancel import Cancel
 from ..errors import BridgeError, ReplMismatch
+from ..infra.process import proc
 from ..infra.runtime import ensure_private_dir, remove_quietly, write_private_file
 from ..infra.tmux import Tmux
 from ..pane.front import FarShell, Front, LocalShell, OpenRepl, pane_front
@@ -59,6 +60,7 @@ def pane_call(
         refuse_if_job(records)
         with records.locked(deadline, cancel, lambda: _lock_busy(records, notice)) as waited:
             if waited:
+                proc.forget()  # the other call changed the pane's processes meanwhile
                 view = find_pane(target.tmux, target.session, view.pane.pane_id)
             if records.renew(view.pane.server):  # a pane of a restarted server: start clean
                 from ..pane.context import renew_pane

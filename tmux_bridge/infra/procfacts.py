@@ -7,6 +7,10 @@ from Linux's ``/proc`` and pidfds; :mod:`tmux_bridge.infra.procps` from POSIX to
 (``ps``, ``lsof``, termios, ``kill(pid, 0)``, kqueue). :mod:`tmux_bridge.infra.process`
 chooses one. A fact an implementation cannot see on this machine is :class:`Unknown`,
 never a guess: the feature that needs it says what it could not tell.
+
+An implementation may answer several questions from one reading (``ps``): ``begin_call``
+says a call starts (nothing read before answers it), ``forget`` that the call acts or
+waits for a change (the next question reads anew).
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ if TYPE_CHECKING:  # for mypy only: a class made at import would cost tmux-send'
         NAME: str
 
         def limits(self) -> list[str]: ...
+        def begin_call(self) -> None: ...
+        def forget(self) -> None: ...
         def proc_stat(self, pid: int) -> ProcStat | None: ...
         def alive(self, pid: int) -> bool: ...
         def owner(self, pid: int) -> str | None: ...

@@ -50,6 +50,14 @@ def limits() -> list[str]:
     return []
 
 
+def begin_call() -> None:
+    """A call starts: nothing to forget (``/proc`` is read at each question)."""
+
+
+def forget() -> None:
+    """The call acts: nothing to forget (``/proc`` is read at each question)."""
+
+
 def proc_stat(pid: int) -> ProcStat | None:
     """Fields of ``/proc/<pid>/stat``; ``None`` when the process is gone."""
     try:

@@ -14,8 +14,10 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
   no socket open (``lsof``) counts as reading the terminal;
 * start times have a second's resolution (``lstart``), not a clock tick's;
 * one ``ps -A`` answers every question about states, groups, parents and names asked
-  within :data:`FRESH` seconds of it (a call asks several at once): such a fact may be
-  that much older than a read of ``/proc`` would be;
+  within :data:`FRESH` seconds of it, in the thread that asked; at a call's start, every
+  question of that start (:func:`begin_call`: the audit log's, the pane's front, its
+  readiness, until the call acts): such a fact may be that much older than a read of
+  ``/proc`` would be, but one ``ps`` serves a call such as ``tmux-send -- true``;
 * waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else a
   pipe that a thread closes once ``kill(pid, 0)`` fails (polled every 10 ms): either way
   a descriptor that becomes readable when the process ends, as a pidfd does.
@@ -33,12 +35,14 @@ from .procfacts import ProcStat, Unknown
 from .procfs import kind_of_name, password_mode, signal_group
 from .procfs import line_editor_active as line_editor_active  # termios: POSIX, shared
 from .procfs import local_modes as local_modes
+from .tmux import commands_run
 
 if TYPE_CHECKING:
     from ..text.shells import ShellKind
 
 NAME = "portable"
 FRESH = 0.03  # seconds a snapshot of the process table answers for
+CALL_START = 1.0  # at most this long, the snapshot of a call's start answers for
 
 # Wait channels of a process blocked reading a terminal (BSD, macOS; Linux before 4.x).
 TTY_READS = {"ttyin", "ttread", "ttyraw", "ttycan", "n_tty_read"}
@@ -129,43 +133,100 @@ def _start(words: list[str]) -> int:
     return int(time.mktime(moment))
 
 
-def _stat(row: list[str]) -> ProcStat:
-    """A row of ``pgid,tpgid,stat,lstart``."""
+def _stat(row: list[str], starts: dict[str, int]) -> ProcStat:
+    """A row of ``pgid,tpgid,stat`` and ``lstart``'s five words; ``starts`` keeps the
+    starts already worked out."""
     tpgid = int(row[1])
-    return ProcStat(row[2][:1], int(row[0]), tpgid if tpgid > 0 else -1, _start(row[3].split()))
+    lstart = " ".join(row[3:8])
+    start = starts.get(lstart)
+    if start is None:
+        start = starts[lstart] = _start(row[3:8])
+    return ProcStat(row[2][:1], int(row[0]), tpgid if tpgid > 0 else -1, start)
 
 
 def proc_stat(pid: int) -> ProcStat | None:
+    """From the snapshot; a process that ended since is gone, one that started since
+    (a job's keeper forked a moment ago) is read anew."""
     row = _table().get(pid)
-    return row[1] if row else None
+    if row is None and pid > 0 and alive(pid):
+        forget()
+        row = _table().get(pid)
+    return row[1] if row and alive(pid) else None
 
 
-class _Snapshot:
-    taken = -1.0
+class _Moment(threading.local):
+    """This thread's snapshot of the process table (one ``ps``): every process's parent
+    and stat, its name (``names``) and wait channel (``channels``)."""
+
+    taken = -1.0  # time.monotonic() when it was read; -1: read anew at the next question
+    starting = False  # the next snapshot is the call's start (begin_call)
+    runs = -1  # for the call's start: the thread's tmux commands when it was read
     table: dict[int, tuple[int, ProcStat]] = {}  # noqa: RUF012 (replaced whole)
     names: dict[int, str] = {}  # noqa: RUF012
+    channels: dict[int, str] = {}  # noqa: RUF012 (wait channels: "-" when running)
+
+
+_MOMENT = _Moment()
+
+
+def begin_call() -> None:
+    """A call starts: nothing read before it answers its questions (never across calls),
+    and its first snapshot answers every question of its start (the audit log's, the
+    pane's front, its readiness) until it acts: :func:`forget`, or its second tmux
+    command (the first finds the pane), or :data:`CALL_START` s."""
+    forget()
+    _MOMENT.starting = True
+
+
+def forget() -> None:
+    """The call acts, or waits for a change: its next question reads the processes anew.
+    :func:`exit_fd` and :func:`signal_foreground` forget too (a caller that watches for a
+    process's end, or signals one, asks about change next)."""
+    _MOMENT.taken, _MOMENT.runs, _MOMENT.starting = -1.0, -1, False
+
+
+def _answers(moment: _Moment) -> bool:
+    age = time.monotonic() - moment.taken
+    if moment.runs >= 0:  # the call's start
+        return age <= CALL_START and commands_run() - moment.runs <= 1
+    return age <= FRESH
 
 
 def _table() -> dict[int, tuple[int, ProcStat]]:
-    """Every process: its parent and its stat, from one ``ps`` (at most FRESH s old)."""
-    _refresh()
-    return _Snapshot.table
+    """Every process: its parent and its stat, from this thread's snapshot."""
+    if not _answers(_MOMENT):
+        _refresh()
+    return _MOMENT.table
 
 
-def _refresh(fresh: float = FRESH) -> None:
-    now = time.monotonic()
-    if now - _Snapshot.taken <= fresh:
-        return
+def _refresh() -> None:
+    """Read the process table (one ``ps``) into this thread's snapshot."""
+    moment = _MOMENT
+    runs = commands_run() if moment.starting else -1
     table: dict[int, tuple[int, ProcStat]] = {}
     names: dict[int, str] = {}
-    for line in _run(["ps", "-A", "-o", "pid=,ppid=,pgid=,tpgid=,stat=,lstart=,comm="]):
-        row = line.split(None, 10)  # lstart is five words; comm last keeps its blanks
+    channels: dict[int, str] = {}
+    starts: dict[str, int] = {}  # many processes share a second: one mktime each
+    for line in _run(["ps", "-A", *_TABLE_FIELDS]):
+        row = line.split(None, 11)  # lstart is five words; comm last keeps its blanks
         try:
-            table[int(row[0])] = (int(row[1]), _stat([*row[2:5], " ".join(row[5:10])]))
-            names[int(row[0])] = row[10].strip() if len(row) > 10 else ""
+            pid = int(row[0])
+            table[pid] = (int(row[1]), _stat(row[2:10], starts))
+            channels[pid] = row[10]
+            names[pid] = row[11].strip() if len(row) > 11 else ""
         except (ValueError, IndexError):
-            continue
-    _Snapshot.table, _Snapshot.names, _Snapshot.taken = table, names, time.monotonic()
+            continue  # the header line (see _TABLE_FIELDS)
+    moment.table, moment.names, moment.channels = table, names, channels
+    moment.taken, moment.runs, moment.starting = time.monotonic(), runs, False
+
+
+# The fields of the snapshot. wchan is titled to make its column wide enough for Linux's
+# longest names: procps cuts a column that is not the last to its title's width (the BSDs
+# do not cut); the one title makes ps print a title line, skipped. A title is the rest of
+# its -o argument (POSIX): the fields after it come in an -o of their own.
+_TABLE_FIELDS = (
+    "-o", "pid=,ppid=,pgid=,tpgid=,stat=,lstart=", "-o", f"wchan={'WCHAN':_<48}", "-o", "comm="
+)  # fmt: skip
 
 
 def alive(pid: int) -> bool:
@@ -185,8 +246,8 @@ def owner(pid: int) -> str | None:
 
 def _comm(pid: int) -> str:
     """ps's ``comm``: a name on Linux and the BSDs, the executable's path on macOS."""
-    _refresh()
-    return _Snapshot.names.get(pid, "")
+    _table()
+    return _MOMENT.names.get(pid, "")
 
 
 def process_name(pid: int) -> str:
@@ -233,8 +294,8 @@ def environment(pid: int) -> dict[str, str]:
 def children(pid: int) -> list[int]:
     """From a new ``ps`` (a child started a moment ago is what a caller looks for:
     the ``cat`` that tmux starts for ``pipe-pane``)."""
-    _refresh(0.0)
-    return sorted(p for p, (parent, _) in _Snapshot.table.items() if parent == pid)
+    _refresh()
+    return sorted(p for p, (parent, _) in _MOMENT.table.items() if parent == pid)
 
 
 def thread_children(pid: int) -> list[int]:
@@ -270,21 +331,20 @@ def holds_terminal(pid: int, tpgid: int) -> bool:
 
 
 def signal_foreground(shell_pid: int, signum: int) -> bool:
-    return signal_group(proc_stat(shell_pid), signum)
+    stat = proc_stat(shell_pid)
+    forget()
+    return signal_group(stat, signum)
 
 
-def _wait_channels(pids: list[int]) -> dict[int, str]:
-    """Each process's wait channel (``-`` or empty: running, or not ours to see)."""
-    found: dict[int, str] = {}
-    for row in _ps("pid,wchan", pids) if pids else []:
-        if len(row) == 2 and row[0].isdigit():
-            found[int(row[0])] = row[1].strip()
-    return found
+def _wait_channel(pid: int) -> str:
+    """The process's wait channel (``-`` or empty: running, or not ours to see)."""
+    _table()
+    return _MOMENT.channels.get(pid, "")
 
 
 def waits_for_keys(pid: int) -> bool | Unknown:
     """Whether the process sleeps in poll/select (a line editor waiting for keys)."""
-    wchan = _wait_channels([pid]).get(pid, "")
+    wchan = _wait_channel(pid)
     if wchan in ("", "-"):
         return Unknown("ps shows no wait channel for the shell")
     return _polls(wchan)
@@ -325,10 +385,9 @@ def waiting_for_input(shell_pid: int, tty: str) -> bool | Unknown:
     candidates = [p for p in _descendants(table, shell_pid) if table[p][1].pgrp == tpgid]
     if tpgid == shell[1].pgrp:
         candidates.append(shell_pid)
-    channels = _wait_channels(candidates)
     inspected, unknown = False, None
     for pid in candidates:
-        reads = _reads_terminal(pid, channels.get(pid, ""), tty)
+        reads = _reads_terminal(pid, _wait_channel(pid), tty)
         if isinstance(reads, Unknown):
             unknown = reads
         elif reads is not None:
@@ -358,7 +417,9 @@ def has_open(pid: int, path: str) -> bool | Unknown:
 
 def exit_fd(pid: int) -> int:
     """A descriptor that becomes readable once ``pid`` ends: a kqueue with
-    ``NOTE_EXIT``, else a watched pipe; -1 when neither can be made."""
+    ``NOTE_EXIT``, else a watched pipe; -1 when neither can be made. The caller is
+    about to act and watch for change: the facts read so far are forgotten."""
+    forget()
     kqueue = getattr(select, "kqueue", None)
     if kqueue is None:
         return _watched_pipe(pid)
@@ -409,12 +470,14 @@ def _watch(write_end: int, pid: int) -> None:
             os.close(write_end)
 
 
-def _watch_again() -> None:
+def _in_forked_child() -> None:
+    """A forked child (a job's keeper): its own moment, and the watches it inherited."""
+    forget()
     for write_end, pid in list(_WATCHED.items()):
         _start_watch(write_end, pid)
 
 
-os.register_at_fork(after_in_child=_watch_again)
+os.register_at_fork(after_in_child=_in_forked_child)
 
 
 def ticks_now() -> int:

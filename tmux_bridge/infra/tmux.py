@@ -126,6 +126,7 @@ class Tmux:
         and :class:`TmuxError` naming the subcommand when tmux exits non-zero and
         ``check`` is true.
         """
+        _runs.count = commands_run() + 1
         result = None
         if _channels_on and stdin is None:
             result = _through_channel(self, args)
@@ -140,6 +141,15 @@ class Tmux:
     ) -> TmuxResult:
         """Run several tmux commands in one invocation, in order (see :func:`sequence`)."""
         return self.run(*sequence(*commands), check=check, stdin=stdin)
+
+
+_runs = threading.local()  # the tmux commands each thread ran: see :func:`commands_run`
+
+
+def commands_run() -> int:
+    """How many tmux commands this thread has run: the process facts read at a call's
+    start answer until it runs its second (:mod:`tmux_bridge.infra.procps`)."""
+    return int(getattr(_runs, "count", 0))
 
 
 # Whether this process sends its tmux commands down one control-mode channel per server

@@ -83,6 +83,7 @@ def wait_for_prompt(
         check_not_cancelled(cancel)
         waited = True
         time.sleep(0.002 if time.monotonic() < deadline - prompt_wait + 0.5 else 0.02)
+        proc.forget()  # asked again: what has changed since
 
 
 def ready_shell(
