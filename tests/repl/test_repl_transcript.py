@@ -84,3 +84,19 @@ def test_an_output_without_a_final_newline_is_left_as_the_repl_shows_it(
     assert b.send_text("--repl", "python", "--", "print('a', end='')") == (0, "a", "")
     expected = ["$ [tmux-send] python3 -q", ">>> [tmux-send] print('a', end='')", "a>>>"]
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+
+
+def test_a_start_the_shell_cannot_parse_gives_its_error_and_no_marker(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    """The start command is a shell's command line: python code is a syntax error to
+    bash. The agent gets bash's error as the person sees it, and nothing of a marker."""
+    b = make_bridge("bash")
+    b.start()
+    result = b.send("--json", "--repl", "python", "--", "print(6*7)")
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["status"]) == (2, 2), result.stdout
+    b.wait_for(lambda: transcript(b)[-2:] == ["[exit 2]", "$"], "the status line")
+    shown = transcript(b)[1:-2]  # between the header and the status line
+    assert shown and all("syntax error" in line or "print(6*7)" in line for line in shown)
+    assert doc["stdout"] == "\n".join(shown) + "\n"
