@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.support.pane import MakeBridge, TestPane, dash_bridge
+from tests.support.pane import MakeBridge, TestPane, dash_bridge, enter_nested
 
 pytestmark = pytest.mark.tmux
 
@@ -94,12 +94,31 @@ def test_verbose_transcript_shows_the_plumbing(make_bridge: MakeBridge, shell: s
     assert f"{call_id}.run" in history  # the typed line
 
 
+def transcript_status(b: TestPane) -> tuple[str, str | None]:
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    return document["transcript"], document["transcript_note"]
+
+
 def test_the_person_can_ask_for_the_plumbing_with_a_tmux_option(make_bridge: MakeBridge) -> None:
+    """The setting that turns the clean transcript off: the calls fall back to visible
+    markers, and ``tmux-bridge status`` says so and why."""
     b = started(make_bridge, "bash")
+    assert transcript_status(b) == ("clean", None)
     b.tmux("set-option", "-g", "@tmux-bridge-transcript", "verbose")
     result = b.send("--json", "--", "echo hi")
     call_id = json.loads(result.stdout)["id"]
     b.wait_for_text(f"___TMUXSEND_END_{call_id} 0___")
+    mode, note = transcript_status(b)
+    assert mode == "verbose" and note is not None and "@tmux-bridge-transcript" in note, note
+    text = b.bridge_cli("status").stdout
+    assert "transcript verbose: the tmux option @tmux-bridge-transcript" in text, text
+
+
+def test_status_notes_that_a_far_shell_shows_the_plumbing(make_bridge: MakeBridge) -> None:
+    b = started(make_bridge, "bash")
+    enter_nested(b, "bash")
+    mode, note = transcript_status(b)
+    assert mode == "verbose" and note is not None and "far shell" in note, note
 
 
 def test_a_typed_line_that_wraps_is_erased_whole(make_bridge: MakeBridge) -> None:

@@ -100,3 +100,18 @@ def test_a_start_the_shell_cannot_parse_gives_its_error_and_no_marker(
     shown = transcript(b)[1:-2]  # between the header and the status line
     assert shown and all("syntax error" in line or "print(6*7)" in line for line in shown)
     assert doc["stdout"] == "\n".join(shown) + "\n"
+
+
+def test_status_notes_that_a_sqlite_repl_shows_its_markers(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    if shutil.which("sqlite3") is None:
+        pytest.skip("sqlite3 is not installed")
+    b = make_bridge("bash")
+    b.start()
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    assert (document["transcript"], document["transcript_note"]) == ("clean", None)
+    assert b.send_text("--repl", "sqlite", "--", "sqlite3")[0] == 0
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    note = document["transcript_note"]
+    assert document["transcript"] == "verbose" and "sqlite" in note, document
