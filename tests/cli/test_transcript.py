@@ -54,7 +54,7 @@ def started(make_bridge: MakeBridge, shell: str) -> TestPane:
 def transcript(b: TestPane) -> list[str]:
     """The pane's history from the first call's header on, without trailing spaces."""
     lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send]" in line)
+    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
     lines = lines[first:]
     while lines and not lines[-1]:
         lines.pop()
@@ -138,3 +138,18 @@ def test_a_prompt_the_call_changed_is_not_taken_for_typed_text(make_bridge: Make
     b.start()
     assert b.send_text("--", "X=abc") == (0, "", "")
     assert b.send_text("--", "echo here") == (0, "here\n", "")
+
+
+def test_the_header_names_the_calling_agent(make_bridge: MakeBridge) -> None:
+    """tmux-send's caller names itself with TMUX_BRIDGE_AGENT; a value that is no name
+    (here with an escape) is left out rather than shown."""
+    b = started(make_bridge, "bash")
+    b.env["TMUX_BRIDGE_AGENT"] = "claude-1"
+    assert b.send("--", "echo hi").returncode == 0
+    b.env["TMUX_BRIDGE_AGENT"] = "bad\033[2Jname"
+    assert b.send("--", "echo two").returncode == 0
+    b.env["TMUX_BRIDGE_AGENT"] = "claude-1"
+    assert b.send("--background", "--", "echo job").returncode == 0  # a job's header too
+    expected = ["$ [tmux-send: claude-1] echo hi", "hi", "$ [tmux-send] echo two", "two"]
+    expected += ["$ [tmux-send: claude-1] echo job", "job", "$"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")

@@ -43,7 +43,7 @@ CASES = {
 
 def transcript(b: TestPane) -> list[str]:
     lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send]" in line)
+    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
     lines = lines[first:]
     while lines and not lines[-1]:
         lines.pop()
@@ -115,3 +115,15 @@ def test_status_notes_that_a_sqlite_repl_shows_its_markers(
     document = json.loads(b.bridge_cli("status", "--json").stdout)
     note = document["transcript_note"]
     assert document["transcript"] == "verbose" and "sqlite" in note, document
+
+
+def test_an_evaluation_header_names_the_calling_agent(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.env["TMUX_BRIDGE_AGENT"] = "codex"
+    assert b.send_text("--repl", "python", "--", "python3 -q")[0] == 0
+    assert b.send_text("--repl", "python", "--", "6*7") == (0, "42\n", "")
+    expected = ["$ [tmux-send: codex] python3 -q", ">>> [tmux-send: codex] 6*7", "42", ">>>"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
