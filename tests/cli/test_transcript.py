@@ -114,11 +114,10 @@ def test_the_person_can_ask_for_the_plumbing_with_a_tmux_option(make_bridge: Mak
     assert "transcript verbose: the tmux option @tmux-bridge-transcript" in text, text
 
 
-def test_status_notes_that_a_far_shell_shows_the_plumbing(make_bridge: MakeBridge) -> None:
+def test_status_says_a_far_shell_leaves_the_clean_transcript(make_bridge: MakeBridge) -> None:
     b = started(make_bridge, "bash")
     enter_nested(b, "bash")
-    mode, note = transcript_status(b)
-    assert mode == "verbose" and note is not None and "far shell" in note, note
+    assert transcript_status(b) == ("clean", None)
 
 
 def test_a_typed_line_that_wraps_is_erased_whole(make_bridge: MakeBridge) -> None:

@@ -59,16 +59,18 @@ def transcript_note(pane: PaneInfo, repl: StatusRepl | None, program: bool) -> s
             f"typed line and markers (unset it for the clean transcript: "
             f"tmux set-option -u {TRANSCRIPT_OPTION}, with -g, -s or -w where it was set)"
         )
-    gateway = gateway_in_front(pane) if program else None
-    if gateway is not None:
-        return (
-            f"a far shell is in front (through {gateway.name}): calls there show "
-            "tmux-send's typed lines and markers; the clean transcript is the local shell's"
-        )
-    if repl is not None and repl.name in _MARKED_REPLS:
+    if repl is None:
+        return None
+    if repl.name in _MARKED_REPLS:
         return (
             f"the {repl.name} REPL is open: its evaluations show tmux-send's markers "
             "(python and node evaluations hide them)"
+        )
+    gateway = gateway_in_front(pane) if program else None
+    if gateway is not None:
+        return (
+            f"the {repl.name} REPL is open in a far shell (through {gateway.name}): its "
+            "evaluations show tmux-send's typed lines and markers"
         )
     return None
 
