@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.support.pane import MakeBridge, TestPane, dash_bridge, enter_nested
+from tests.support.pane import MakeBridge, TestPane, dash_bridge
 
 pytestmark = pytest.mark.tmux
 
@@ -112,12 +112,6 @@ def test_the_person_can_ask_for_the_plumbing_with_a_tmux_option(make_bridge: Mak
     assert mode == "verbose" and note is not None and "@tmux-bridge-transcript" in note, note
     text = b.bridge_cli("status").stdout
     assert "transcript verbose: the tmux option @tmux-bridge-transcript" in text, text
-
-
-def test_status_says_a_far_shell_leaves_the_clean_transcript(make_bridge: MakeBridge) -> None:
-    b = started(make_bridge, "bash")
-    enter_nested(b, "bash")
-    assert transcript_status(b) == ("clean", None)
 
 
 def test_a_typed_line_that_wraps_is_erased_whole(make_bridge: MakeBridge) -> None:

@@ -104,3 +104,5 @@ def test_a_far_shell_leaves_the_clean_transcript(request: pytest.FixtureRequest,
             assert plumbing not in everything, everything
         if way != "nested":
             assert USERS[shell] in json.dumps(doc["far"])
+        status = json.loads(b.bridge_cli("status", "--json").stdout)  # and says so
+        assert (status["transcript"], status["transcript_note"]) == ("clean", None)
