@@ -204,7 +204,8 @@ class Bridge:
         check_options(options)
         started = self._log_start("job", _text(text))
         try:
-            job_id = background.start(background.spec_of(self.target, command, options.max_time))
+            spec = background.spec_of(self.target, command, options.max_time, options.agent)
+            job_id = background.start(spec)
         except BridgeError as exc:
             self._log_error("job", _text(text), exc, started)
             raise

@@ -70,6 +70,9 @@ class RunOptions(NamedTuple):
     on_timeout: Literal["interrupt", "detach"] = "interrupt"
     # show tmux-send's plumbing in the pane (the typed line, markers), for debugging
     verbose_transcript: bool = False
+    # the calling agent's name (a face passes it: tmux-send its $TMUX_BRIDGE_AGENT), shown
+    # in the header of the call in the pane; ignored unless a name (text.seams.is_name)
+    agent: str | None = None
 
 
 def check_options(options: RunOptions) -> None:

@@ -54,7 +54,7 @@ def started(make_bridge: MakeBridge, shell: str) -> TestPane:
 def transcript(b: TestPane) -> list[str]:
     """The pane's history from the first call's header on, without trailing spaces."""
     lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send]" in line)
+    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
     lines = lines[first:]
     while lines and not lines[-1]:
         lines.pop()
@@ -94,12 +94,24 @@ def test_verbose_transcript_shows_the_plumbing(make_bridge: MakeBridge, shell: s
     assert f"{call_id}.run" in history  # the typed line
 
 
+def transcript_status(b: TestPane) -> tuple[str, str | None]:
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    return document["transcript"], document["transcript_note"]
+
+
 def test_the_person_can_ask_for_the_plumbing_with_a_tmux_option(make_bridge: MakeBridge) -> None:
+    """The setting that turns the clean transcript off: the calls fall back to visible
+    markers, and ``tmux-bridge status`` says so and why."""
     b = started(make_bridge, "bash")
+    assert transcript_status(b) == ("clean", None)
     b.tmux("set-option", "-g", "@tmux-bridge-transcript", "verbose")
     result = b.send("--json", "--", "echo hi")
     call_id = json.loads(result.stdout)["id"]
     b.wait_for_text(f"___TMUXSEND_END_{call_id} 0___")
+    mode, note = transcript_status(b)
+    assert mode == "verbose" and note is not None and "@tmux-bridge-transcript" in note, note
+    text = b.bridge_cli("status").stdout
+    assert "transcript verbose: the tmux option @tmux-bridge-transcript" in text, text
 
 
 def test_a_typed_line_that_wraps_is_erased_whole(make_bridge: MakeBridge) -> None:
@@ -119,3 +131,18 @@ def test_a_prompt_the_call_changed_is_not_taken_for_typed_text(make_bridge: Make
     b.start()
     assert b.send_text("--", "X=abc") == (0, "", "")
     assert b.send_text("--", "echo here") == (0, "here\n", "")
+
+
+def test_the_header_names_the_calling_agent(make_bridge: MakeBridge) -> None:
+    """tmux-send's caller names itself with TMUX_BRIDGE_AGENT; a value that is no name
+    (here with an escape) is left out rather than shown."""
+    b = started(make_bridge, "bash")
+    b.env["TMUX_BRIDGE_AGENT"] = "claude-1"
+    assert b.send("--", "echo hi").returncode == 0
+    b.env["TMUX_BRIDGE_AGENT"] = "bad\033[2Jname"
+    assert b.send("--", "echo two").returncode == 0
+    b.env["TMUX_BRIDGE_AGENT"] = "claude-1"
+    assert b.send("--background", "--", "echo job").returncode == 0  # a job's header too
+    expected = ["$ [tmux-send: claude-1] echo hi", "hi", "$ [tmux-send] echo two", "two"]
+    expected += ["$ [tmux-send: claude-1] echo job", "job", "$"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")

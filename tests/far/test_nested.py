@@ -253,7 +253,12 @@ def test_ssh_call_cancelled_by_a_signal(far_bash: TestPane) -> None:
 
 def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: TestPane) -> None:
     proc = far_bash.start_send("--json", "-t", "1", "--", "printf 'Name: '; read x; echo got $x")
-    far_bash.wait_for(lambda: "Name:" in far_bash.screen().splitlines()[-1], "the question")
+
+    # (the last line that shows: the clean transcript leaves empty rows below it)
+    def asked() -> bool:
+        return "Name:" in far_bash.screen().rstrip().splitlines()[-1]
+
+    far_bash.wait_for(asked, "the question")
     time.sleep(2)  # longer than the idle timeout: waiting for input holds it
     far_bash.tmux("send-keys", "-t", far_bash.target, "-l", "Ann")
     far_bash.tmux("send-keys", "-t", far_bash.target, "Enter")

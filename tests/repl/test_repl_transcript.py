@@ -43,7 +43,7 @@ CASES = {
 
 def transcript(b: TestPane) -> list[str]:
     lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send]" in line)
+    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
     lines = lines[first:]
     while lines and not lines[-1]:
         lines.pop()
@@ -83,4 +83,47 @@ def test_an_output_without_a_final_newline_is_left_as_the_repl_shows_it(
     assert b.send_text("--repl", "python", "--", "python3 -q")[0] == 0
     assert b.send_text("--repl", "python", "--", "print('a', end='')") == (0, "a", "")
     expected = ["$ [tmux-send] python3 -q", ">>> [tmux-send] print('a', end='')", "a>>>"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+
+
+def test_a_start_the_shell_cannot_parse_gives_its_error_and_no_marker(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    """The start command is a shell's command line: python code is a syntax error to
+    bash. The agent gets bash's error as the person sees it, and nothing of a marker."""
+    b = make_bridge("bash")
+    b.start()
+    result = b.send("--json", "--repl", "python", "--", "print(6*7)")
+    doc = json.loads(result.stdout)
+    assert (result.returncode, doc["status"]) == (2, 2), result.stdout
+    b.wait_for(lambda: transcript(b)[-2:] == ["[exit 2]", "$"], "the status line")
+    shown = transcript(b)[1:-2]  # between the header and the status line
+    assert shown and all("syntax error" in line or "print(6*7)" in line for line in shown)
+    assert doc["stdout"] == "\n".join(shown) + "\n"
+
+
+def test_status_notes_that_a_sqlite_repl_shows_its_markers(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    if shutil.which("sqlite3") is None:
+        pytest.skip("sqlite3 is not installed")
+    b = make_bridge("bash")
+    b.start()
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    assert (document["transcript"], document["transcript_note"]) == ("clean", None)
+    assert b.send_text("--repl", "sqlite", "--", "sqlite3")[0] == 0
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    note = document["transcript_note"]
+    assert document["transcript"] == "verbose" and "sqlite" in note, document
+
+
+def test_an_evaluation_header_names_the_calling_agent(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    b = make_bridge("bash")
+    b.start()
+    b.env["TMUX_BRIDGE_AGENT"] = "codex"
+    assert b.send_text("--repl", "python", "--", "python3 -q")[0] == 0
+    assert b.send_text("--repl", "python", "--", "6*7") == (0, "42\n", "")
+    expected = ["$ [tmux-send: codex] python3 -q", ">>> [tmux-send: codex] 6*7", "42", ">>>"]
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")

@@ -49,7 +49,10 @@ def prepare(root: Path, rc_files: Mapping[str, str] | None = None) -> dict[str, 
         path = home / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    # (an agent running the tests names itself: not in the test's calls' headers)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "TMUX_BRIDGE_AGENT")
+    }
     env.pop("PROMPT_COMMAND", None)
     env.update(
         HOME=str(home), TMUX_TMPDIR=str(root / "tmux"), LC_ALL="C.UTF-8", TERM="xterm-256color"

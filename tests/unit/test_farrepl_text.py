@@ -84,7 +84,7 @@ def test_typed_lines_never_hold_a_marker(name: str) -> None:
 def test_start_line_keeps_the_command_as_printf_text() -> None:
     line = start_line("bash", "0123456789", b"python3 -q 'x'")
     assert line == (
-        " __tmux_send_id=0123456789; __tmux_send_err=/dev/null;"
+        " __tmux_send_id=0123456789; __tmux_send_err=/dev/null; __tmux_send_pad=;"
         " printf '\\137__TMUXSEND_START_%s___\\n' 0123456789;"
         " eval \"$(printf 'python3 -q \\047x\\047')\"; __tmux_send_end $? END"
     )

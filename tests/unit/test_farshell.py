@@ -9,10 +9,12 @@ import pytest
 
 from tmux_bridge.text.farshell import (
     HELPERS_VERSION,
+    FarLook,
     FarScanner,
     _pieces,
     command_lines,
     helpers_line,
+    helpers_lines,
     parse_probe,
     probe_line,
     probe_pattern,
@@ -52,11 +54,16 @@ def test_pieces_never_cut_an_escape() -> None:
 
 
 def test_lines_fit_busybox_line_editor() -> None:
-    """busybox sh's line editor keeps 1023 bytes of a line: a POSIX sh gets no longer."""
-    for size in (10, 800, 950, 5000):
-        lines = command_lines("posix", "0123456789", b"x" * size)
-        assert all(len(line) < 1024 for line in lines), [len(line) for line in lines]
+    """busybox sh's line editor keeps 1023 bytes of a line: a POSIX sh gets no longer,
+    the clean transcript's header (cut when long) and erasure included."""
+    for size in (10, 500, 800, 950, 5000):
+        for look in (None, FarLook(2, 80, "[tmux-send] " + "é" * size)):
+            lines = command_lines("posix", "0123456789", "é".encode() * size, look)
+            assert all(len(line) < 1024 for line in lines), [len(line) for line in lines]
     assert len(command_lines("bash", "0123456789", b"x" * 2900)) == 1
+    for look in (None, FarLook(79, 80, "x")):
+        lines = helpers_lines("posix", "0123456789", look)
+        assert all(len(line) < 1024 for line in lines), [len(line) for line in lines]
 
 
 def _stream(call_id: str, stdout: bytes, stderr: bytes, status: int, kind: str = "END") -> bytes:
@@ -78,6 +85,39 @@ def _stream(call_id: str, stdout: bytes, stderr: bytes, status: int, kind: str =
 )
 def test_scanner_at_every_split(stdout: bytes) -> None:
     stream = _stream("0123456789", stdout, b"err\n", 3)
+    for split in range(len(stream) + 1):
+        scanner = FarScanner("0123456789")
+        out = scanner.feed(stream[:split]) + scanner.feed(stream[split:])
+        assert (out, scanner.status, scanner.stderr, scanner.done) == (stdout, 3, b"err\n", True)
+
+
+def _hidden_stream(call_id: str, stdout: bytes, stderr: bytes, status: int) -> bytes:
+    """The same in the clean transcript: the typed line erased, the header, the markers
+    in OSC strings, each end marker followed by the spaces, carriage return and erasure
+    that start a line, the status line."""
+    osc, pad = b"\x1b]777;tmux-send;", b" " * 79 + b"\r\x1b[K"
+    return (
+        b" __tmux_send_begin x '\\033[1A' 79; echo of the line\r\n"
+        + b"\x1b[1A\x1b[3G\x1b[J\x1b[2m[tmux-send] cmd\x1b[0m\r\n"
+        + osc
+        + f"___TMUXSEND_START_{call_id}___\x07".encode()
+        + stdout.replace(b"\n", b"\r\n")
+        + osc
+        + f"___TMUXSEND_END_{call_id} {status}___\x07".encode()
+        + pad
+        + stderr.replace(b"\n", b"\r\n")
+        + osc
+        + f"___TMUXSEND_ERR_{call_id}___\x07".encode()
+        + pad
+        + b"\x1b[2m[exit 3]\x1b[0m\r\n$ "
+    )
+
+
+@pytest.mark.parametrize(
+    "stdout", [b"", b"a\n", b"no newline", b"crlf\r\nx\r\n", b"\x1b]777;x\x07\n", b"\x1b"]
+)
+def test_scanner_at_every_split_with_hidden_markers(stdout: bytes) -> None:
+    stream = _hidden_stream("0123456789", stdout, b"err\n", 3)
     for split in range(len(stream) + 1):
         scanner = FarScanner("0123456789")
         out = scanner.feed(stream[:split]) + scanner.feed(stream[split:])

@@ -64,6 +64,31 @@ CASES = [
         b"__END_t2 5___\r\n",
         0,
     ),
+    # the clean transcript's markers, hidden in OSC strings (ESC ] 777 ; tmux-send ; ...
+    # BEL): a command's runner prints its end marker right after the output, which is
+    # then exact, final line end or not (a REPL's start that failed, issue 29)
+    Case(
+        "hidden-markers",
+        b"\r\n",
+        b"\x1b[2mhead\x1b[0m\r\n\x1b]777;tmux-send;__START_t1__\x07err\r\n"
+        b"\x1b]777;tmux-send;__END_t1 2___\x07\x1b[2m[exit 2]\x1b[0m\r\n$ ",
+        b"err\r\n",
+        2,
+    ),
+    Case(
+        "hidden-markers-output-without-a-final-line-end",
+        b"\r\n",
+        b"\x1b]777;tmux-send;__START_t1__\x07abc\x1b]777;tmux-send;__END_t1 0___\x07",
+        b"abc",
+        0,
+    ),
+    Case(
+        "hidden-markers-and-a-hidden-lead",  # python's and node's evaluations
+        b"\x1b]777;tmux-send;\r\n",
+        b"\x1b]777;tmux-send;__START_t1__\x07x\r\n\x1b]777;tmux-send;\r\n__END_t1 0___\x07",
+        b"x\r\n",
+        0,
+    ),
 ]
 
 

@@ -52,12 +52,18 @@ class JobSpec(NamedTuple):
     command: str | list[str]  # shell code or words (surrogate escapes for bytes)
     max_time: float
     job: str
+    agent: str | None = None  # the caller's name, for the header in the pane
 
     def target(self) -> Target:
         return Target(Tmux(socket_path=self.socket), self.session, self.pane, self.runtime_dir)
 
 
-def spec_of(target: Target, command: bytes | str | Sequence[str], max_time: float) -> JobSpec:
+def spec_of(
+    target: Target,
+    command: bytes | str | Sequence[str],
+    max_time: float,
+    agent: str | None = None,
+) -> JobSpec:
     from ..results import new_call_id
 
     if isinstance(command, bytes):
@@ -66,7 +72,14 @@ def spec_of(target: Target, command: bytes | str | Sequence[str], max_time: floa
         text = command if isinstance(command, str) else list(command)
     socket = target.tmux.socket_path()
     return JobSpec(
-        socket, target.session, target.pane, target.runtime_dir, text, max_time, new_call_id()
+        socket,
+        target.session,
+        target.pane,
+        target.runtime_dir,
+        text,
+        max_time,
+        new_call_id(),
+        agent,
     )
 
 
@@ -121,7 +134,9 @@ def _keep(target: Target, spec: JobSpec, reply: Reply, cancel: Cancel) -> None:
         )
         text = command_bytes(kind, spec.command)
         shown = text.decode("utf-8", "surrogateescape")
-        record = CallRecord("command", shown, pane, JOB_OPTIONS, call_id=spec.job)
+        record = CallRecord(
+            "command", shown, pane, JOB_OPTIONS._replace(agent=spec.agent), call_id=spec.job
+        )
         record.shell = kind
         call = CommandCall(
             target.tmux, pane, kind, frame.records, text, record, (_no, _no), _ignore, cancel

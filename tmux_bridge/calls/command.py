@@ -235,7 +235,7 @@ class CommandCall(PaneCall):
             command_path=self.command_path,
             stdout_tty=self.relays[0].path,
             stderr_tty=self.relays[1].path,
-            banner=display_command(self.record.command),
+            banner=display_command(self.record.command, self.record.options.agent),
             shell_binary=proc.shell_executable(pane.pid),
             erase=None
             if self.verbose

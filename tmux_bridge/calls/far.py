@@ -37,9 +37,10 @@ from ..pane.tap import PaneTap
 from ..results import CallRecord
 from ..text.farshell import (
     FarFacts,
+    FarLook,
     FarScanner,
     command_lines,
-    helpers_line,
+    helpers_lines,
     helpers_pattern,
     parse_probe,
     probe_line,
@@ -47,8 +48,9 @@ from ..text.farshell import (
     recovery_line,
     with_helper_facts,
 )
+from ..text.markers import HIDDEN_CLOSE, defined_pattern
 from ..text.output import TerminalText
-from ..text.shells import ShellKind
+from ..text.shells import ShellKind, display_command
 from .clock import CallClock, Step, cancelled
 from .frame import Notice
 from .waiting import PaneCall, Signal
@@ -123,6 +125,13 @@ class FarCall(PaneCall):
         self.look_at = 0.0  # when to look at the pane next, after a silence
         self.records: PaneDir | None = None  # the pane's directory (:func:`run_far`)
         self.detached = False  # the call became a job (``on_timeout`` "detach")
+        self.transcript = (  # how the clean transcript shows the call; None: the plumbing shows
+            None
+            if record.options.verbose_transcript or pane.transcript == "verbose"
+            else FarLook(
+                pane.cursor_x, pane.width, display_command(record.command, record.options.agent)
+            )
+        )
 
     # --- the probe -------------------------------------------------------------------
 
@@ -132,8 +141,9 @@ class FarCall(PaneCall):
         the far prompt as it shows now (left of the cursor)."""
         pane_id = self.pane.pane_id
         self.prompt = prompt
+        line = probe_line(self.record.call_id, self.transcript)
         self.open_stream(
-            ["send-keys", "-t", pane_id, "-l", "--", probe_line(self.record.call_id)],
+            ["send-keys", "-t", pane_id, "-l", "--", line],
             ["send-keys", "-t", pane_id, "Enter"],
         )
         pattern = probe_pattern(self.record.call_id)
@@ -161,23 +171,37 @@ class FarCall(PaneCall):
 
     def _settle(self, rest: bytes) -> None:
         """Let the far prompt be drawn before typing on (text typed while the shell runs
-        a command is echoed by the terminal, then again by the line editor)."""
-        self.read_until(lambda d: bool(rest + d), time.monotonic() + PROMPT_SETTLE)
+        a command is echoed by the terminal, then again by the line editor). A hidden
+        answer's end (its OSC string's) is no part of the prompt."""
+        close = HIDDEN_CLOSE.encode()
+        until = time.monotonic() + PROMPT_SETTLE
+        self.read_until(lambda d: bool((rest + d).removeprefix(close)), until)
 
     def _define(self, facts: FarFacts, deadline: float) -> FarFacts:
-        """Define our two helper functions in the far shell (once per far shell)."""
-        self._type(helpers_line(facts.shell, self.record.call_id))
+        """Define our helper functions in the far shell (once per far shell), a line at
+        a time, each typed once the one before answered."""
+        lines = helpers_lines(facts.shell, self.record.call_id, self.transcript)
+        for line in lines[:-1]:
+            self._answered(line, defined_pattern(self.record.call_id), deadline, facts.shell)
         pattern = helpers_pattern(self.record.call_id)
+        answer = self._answered(lines[-1], pattern, deadline, facts.shell)
+        return with_helper_facts(facts, answer.group(1))
+
+    def _answered(
+        self, line: str, pattern: re.Pattern[bytes], deadline: float, shell: ShellKind
+    ) -> re.Match[bytes]:
+        """Type ``line`` and read until the far shell's answer (``pattern``) came."""
+        self._type(line)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
         data = self.read_until(lambda d: pattern.search(d) is not None, until)
         match = pattern.search(data)
         if match is None:
             raise PaneNotAtPrompt(
-                _NOT_READY + f"the far {facts.shell} shell behind `{self.gateway.name}` did "
-                "not define tmux-send's helper functions; ask the person to look at the pane."
+                _NOT_READY + f"the far {shell} shell behind `{self.gateway.name}` did not "
+                "define tmux-send's helper functions; ask the person to look at the pane."
             )
         self._settle(data[match.end() :])
-        return with_helper_facts(facts, match.group(1))
+        return match
 
     def read_until(self, done: Callable[[bytes], bool], until: float) -> bytes:
         """What the stream brings until ``done`` says so of it, ``until`` or the
@@ -194,7 +218,7 @@ class FarCall(PaneCall):
     def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
         """Type the command line and read until the far shell has printed its stderr
         end marker, a timeout ran its course, or the gateway went away."""
-        self._type(*command_lines(facts.shell, self.record.call_id, command))
+        self._type(*command_lines(facts.shell, self.record.call_id, command, self.transcript))
         self.wait(facts.shell, deadline)
 
     def wait(self, kind: ShellKind, deadline: float) -> None:

@@ -131,11 +131,12 @@ def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
     begin = f"printf '{MARK_PRINTF}START_%s___\\n' {call_id}"
     if kind == "fish":
         return (
-            f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null; {begin};"
+            f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null;"
+            f" set -g __tmux_send_pad ''; {begin};"
             f" eval (printf '{text}' | string collect); __tmux_send_end $status END"
         )
     return (
-        f" __tmux_send_id={call_id}; __tmux_send_err=/dev/null; {begin};"
+        f" __tmux_send_id={call_id}; __tmux_send_err=/dev/null; __tmux_send_pad=; {begin};"
         f" eval \"$(printf '{text}')\"; __tmux_send_end $? END"
     )
 

@@ -299,7 +299,7 @@ class _ReplCall(ReplContext):
             command_path=command_path,
             stdout_tty="",
             stderr_tty="",
-            banner=display_command(record.command),
+            banner=display_command(record.command, record.options.agent),
             shell_binary=proc.shell_executable(self.pane.pid),
             erase=None
             if self.options.verbose_transcript or self.pane.transcript == "verbose"
@@ -357,7 +357,8 @@ class _ReplCall(ReplContext):
             code = template.encode().replace(b"{code}", code)
         look = None
         if not (self.options.verbose_transcript or self.pane.transcript == "verbose"):
-            look = Look(self.pane.cursor_x, self.pane.width, display_command(record.command))
+            banner = display_command(record.command, record.options.agent)
+            look = Look(self.pane.cursor_x, self.pane.width, banner)
         plan = plan_eval(preset, record.call_id, code, self.records.path, look)
         for path, content in plan.files.items():
             self.write(path, content)

@@ -189,6 +189,8 @@ def status(as_json: bool) -> int:
             if flight
             else "tmux-send  idle"
         ),
+        f"transcript {info.transcript}"
+        + (f": {info.transcript_note}" if info.transcript_note else ""),
     ]
     _say(*lines)
     return 0

@@ -23,6 +23,8 @@ they should see. For everything else, prefer running commands yourself.
   exit 124, output so far printed.
 - Pagers do not wait for keys: PAGER, GIT_PAGER, MANPAGER, SYSTEMD_PAGER and PSQL_PAGER
   are `cat` for the command unless the person set them.
+- The person sees your command (after `[tmux-send] `, or `[tmux-send: NAME] ` when
+  TMUX_BRIDGE_AGENT=NAME is in your environment), its output, and `[exit N]` on failure.
 
 ## Long work: jobs
 For builds, installs, test suites or servers that may run long or stay quiet, start a

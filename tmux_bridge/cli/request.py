@@ -9,6 +9,7 @@ never imports click.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -148,6 +149,8 @@ def call(request: SendRequest, output: Output) -> int:
 
     words = _command(request)
     bridge = Bridge(Target.from_env(pane=request.pane), client="tmux-send")
+    agent = os.environ.get("TMUX_BRIDGE_AGENT")  # the caller's name, for the pane's header
+    request = request._replace(options=request.options._replace(agent=agent))
     if request.mode == "--output":
         return _page(bridge, request, output)
     with SignalCancel() as cancel:

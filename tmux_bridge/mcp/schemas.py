@@ -120,6 +120,12 @@ class StatusDocument(BaseModel):
     foreground: str | None = Field(None, description="the program in front; null: the prompt")
     repl: dict[str, Any] | None = None
     in_flight: dict[str, Any] | None = None
+    transcript: str | None = Field(
+        None,
+        description="clean: the person sees each call's command, output and a status on "
+        "failure; verbose: tmux-send's typed line and markers show (why in transcript_note)",
+    )
+    transcript_note: str | None = None
 
 
 class PanesDocument(BaseModel):

@@ -37,6 +37,10 @@ class BridgeStatus(NamedTuple):
     foreground: str | None = None
     repl: StatusRepl | None = None
     in_flight: InFlight | None = None
+    # what the person sees of a call: "clean", or "verbose" (tmux-send's typed line and
+    # markers show) with why in the note
+    transcript: str = "clean"
+    transcript_note: str | None = None
 
     def document(self) -> dict[str, object]:
         """The status as JSON: ``session`` and ``running``, then, while it runs, the rest
@@ -52,6 +56,8 @@ class BridgeStatus(NamedTuple):
         document["foreground"] = self.foreground
         document["repl"] = self.repl.document() if self.repl is not None else None
         document["in_flight"] = self.in_flight.document() if self.in_flight else None
+        document["transcript"] = self.transcript
+        document["transcript_note"] = self.transcript_note
         return document
 
 

@@ -7,8 +7,8 @@ from ..infra.process import proc
 from ..target import Target
 from ..text.shells import ShellKind
 from . import readiness
-from .front import repl_shown
-from .info import PaneInfo, find_pane
+from .front import gateway_in_front, repl_shown
+from .info import TRANSCRIPT_OPTION, PaneInfo, find_pane
 from .records import PaneDir
 from .shapes import BridgeStatus, StatusRepl
 
@@ -29,9 +29,50 @@ def bridge_status(target: Target) -> BridgeStatus:
     shown = state is not None and repl_shown(target.tmux, state, pane)
     repl = StatusRepl(state.name, state.pid) if state is not None and shown else None
     flight = records.read_inflight()
+    note = transcript_note(pane, repl, foreground is not None)
     return BridgeStatus(
-        target.session, True, pane.pane_id, shell, pane.pid, cwd, foreground, repl, flight
+        target.session,
+        True,
+        pane.pane_id,
+        shell,
+        pane.pid,
+        cwd,
+        foreground,
+        repl,
+        flight,
+        "clean" if note is None else "verbose",
+        note,
     )
+
+
+# REPLs whose evaluations print tmux-send's markers where the person sees them
+_MARKED_REPLS = ("psql", "sqlite", "nix")
+
+
+def transcript_note(pane: PaneInfo, repl: StatusRepl | None, program: bool) -> str | None:
+    """Why calls in ``pane`` show tmux-send's plumbing to the person (its typed line,
+    its markers), or None when they leave the clean transcript; ``program``: something
+    other than the shell's prompt is in front."""
+    if pane.transcript == "verbose":
+        return (
+            f"the tmux option {TRANSCRIPT_OPTION} is 'verbose' here: calls show tmux-send's "
+            f"typed line and markers (unset it for the clean transcript: "
+            f"tmux set-option -u {TRANSCRIPT_OPTION}, with -g, -s or -w where it was set)"
+        )
+    if repl is None:
+        return None
+    if repl.name in _MARKED_REPLS:
+        return (
+            f"the {repl.name} REPL is open: its evaluations show tmux-send's markers "
+            "(python and node evaluations hide them)"
+        )
+    gateway = gateway_in_front(pane) if program else None
+    if gateway is not None:
+        return (
+            f"the {repl.name} REPL is open in a far shell (through {gateway.name}): its "
+            "evaluations show tmux-send's typed lines and markers"
+        )
+    return None
 
 
 def _foreground(pane: PaneInfo, kind: ShellKind | None) -> str | None:

@@ -17,10 +17,15 @@ stdout stays the far terminal; the far terminal turns each ``\\n`` into ``\\r\\n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from .markers import (
     DEF,
+    HIDDEN_CLOSE,
+    HIDDEN_CLOSE_PRINTF,
+    HIDDEN_OPEN,
+    HIDDEN_OPEN_PRINTF,
     MARK,
     MARK_PRINTF,
     PROBE,
@@ -30,14 +35,45 @@ from .markers import (
     start_marker,
 )
 from .seams import far_dir_function, far_temp_file, printf_text
-from .shells import ShellKind
+from .shells import ShellKind, erase_typed
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
 
 
 # --- the probe -----------------------------------------------------------------------------
 
-HELPERS_VERSION = "4"  # bumped when the helper definitions change
+HELPERS_VERSION = "5"  # bumped when the helper definitions change
+
+
+class FarLook(NamedTuple):
+    """How a clean transcript shows a far call (none: ``--verbose-transcript``): the
+    far prompt ends at ``cursor_x`` of a ``width``-column pane; ``banner`` is the header.
+    Each typed line is erased by what it prints once the far shell has read it, and the
+    markers and answers are hidden in OSC strings (:func:`~tmux_bridge.text.markers.hidden`)."""
+
+    cursor_x: int
+    width: int
+    banner: str
+
+
+def _erased(make: Callable[[str], str], look: FarLook, whole_row: bool) -> str:
+    """The line ``make`` builds around the printf format that erases that very line
+    once the shell has read it: up the rows it took, to the prompt's end (or, for a
+    line after which the shell draws a new prompt, ``whole_row``, to the row's start),
+    the rest of the screen cleared."""
+    erase = ""
+    line = make(erase)
+    for _ in range(3):  # the row count's digits change the line's length
+        seq = erase_typed(look.cursor_x, len(line), look.width)
+        if whole_row:
+            seq = seq.replace(f"[{look.cursor_x + 1}G", "[1G")
+        erase = seq.replace("\x1b", r"\033")
+        line = make(erase)
+    return line
+
+
+def _hidden_printf(text: str) -> str:
+    return HIDDEN_OPEN_PRINTF + text + HIDDEN_CLOSE_PRINTF
 
 
 class FarFacts(NamedTuple):
@@ -69,7 +105,7 @@ class FarFacts(NamedTuple):
         }
 
 
-def probe_line(call_id: str) -> str:
+def probe_line(call_id: str, look: FarLook | None = None) -> str:
     """One line every far shell (bash, zsh, fish >= 3.4, POSIX sh, busybox) answers with
     ``___TMUXSEND_PROBE_<id> BASH|ZSH|FISH|PWD|FACTS___``, under ``set -u`` too; the
     leading space keeps it out of bash's history (``ignorespace``) and fish's.
@@ -78,12 +114,19 @@ def probe_line(call_id: str) -> str:
     quoted text: ``true '\\'; SH; true '; FISH; true \\'`` runs ``SH`` in bash, zsh and
     sh (for which ``; FISH; true \\`` is quoted text) and ``FISH`` in fish (for which
     ``'; SH; true`` is). So each reads only what it parses, and the POSIX part can use
-    ``${VAR-}``, which ``set -u`` allows and fish cannot parse."""
-    fmt = f'"{MARK_PRINTF}{PROBE}_%s %s|%s|%s|%s|%s___\\n" {call_id}'
-    sh = f'printf {fmt} "${{BASH_VERSION-}}" "${{ZSH_VERSION-}}" "" "$PWD"'
-    sh += ' "${__tmux_send_facts-}"'
-    fish = f'printf {fmt} "" "" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
-    return f" true '\\'; {sh}; true '; {fish}; true \\'"
+    ``${VAR-}``, which ``set -u`` allows and fish cannot parse. With ``look``, the
+    line erases itself and its answer is hidden (:class:`FarLook`)."""
+    answer = f"{MARK_PRINTF}{PROBE}_%s %s|%s|%s|%s|%s___\\n"
+
+    def make(erase: str) -> str:
+        fmt = f'"{erase}{answer}" {call_id}' if look is None else f'"{erase}{hidden}" {call_id}'
+        sh = f'printf {fmt} "${{BASH_VERSION-}}" "${{ZSH_VERSION-}}" "" "$PWD"'
+        sh += ' "${__tmux_send_facts-}"'
+        fish = f'printf {fmt} "" "" "$FISH_VERSION" "$PWD" "$__tmux_send_facts"'
+        return f" true '\\'; {sh}; true '; {fish}; true \\'"
+
+    hidden = _hidden_printf(answer)
+    return make("") if look is None else _erased(make, look, whole_row=True)
 
 
 def probe_pattern(call_id: str) -> re.Pattern[bytes]:
@@ -111,39 +154,96 @@ _FACTS = (
 # (an and-or list, so that a failure does not end a shell under `set -e`)
 _SH_DIR = "__tmux_send_w=; __tmux_send_dir && __tmux_send_w=w; "
 _FISH_DIR = " set -g __tmux_send_w ''; __tmux_send_dir; and set -g __tmux_send_w w;"
+# The clean transcript (``__tmux_send_pad`` set: the pane's width less one): the end
+# and stderr-end markers hidden, each followed by as many spaces, a carriage return and
+# an erase to the line's end, which leave the cursor at the start of a line whether or
+# not the output ended one (the spaces wrap only after an unfinished line); then, after
+# a failure, the status line. Otherwise (``--verbose-transcript``, a REPL's start) the
+# bare markers, as the stream's scanner reads either.
+_HIDDEN_END = f"{HIDDEN_OPEN_PRINTF}{MARK_PRINTF}%s_%s %d___{HIDDEN_CLOSE_PRINTF}"
+_HIDDEN_ERR = f"{HIDDEN_OPEN_PRINTF}{MARK_PRINTF}ERR_%s___{HIDDEN_CLOSE_PRINTF}"
+_FAILED = "'\\033[2m[exit %d]\\033[0m\\n'"
+_SH_PAD = "\"%${__tmux_send_pad}s\\r\\033[K\" ''"
+_FISH_PAD = '"%"$__tmux_send_pad"s\\r\\033[K" \'\''
+# (one function prints either form of a mark, so that the line stays within busybox's
+# 1023 bytes: __tmux_send_k MARK BEFORE AFTER, BEFORE and AFTER the bare form's)
+_SH_MARK = (
+    '__tmux_send_k() { if [ -n "${__tmux_send_pad-}" ]; then '
+    f'printf "{HIDDEN_OPEN_PRINTF}{MARK_PRINTF}%s___{HIDDEN_CLOSE_PRINTF}'
+    '%${__tmux_send_pad}s\\r\\033[K" "$1" \'\'; '
+    f'else printf "$2{MARK_PRINTF}%s___$3" "$1"; fi; }}; '
+)
 _SH_END = (
     "__tmux_send_end() { trap - EXIT; "
-    f'printf \'\\n{MARK_PRINTF}%s_%s %d___\' "$2" "$__tmux_send_id" "$1"; '
+    "__tmux_send_k \"$2_$__tmux_send_id $1\" '\\n' ''; "
     'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
-    f"printf '{MARK_PRINTF}ERR_%s___\\n' \"$__tmux_send_id\"; }}; "
+    "__tmux_send_k \"ERR_$__tmux_send_id\" '' '\\n'; "
+    f'[ -z "${{__tmux_send_pad-}}" ] || [ "$1" = 0 ] || printf {_FAILED} "$1"; }}; '
 )
+# the first of the two helper lines of a shell but fish (helpers_lines)
+_FIRST_HELPERS = far_dir_function() + " " + _SH_MARK.removesuffix(" ")
+# (the second argument is what to print first: the start marker, or, in the clean
+# transcript, the erasure of the typed line, the header and the hidden start marker)
 _SH_BEGIN = (
-    "__tmux_send_begin() { __tmux_send_id=$1; "
+    "__tmux_send_begin() { __tmux_send_id=$1; __tmux_send_pad=${3-}; "
     + far_temp_file("__tmux_send_err", "err")
     + " || __tmux_send_err=/dev/tty; "
-    f"{{hook}} printf '{MARK_PRINTF}START_%s___\\n' \"$1\"; }}; "
+    '{hook} printf "$2"; }; '
 )
 _FISH = (
-    " function __tmux_send_begin; set -g __tmux_send_id $argv[1]; "
+    " function __tmux_send_begin; set -g __tmux_send_id $argv[1];"
+    " set -g __tmux_send_pad $argv[3]; "
     + far_temp_file("__tmux_send_err", "err", fish=True)
     + "; or set -g __tmux_send_err /dev/tty;"
-    f" printf '{MARK_PRINTF}START_%s___\\n' $argv[1]; end;"
+    " printf $argv[2]; end;"
     " function __tmux_send_end;"
-    f" printf '\\n{MARK_PRINTF}%s_%s %d___' $argv[2] $__tmux_send_id $argv[1];"
+    ' if test -n "$__tmux_send_pad";'
+    f" printf '{_HIDDEN_END}' $argv[2] $__tmux_send_id $argv[1]; printf {_FISH_PAD};"
+    f" else; printf '\\n{MARK_PRINTF}%s_%s %d___' $argv[2] $__tmux_send_id $argv[1]; end;"
     " if test -f $__tmux_send_err; cat $__tmux_send_err; rm -f $__tmux_send_err; end;"
-    f" printf '{MARK_PRINTF}ERR_%s___\\n' $__tmux_send_id; set -e __tmux_send_id; end;"
+    ' if test -n "$__tmux_send_pad";'
+    f" printf '{_HIDDEN_ERR}' $__tmux_send_id; printf {_FISH_PAD};"
+    f" test $argv[1] = 0; or printf {_FAILED} $argv[1];"
+    f" else; printf '{MARK_PRINTF}ERR_%s___\\n' $__tmux_send_id; end;"
+    " set -e __tmux_send_id; end;"
     " function __tmux_send_exit --on-event fish_exit;"
     " set -l s $status; set -q __tmux_send_id; and __tmux_send_end $s EXIT; end;"
 )
 
 
-def helpers_line(kind: ShellKind, call_id: str) -> str:
-    """The line that defines ``__tmux_send_begin`` and ``__tmux_send_end`` in a far
-    ``kind`` shell (typed once per far shell) and answers with its facts
-    (``___TMUXSEND_DEF_<id> FACTS___``). A command that ends the shell still prints its
+def helpers_lines(kind: ShellKind, call_id: str, look: FarLook | None = None) -> list[str]:
+    """The lines that define ``__tmux_send_begin`` and ``__tmux_send_end`` in a far
+    ``kind`` shell (typed once per far shell), each typed once the one before answered:
+    the last answers with its facts (``___TMUXSEND_DEF_<id> FACTS___``), one before it
+    with ``___TMUXSEND_DEF_<id>___`` (two lines but for fish: busybox sh's line editor
+    keeps 1023 bytes of a line). A command that ends the shell still prints its
     status: an EXIT trap while a call runs (zsh: ``zshexit_functions``; fish: the
-    ``fish_exit`` event)."""
-    answer = f" printf '{MARK_PRINTF}{DEF}_%s %s___\\n' {call_id} \"$__tmux_send_facts\""
+    ``fish_exit`` event). With ``look``, each line erases itself and its answer is hidden."""
+    lines = []
+    parts = [_FIRST_HELPERS, ""] if kind != "fish" else [""]
+    for at, part in enumerate(parts):
+        facts = at == len(parts) - 1
+
+        def make(erase: str, part: str = part, facts: bool = facts) -> str:
+            answer = _answer(call_id, erase, look is not None, facts)
+            return _helpers(kind, answer) if facts else part + answer
+
+        lines.append(make("") if look is None else _erased(make, look, True))
+    return lines
+
+
+def helpers_line(kind: ShellKind, call_id: str) -> str:
+    """:func:`helpers_lines`, one after the other (for a shell that reads them all)."""
+    return "\n".join(helpers_lines(kind, call_id))
+
+
+def _answer(call_id: str, erase: str, hidden: bool, facts: bool = True) -> str:
+    text = f"{MARK_PRINTF}{DEF}_%s %s___\\n" if facts else f"{MARK_PRINTF}{DEF}_%s___\\n"
+    text = erase + (_hidden_printf(text) if hidden else text)
+    return f" printf '{text}' {call_id}" + (' "$__tmux_send_facts"' if facts else "")
+
+
+def _helpers(kind: ShellKind, answer: str) -> str:
     if kind == "fish":
         facts = f' set -g __tmux_send_facts "{_FACTS}";'
         return far_dir_function(fish=True) + _FISH + _FISH_DIR + facts + answer
@@ -163,10 +263,9 @@ def helpers_line(kind: ShellKind, call_id: str) -> str:
     else:
         hook, end, exit_fn = "trap '__tmux_send_end $? EXIT' EXIT;", _SH_END, ""
     return (
-        far_dir_function()
-        + " "
-        + _SH_BEGIN.replace("{hook}", hook).replace("}}", "}")
-        + end.replace("}}", "}")
+        " "
+        + _SH_BEGIN.replace("{hook}", hook)
+        + end
         + exit_fn
         + _SH_DIR
         + f'__tmux_send_facts="{_FACTS}";'
@@ -191,21 +290,52 @@ def with_helper_facts(facts: FarFacts, answer: bytes) -> FarFacts:
 # --- the command line ----------------------------------------------------------------------
 
 
-def command_line(kind: ShellKind, call_id: str, command: bytes) -> str:
+def command_line(kind: ShellKind, call_id: str, command: bytes, look: FarLook | None = None) -> str:
     """The one short line typed into a far ``kind`` shell (its helpers defined) to run
     ``command`` there: ``eval``'d in the shell itself, so state persists (after a space:
     bash's eval takes a leading ``-`` for an option, dash's has no ``--``); stdout on the
     terminal, stderr to a far file printed after the end marker (merged into stdout when
-    the far shell has no private directory: ``mktemp -d`` failed or is missing)."""
+    the far shell has no private directory: ``mktemp -d`` failed or is missing). With
+    ``look``, the line erases itself, a header takes its place, the markers are hidden."""
     text = printf_text(command)
     if kind == "fish":
-        return (
-            f" __tmux_send_begin {call_id}; begin; eval (printf '{text}' | string collect);"
-            " end 2>$__tmux_send_err; __tmux_send_end $status END"
+        run = f"begin; eval (printf '{text}' | string collect); end 2>$__tmux_send_err"
+        return _begin_line(call_id, f"{run}; __tmux_send_end $status END", look)
+    run = f'{{ eval " $(printf \'{text}\')"; }} 2>"$__tmux_send_err"'
+    return _begin_line(call_id, f"{run}; __tmux_send_end $? END", look)
+
+
+# The most characters of a far call's header as a printf format: it is typed in the
+# command's line, which a POSIX sh takes up to POSIX_PIECE characters of.
+HEADER_MAX = 400
+
+
+def header_text(banner: str) -> str:
+    """``banner`` as a printf format of at most :data:`HEADER_MAX` characters: cut, with
+    how many characters are not shown, when longer."""
+    text = printf_text(banner.encode("utf-8", "surrogateescape"))
+    keep = HEADER_MAX - 40
+    while len(text) > HEADER_MAX and keep > 0:
+        text = printf_text(
+            f"{banner[:keep]} ... ({len(banner) - keep} more characters)".encode(
+                "utf-8", "surrogateescape"
+            )
         )
-    return (
-        f" __tmux_send_begin {call_id}; {{ eval \" $(printf '{text}')\"; }}"
-        ' 2>"$__tmux_send_err"; __tmux_send_end $? END'
+        keep //= 2
+    return text
+
+
+def _begin_line(call_id: str, rest: str, look: FarLook | None) -> str:
+    """`` __tmux_send_begin ID HEAD PAD; REST``: what to print first (the bare start
+    marker; with ``look``, the line's erasure, the header and the hidden start marker)
+    and, for the clean transcript, the pane's width less one (:data:`_SH_END`)."""
+    start = f"{MARK_PRINTF}START_{call_id}___"
+    if look is None:
+        return f" __tmux_send_begin {call_id} '{start}\\n' ''; {rest}"
+    head = f"\\033[2m{header_text(look.banner)}\\033[0m\\n{_hidden_printf(start)}"
+    pad = max(look.width - 1, 1)
+    return _erased(
+        lambda erase: f" __tmux_send_begin {call_id} '{erase}{head}' {pad}; {rest}", look, False
     )
 
 
@@ -223,13 +353,16 @@ def piece_size(kind: ShellKind) -> int:
     return POSIX_PIECE if kind == "posix" else PIECE
 
 
-def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
+def command_lines(
+    kind: ShellKind, call_id: str, command: bytes, look: FarLook | None = None
+) -> list[str]:
     """The lines typed to run ``command``: :func:`command_line`, or for a long command
-    pieces of its text collected in ``__tmux_send_c`` first."""
+    pieces of its text collected in ``__tmux_send_c`` first (with ``look``, only the
+    last line is erased: the pieces' lines stay)."""
     text = printf_text(command)
     size = piece_size(kind)
-    if len(text) <= size:
-        return [command_line(kind, call_id, command)]
+    if len(text) + (len(header_text(look.banner)) if look else 0) <= size:
+        return [command_line(kind, call_id, command, look)]
     lines: list[str] = []
     for piece in _pieces(text, size):
         if kind == "fish":
@@ -240,9 +373,9 @@ def command_lines(kind: ShellKind, call_id: str, command: bytes) -> list[str]:
             lines.append(f" __tmux_send_c={before}'{piece}'")
     if kind == "fish":
         run = "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err"
-        return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $status END"]
+        return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $status END", look)]
     run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"'
-    return [*lines, f" __tmux_send_begin {call_id}; {run}; __tmux_send_end $? END"]
+    return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $? END", look)]
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -288,7 +421,8 @@ class FarScanner:
         self._start = start_marker(call_id).encode()
         self._end = far_end_pattern(call_id)
         self._err_end = err_marker(call_id)
-        self._tail = b"\r\n" + MARK.encode()
+        # what comes before a marker: a line end (bare), a hidden marker's start (clean)
+        self._tails = (b"\r\n" + MARK.encode(), _HIDDEN_START + MARK.encode())
         self._buf = b""
         self.started = False
         self.status: int | None = None
@@ -304,12 +438,12 @@ class FarScanner:
         """stdout as the command wrote it, as far as it is certain not to be a marker."""
         buf = self._buf + data
         if not self.started:
-            at = buf.find(self._start + b"\r\n")
-            if at < 0:
+            after = _after_start(buf, self._start)
+            if after < 0:
                 self._buf = buf[-len(self._start) - 2 :]
                 return b""
             self.started = True
-            buf = buf[at + len(self._start) + 2 :]
+            buf = buf[after:]
         if self.ended:
             self._buf = b""
             self._take_stderr(buf)
@@ -321,10 +455,7 @@ class FarScanner:
             self._buf = b""
             self._take_stderr(buf[match.end() :])
             return undo_onlcr(buf[: match.start()])
-        keep = len(buf) - _overlap(buf, self._tail)  # also a lone "\r" (half a "\r\n")
-        begun = buf.rfind(self._tail, max(0, len(buf) - MARKER_MAX))
-        if begun >= 0:
-            keep = min(keep, begun)  # a marker begun, its id or status still to come
+        keep = min(_held_from(buf, tail) for tail in self._tails)
         self._buf = buf[keep:]
         return undo_onlcr(buf[:keep])
 
@@ -334,7 +465,9 @@ class FarScanner:
         self.stderr += data
         at = self.stderr.find(self._err_end)
         if at >= 0:
-            self.stderr = undo_onlcr(self.stderr[:at])
+            # (less what the clean transcript prints around it: see _SH_END)
+            stderr = _AFTER_END.sub(b"", self.stderr[:at], count=1)
+            self.stderr = undo_onlcr(stderr.removesuffix(_HIDDEN_START))
             self.done = True
 
     def release_line_end(self) -> bytes:
@@ -349,6 +482,34 @@ class FarScanner:
         """What is held back, for a stream that ends without the end marker."""
         held, self._buf = (self._buf if self.started and not self.ended else b""), b""
         return undo_onlcr(held)
+
+
+_HIDDEN_START = HIDDEN_OPEN.encode()
+# what the clean transcript prints after the end marker: the end of its OSC string, the
+# spaces, carriage return and erasure that start a line (_SH_END)
+_AFTER_END = re.compile(rb"\A" + re.escape(HIDDEN_CLOSE.encode()) + rb"(?: *\r\x1b\[K)?")
+
+
+def _after_start(buf: bytes, start: bytes) -> int:
+    """Where the output starts after the start marker in ``buf`` (its line end when
+    bare, its OSC string's end when hidden), or -1 while that is not known."""
+    at = buf.find(start)
+    if at < 0:
+        return -1
+    after = at + len(start)
+    if buf[after : after + 1] == HIDDEN_CLOSE.encode():
+        return after + 1
+    if buf[after : after + 2] == b"\r\n":
+        return after + 2
+    return -1
+
+
+def _held_from(buf: bytes, tail: bytes) -> int:
+    """Where in ``buf`` what may be ``tail`` and a marker starts (its length when
+    nothing may): a marker begun, its id or status still to come, or its start."""
+    keep = len(buf) - _overlap(buf, tail)  # also a lone "\r" (half a "\r\n")
+    begun = buf.rfind(tail, max(0, len(buf) - MARKER_MAX))
+    return min(keep, begun) if begun >= 0 else keep
 
 
 def _overlap(data: bytes, tail: bytes) -> int:

@@ -86,9 +86,10 @@ RUNNER_END = re.compile(MARK.encode() + rb"END_[0-9a-f]{10} (\d+)___")
 
 
 def far_end_pattern(call_id: str) -> re.Pattern[bytes]:
-    """A far call's end marker on a line of its own (group 1: ``END``, or ``EXIT`` when
-    the command ended the far shell; group 2: the status)."""
-    return re.compile(f"\r\n{MARK}(END|{EXIT})_{re.escape(call_id)} (\\d+)___".encode())
+    """A far call's end marker on a line of its own, or hidden (group 1: ``END``, or
+    ``EXIT`` when the command ended the far shell; group 2: the status)."""
+    before = f"(?:\r\n|{re.escape(HIDDEN_OPEN)})"
+    return re.compile(f"{before}{MARK}(END|{EXIT})_{re.escape(call_id)} (\\d+)___".encode())
 
 
 def err_marker(call_id: str) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .markers import HIDDEN_CLOSE
+from .markers import HIDDEN_CLOSE, HIDDEN_OPEN
 
 # Bytes that make a line need the slow path.
 _SPECIAL = re.compile(rb"[\x1b\r\x08\x07\x0e\x0f]")
@@ -233,6 +233,7 @@ class SentinelScanner:
 
 
 HIDDEN_END = HIDDEN_CLOSE.encode()  # what ends a hidden marker
+HIDDEN_START = HIDDEN_OPEN.encode()  # what starts one
 
 
 class MarkerScanner:
@@ -255,7 +256,9 @@ class MarkerScanner:
         self._start = start
         self._end = end
         self._lead = lead
-        self._tail = lead + end_prefix
+        # what may come before the end marker: the lead, or a hidden marker's start
+        # (the runner of a command prints its hidden end marker right after the output)
+        self._tails = (lead + end_prefix, HIDDEN_START + end_prefix)
         self._buf = b""
         self.started = False
         self.ended = False
@@ -286,18 +289,20 @@ class MarkerScanner:
             self._buf = b""
             if match.group(1) is not None:
                 self.status = int(match.group(1))
-            before = buf[: match.start()]
-            return (
-                before[: -len(self._lead)]
-                if before.endswith(self._lead)
-                else _drop_line_end(before)
-            )
-        keep = len(buf) - _overlap(buf, self._tail)
-        marker = buf.rfind(self._tail)  # an end marker cut after its prefix, in two reads
-        if marker >= 0 and _STATUS_SO_FAR.fullmatch(buf, marker + len(self._tail)):
-            keep = marker
+            return self._output_before(buf[: match.start()])
+        keep = min(_held_from(buf, tail) for tail in self._tails)
         self._buf = buf[keep:]
         return buf[:keep]
+
+    def _output_before(self, before: bytes) -> bytes:
+        """The output in what came before the end marker: less the lead, or less a
+        hidden marker's start (the output then is exactly what the program printed),
+        or less the line end a bare marker is printed after."""
+        if before.endswith(self._lead):
+            return before[: -len(self._lead)]
+        if before.endswith(HIDDEN_START):
+            return before[: -len(HIDDEN_START)]
+        return _drop_line_end(before)
 
     def flush(self) -> bytes:
         """What is held back, for a stream that ends without the end marker."""
@@ -308,6 +313,16 @@ class MarkerScanner:
 # What may follow an end marker's prefix before the marker is whole: its status so far
 # (`` 0``), then up to two of its closing underscores (markers.end_pattern).
 _STATUS_SO_FAR = re.compile(rb"(?: \d*)?_{0,2}")
+
+
+def _held_from(buf: bytes, tail: bytes) -> int:
+    """Where in ``buf`` what may yet be ``tail`` and an end marker starts (its length
+    when nothing may)."""
+    keep = len(buf) - _overlap(buf, tail)
+    marker = buf.rfind(tail)  # an end marker cut after its prefix, in two reads
+    if marker >= 0 and _STATUS_SO_FAR.fullmatch(buf, marker + len(tail)):
+        keep = marker
+    return keep
 
 
 def _overlap(data: bytes, tail: bytes) -> int:

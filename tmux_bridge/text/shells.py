@@ -37,7 +37,7 @@ from .markers import (
     sentinel_format,
     start_marker,
 )
-from .seams import excerpt, visible_lines
+from .seams import excerpt, is_name, visible_lines
 
 ShellKind = Literal["bash", "zsh", "fish", "posix"]
 
@@ -116,13 +116,15 @@ def typed_line(kind: ShellKind, runner_path: str) -> str:
     return f" {verb} {quote(kind, runner_path)}"
 
 
-def display_command(command: str) -> str:
+def display_command(command: str, agent: str | None = None) -> str:
     """The agent's command as shown to the person: control characters made visible
     (:func:`~tmux_bridge.text.seams.visible_lines`: its lines stay lines, nothing in it can
     drive the terminal), and a long one cut to its start and its end with a line that
     says how many lines and characters are not shown (:func:`~tmux_bridge.text.seams.excerpt`:
-    at most 12 lines, 4000 characters of the command)."""
-    return BANNER_PREFIX + visible_lines(excerpt(command).text)
+    at most 12 lines, 4000 characters of the command). After ``[tmux-send: AGENT] `` when
+    the calling agent's name is known (and is a name: 1 to 40 of A-Z a-z 0-9 _ . -)."""
+    prefix = f"[tmux-send: {agent}] " if agent and is_name(agent) else BANNER_PREFIX
+    return prefix + visible_lines(excerpt(command).text)
 
 
 # How the header and the status line are marked as tmux-send's, not the person's: dim.

@@ -1,0 +1,108 @@
+"""What the person sees of calls in a far shell (through ssh, ``su -``, a nested shell),
+bash and POSIX sh (dash): as in a local shell, the header, the command's output exactly,
+and a status line only after a failure; no typed line, no probe, no helper definitions,
+no call id, no marker (issue 29).
+
+One far session per far kind and shell, all the calls in it; the whole pane history is
+captured (``capture-pane -p -J -S -``) and compared without trailing spaces (erased
+cells keep their place in tmux's grid).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from ..support.pane import TestPane, enter_nested, private_pane, shell_path
+from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, ssh_pane
+
+pytestmark = pytest.mark.tmux
+
+# (tmux-send's arguments, the header's command, the lines the call leaves after it)
+CALLS = [
+    (["--", "echo out; echo err >&2"], "echo out; echo err >&2", ["out", "err"]),
+    (["--", "sh -c 'echo no; exit 3'"], "sh -c 'echo no; exit 3'", ["no", "[exit 3]"]),
+    (["--", "true"], "true", []),
+    (["--", "printf no-newline"], "printf no-newline", ["no-newline"]),
+    (
+        ["--", r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'"],
+        r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'",
+        ["bold red"],
+    ),
+]  # fmt: skip
+# what each call gives the agent: (status, stdout, stderr)
+RESULTS = [
+    (0, "out\n", "err\n"),
+    (3, "no\n", ""),
+    (0, "", ""),
+    (0, "no-newline", ""),
+    (0, "\x1b[1mbold\x1b[0m \x1b[31mred\x1b[0m\n", ""),
+]
+FAR = ["ssh-bash", "ssh-dash", "su-bash", "su-dash", "nested-bash", "nested-dash"]
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[Sshd]:
+    with running_sshd() as server:
+        yield server
+
+
+def enter(b: TestPane, request: pytest.FixtureRequest, way: str, shell: str) -> None:
+    """The person opens the far shell in the bridge's bash; the first call (``true``,
+    from :meth:`TestPane.wait_until_ready`) is let in."""
+    if way == "ssh":
+        ssh_pane(b, request.getfixturevalue("sshd"), shell)
+        return
+    if way == "su":
+        user = ensure_user(shell)
+        b.start()
+        b.tmux("send-keys", "-t", b.target, f"su - {user}", "Enter")
+        # (su's bash is "bash" in front too: its prompt, on the line after su's, tells)
+        b.wait_for(lambda: b.screen().rstrip().endswith(f"su - {user}\n$"), "su's prompt")
+        b.wait_until_ready()
+        return
+    b.env["ENV"] = str(b.home / ".shrc")  # dash's rc file when interactive
+    (b.home / ".shrc").write_text("PS1='$ '\n")
+    b.start()
+    enter_nested(b, shell, f"{shell} -i" if shell == "dash" else shell)
+
+
+def transcript(b: TestPane) -> list[str]:
+    """The pane's history from the first call's header on, without trailing spaces."""
+    lines = [line.rstrip() for line in b.history().split("\n")]
+    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
+    lines = lines[first:]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+@pytest.mark.parametrize("far", FAR)
+def test_a_far_shell_leaves_the_clean_transcript(request: pytest.FixtureRequest, far: str) -> None:
+    way, shell = far.split("-")
+    shell_path(shell)
+    with private_pane("bash") as b:
+        enter(b, request, way, shell)
+        ids = []
+        for (args, _, _), expected in zip(CALLS, RESULTS, strict=True):
+            result = b.send("--json", "--raw", *args)
+            doc = json.loads(result.stdout)
+            assert (doc["status"], doc["stdout"], doc["stderr"]) == expected, doc
+            assert doc["far"] is not None and doc["shell"] == (
+                "posix" if shell == "dash" else shell
+            )
+            ids.append(doc["id"])
+        lines = ["$ [tmux-send] true"]
+        for _, header, shown in CALLS:
+            lines += ["$ [tmux-send] " + header, *shown]
+        lines.append("$")
+        b.wait_for(lambda: transcript(b) == lines, f"the transcript {lines}")
+        everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+        for plumbing in ("TMUXSEND", "__tmux_send", "\\137", str(b.runtime), *ids):
+            assert plumbing not in everything, everything
+        if way != "nested":
+            assert USERS[shell] in json.dumps(doc["far"])
+        status = json.loads(b.bridge_cli("status", "--json").stdout)  # and says so
+        assert (status["transcript"], status["transcript_note"]) == ("clean", None)
