@@ -16,6 +16,7 @@ from __future__ import annotations
 import getpass
 import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,9 +49,18 @@ def tile(page: Page, pane: str, text: str = "") -> Locator:
     return found
 
 
-def opened(browser: Browser, url: str, errors: list[str], **context: object) -> Page:
+def opened(
+    browser: Browser,
+    url: str,
+    errors: list[str],
+    frames: list[str] | None = None,
+    **context: object,
+) -> Page:
+    """A page at ``url``; its errors in ``errors``, the text frames it sends in ``frames``."""
     page = browser.new_context(**context).new_page()  # type: ignore[arg-type]
     page.on("pageerror", lambda e: errors.append(str(e)))
+    if frames is not None:
+        page.on("websocket", lambda ws: ws.on("framesent", lambda f: frames.append(str(f))))
     page.set_default_timeout(WAIT * 1000)
     page.goto(url)
     return page
@@ -77,12 +87,13 @@ def test_mission_control_tiles_lists_notices_keys_search_copy(
     )
     sent = world.facade().send_message("alpha", "hello from boss", sender="boss")
     errors: list[str] = []
+    frames: list[str] = []  # what the page sent
     out = screenshots(tmp_path)
     with running(world.b.env) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             page = opened(
-                browser, f"{server.base_url}/#token={TOKEN}", errors,
+                browser, f"{server.base_url}/#token={TOKEN}", errors, frames,
                 viewport={"width": 1280, "height": 760},
                 permissions=["clipboard-read", "clipboard-write"],
             )  # fmt: skip
@@ -112,6 +123,7 @@ def test_mission_control_tiles_lists_notices_keys_search_copy(
             assert "running" not in tile(page, ids["tb-test"]).inner_text()
             _far_host(page, ids, world)
             _keys_search_copy(page, ids, world)
+            _flood(page, ids["tb-test"], world, frames)
         finally:
             browser.close()
     assert errors == []
@@ -127,6 +139,26 @@ def _far_host(page: Page, ids: dict[str, str], world: World) -> None:
     world.b.tmux("send-keys", "-t", world.b.target, "exit", "Enter")
     world.b.wait_for(lambda: world.b.foreground() == "bash", "the person back in bash")
     expect(page.locator(f'.tile[data-pane="{ids["tb-test"]}"]')).not_to_contain_text(where)
+
+
+def _flood(page: Page, pane: str, world: World, frames: list[str]) -> None:
+    """A pane that floods its tile: the tile stops streaming and is redrawn from
+    snapshots (``stream: false``) while it floods, shows the last line exactly, then
+    streams again once the screen holds still."""
+
+    def asked(f: str) -> bool:
+        return '"subscribe-output"' in f and f'"agent":"{pane}"' in f
+
+    before = len(frames)
+    world.b.tmux("send-keys", "-t", world.b.target, "seq 1 500000", "Enter")
+    tile(page, pane, "500000")
+    assert any('"stream":false' in f for f in frames[before:] if asked(f)), frames[before:]
+    deadline = time.monotonic() + WAIT
+    while '"stream":false' in [f for f in frames if asked(f)][-1]:  # streaming again
+        assert time.monotonic() < deadline, "the tile did not stream again"
+        page.wait_for_timeout(50)  # the page's own clock: frames come from its events
+    world.b.tmux("send-keys", "-t", world.b.target, "echo calm-$((6*7))", "Enter")
+    tile(page, pane, "calm-42")
 
 
 def _keys_search_copy(page: Page, ids: dict[str, str], world: World) -> None:

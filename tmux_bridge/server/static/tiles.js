@@ -5,21 +5,36 @@
 // far shell, whether a person is attached. What the tiles show comes from mission.js's
 // look at the server (update()); a click or Enter on a tile focuses that pane at full
 // size; arrows (or h j k l) move between tiles. The tiles' streams are open only while
-// the tiles are shown.
+// the tiles are shown. A tile whose pane floods it (more than BURST bytes within
+// BURST_MS: a build log, seq) stops streaming and is redrawn from a snapshot twice a second
+// until its screen holds still (or GLANCE_MAX_MS passed), then streams again: a glance
+// needs the pane's last lines, not every byte drawn, and drawing them all would take the
+// CPU the pane's own program needs.
 "use strict";
 (() => {
   const view = window.tmuxBridgeView;
   const $ = (id) => document.getElementById(id);
   const tiles = new Map(); // pane id -> {element, header, screen, term, pane, live}
   const MAX_HEIGHT = 260; // px of a tile's screen: a taller pane shows its bottom rows
+  const BURST = 256 * 1024, BURST_MS = 250, GLANCE_MS = 500, GLANCE_MAX_MS = 5000;
   let started = false; // the first connection chose the tiles (unless a pane was chosen)
 
-  view.onFrame((name, bytes) => { const tile = tiles.get(name); if (tile && tile.live) tile.term.write(bytes); });
+  view.onFrame((name, bytes) => {
+    const tile = tiles.get(name);
+    if (!tile) return;
+    if (tile.glance && tile.glance.asked) { glanced(tile, bytes); return; }
+    if (!tile.live) return;
+    tile.term.write(bytes);
+    const now = performance.now();
+    if (now - tile.window.since > BURST_MS) tile.window = { since: now, bytes: 0 };
+    tile.window.bytes += bytes.length;
+    if (tile.window.bytes > BURST) flooded(tile);
+  });
   view.onEvent((message) => {
     const tile = tiles.get(message.agent);
     if (message.type === "size" && tile) sized(tile, message.cols, message.rows);
     else if (message.type === "output-ended" && tile) tile.live = false;
-    else if (message.type === "disconnected") for (const each of tiles.values()) each.live = false;
+    else if (message.type === "disconnected") for (const each of tiles.values()) { each.live = false; stopGlance(each); }
     else if (message.type === "auth" && message.ok && !started) { started = true; if (view.mode() === "focus" && $("title").textContent === "choose a pane") view.setMode("tiles"); }
   });
   view.onMode((mode) => {
@@ -65,7 +80,7 @@
     element.append(header, screen);
     $("tiles").append(element);
     const term = new Terminal({ fontSize: 7, fontFamily: view.font, lineHeight: view.lineHeight, disableStdin: true, scrollback: 0, cursorBlink: false });
-    const tile = { element, header, screen, term, pane, live: false, cols: 80, rows: 24 };
+    const tile = { element, header, screen, term, pane, live: false, cols: 80, rows: 24, window: { since: 0, bytes: 0 }, glance: null };
     tiles.set(pane.pane, tile);
     element.onclick = () => focus(tile);
     element.onkeydown = (e) => keys(e, tile);
@@ -73,14 +88,53 @@
   }
 
   async function subscribe(tile) {
-    if (tile.live) return;
+    if (tile.live || tile.glance) return;
     tile.live = true;
     const reply = await view.request({ type: "subscribe-output", agent: tile.pane.pane, history: 0 });
     if (reply.ok) sized(tile, reply.cols, reply.rows);
     else tile.live = false;
   }
 
+  // the pane floods its tile: no stream; a snapshot now and then until its screen holds still
+  function flooded(tile) {
+    close(tile);
+    tile.glance = { began: performance.now(), last: null, asked: false, timer: setTimeout(() => glance(tile), GLANCE_MS) };
+  }
+
+  async function glance(tile) {
+    const state = tile.glance;
+    if (!state) return;
+    state.asked = true; // the next frame of this pane is the snapshot
+    const reply = await view.request({ type: "subscribe-output", agent: tile.pane.pane, history: 0, stream: false });
+    if (!reply.ok) { state.asked = false; stopGlance(tile); return; }
+    if (reply.cols && reply.rows) sized(tile, reply.cols, reply.rows);
+  }
+
+  function glanced(tile, bytes) {
+    const state = tile.glance;
+    if (bytes[0] !== 0x1b || bytes[1] !== 0x63) return; // a stream's leftover: not the snapshot (ESC c)
+    state.asked = false;
+    tile.term.write(bytes); // a snapshot redraws the whole screen
+    const still = same(bytes, state.last) || performance.now() - state.began > GLANCE_MAX_MS;
+    state.last = bytes.slice();
+    if (still) { stopGlance(tile); if (view.mode() === "tiles") subscribe(tile); }
+    else state.timer = setTimeout(() => glance(tile), GLANCE_MS);
+  }
+
+  function same(a, b) {
+    if (!b || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+
+  function stopGlance(tile) {
+    if (!tile.glance) return;
+    clearTimeout(tile.glance.timer);
+    tile.glance = null;
+  }
+
   function close(tile) {
+    if (tile.glance && view.mode() !== "tiles") stopGlance(tile);
     if (!tile.live) return;
     tile.live = false;
     view.send(JSON.stringify({ type: "unsubscribe-output", agent: tile.pane.pane }));
@@ -128,6 +182,7 @@
   function remove(id) {
     const tile = tiles.get(id);
     tiles.delete(id);
+    stopGlance(tile);
     close(tile);
     tile.term.dispose();
     tile.element.remove();
