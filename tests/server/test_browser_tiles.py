@@ -56,14 +56,21 @@ def opened(
     frames: list[str] | None = None,
     **context: object,
 ) -> Page:
-    """A page at ``url``; its errors in ``errors``, the text frames it sends in ``frames``."""
+    """A page at ``url``; its errors in ``errors``, the text frames it sends in ``frames``
+    and, as ``<< NAME``, the subscription each output frame it gets is for."""
     page = browser.new_context(**context).new_page()  # type: ignore[arg-type]
     page.on("pageerror", lambda e: errors.append(str(e)))
     if frames is not None:
         page.on("websocket", lambda ws: ws.on("framesent", lambda f: frames.append(str(f))))
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: _got(frames, f)))
     page.set_default_timeout(WAIT * 1000)
     page.goto(url)
     return page
+
+
+def _got(frames: list[str], frame: str | bytes) -> None:
+    if isinstance(frame, bytes) and frame[:1] == b"\x01":  # an output frame: 1 NAME NUL ...
+        frames.append("<< " + frame[1 : frame.index(b"\x00")].decode())
 
 
 def _ids(world: World) -> dict[str, str]:
@@ -150,9 +157,12 @@ def _flood(page: Page, pane: str, world: World, frames: list[str]) -> None:
         return '"subscribe-output"' in f and f'"agent":"{pane}"' in f
 
     before = len(frames)
-    world.b.tmux("send-keys", "-t", world.b.target, "seq 1 500000", "Enter")
-    tile(page, pane, "500000")
-    assert any('"stream":false' in f for f in frames[before:] if asked(f)), frames[before:]
+    world.b.tmux("send-keys", "-t", world.b.target, "seq 1 500000; echo flood-$((6*7))", "Enter")
+    tile(page, pane, "flood-42")
+    assert "500000" in tile(page, pane).inner_text().split("flood-42")[0]
+    assert any('"stream":false' in f for f in frames[before:] if asked(f)), frames[before:][:9]
+    # the pane opened at full size earlier streams only while it is shown
+    assert not [f for f in frames[before:] if f.startswith("<< tb-test")], "a hidden stream"
     deadline = time.monotonic() + WAIT
     while '"stream":false' in [f for f in frames if asked(f)][-1]:  # streaming again
         assert time.monotonic() < deadline, "the tile did not stream again"

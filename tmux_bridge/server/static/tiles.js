@@ -6,7 +6,7 @@
 // look at the server (update()); a click or Enter on a tile focuses that pane at full
 // size; arrows (or h j k l) move between tiles. The tiles' streams are open only while
 // the tiles are shown. A tile whose pane floods it (more than BURST bytes within
-// BURST_MS: a build log, seq) stops streaming and is redrawn from a snapshot twice a second
+// BURST_MS, or waiting to be drawn: a build log, seq) stops streaming and is redrawn from a snapshot twice a second
 // until its screen holds still (or GLANCE_MAX_MS passed), then streams again: a glance
 // needs the pane's last lines, not every byte drawn, and drawing them all would take the
 // CPU the pane's own program needs.
@@ -24,11 +24,13 @@
     if (!tile) return;
     if (tile.glance && tile.glance.asked) { glanced(tile, bytes); return; }
     if (!tile.live) return;
-    tile.term.write(bytes);
+    const size = bytes.length;
+    tile.backlog += size; // bytes handed to the terminal and not drawn yet
+    tile.term.write(bytes, () => { tile.backlog -= size; });
     const now = performance.now();
     if (now - tile.window.since > BURST_MS) tile.window = { since: now, bytes: 0 };
-    tile.window.bytes += bytes.length;
-    if (tile.window.bytes > BURST) flooded(tile);
+    tile.window.bytes += size;
+    if (tile.window.bytes > BURST || tile.backlog > BURST) flooded(tile);
   });
   view.onEvent((message) => {
     const tile = tiles.get(message.agent);
@@ -80,7 +82,7 @@
     element.append(header, screen);
     $("tiles").append(element);
     const term = new Terminal({ fontSize: 7, fontFamily: view.font, lineHeight: view.lineHeight, disableStdin: true, scrollback: 0, cursorBlink: false });
-    const tile = { element, header, screen, term, pane, live: false, cols: 80, rows: 24, window: { since: 0, bytes: 0 }, glance: null };
+    const tile = { element, header, screen, term, pane, live: false, cols: 80, rows: 24, window: { since: 0, bytes: 0 }, backlog: 0, glance: null };
     tiles.set(pane.pane, tile);
     element.onclick = () => focus(tile);
     element.onkeydown = (e) => keys(e, tile);

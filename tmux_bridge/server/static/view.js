@@ -171,6 +171,11 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   }
 
   function setMode(next) {
+    // the pane open at full size streams only while it is shown (again when it is)
+    if (mode === "focus" && next === "tiles" && chosen && !stale) {
+      send(JSON.stringify({ type: "unsubscribe-output", agent: chosen }));
+      stale = true;
+    }
     mode = next;
     $("tiles").hidden = next !== "tiles";
     $("focus").hidden = next !== "focus";
@@ -183,6 +188,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   async function choose(target) {
     if (chosen && chosen !== target) send(JSON.stringify({ type: "unsubscribe-output", agent: chosen }));
     chosen = target;
+    stale = false; // subscribed below
     if (mode !== "focus") setMode("focus");
     for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("chosen", b.dataset.target === target);
     $("title").textContent = target;
