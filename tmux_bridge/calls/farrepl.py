@@ -200,6 +200,7 @@ class FarReplEval(FarCall):
     start_id = ""
     raw_tail = b""
     repl_exited = False
+    quit_after = False  # the REPL's exit came after the evaluation's end, in one read
     interrupted = False
     helper_missing = False
     echoed = False  # the call's line (its id) came back: the REPL has read it
@@ -212,7 +213,7 @@ class FarReplEval(FarCall):
         self.wait(kind, deadline)
 
     def _feed(self, chunk: bytes) -> None:
-        if self.repl_exited:  # the far shell's marker and prompt: not the REPL's output
+        if self.repl_exited or self.quit_after:  # the far shell's marker and prompt
             return
         mark = exit_mark(self.start_id)
         data = self.raw_tail + chunk
@@ -225,6 +226,9 @@ class FarReplEval(FarCall):
         cut = at - len(self.raw_tail)
         if cut > 0:
             super()._feed(chunk[:cut])
+        if self.scanner.ended:  # the code ended, then the REPL (exit() as code): read
+            self.quit_after = True  # together, the evaluation's own status stands
+            return
         self.scanner.flush()  # a "\r\n" held back: the shell's, before its marker
         self._drop_mark_start(mark)
         self.repl_exited = True
