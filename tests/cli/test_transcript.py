@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.support.pane import MakeBridge, TestPane, dash_bridge
+from tests.support.pane import MakeBridge, TestPane, dash_bridge, transcript
 
 pytestmark = pytest.mark.tmux
 
@@ -49,16 +49,6 @@ def started(make_bridge: MakeBridge, shell: str) -> TestPane:
     b = dash_bridge(make_bridge) if shell == "dash" else make_bridge(shell)
     b.start()
     return b
-
-
-def transcript(b: TestPane) -> list[str]:
-    """The pane's history from the first call's header on, without trailing spaces."""
-    lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
-    lines = lines[first:]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 @pytest.mark.parametrize("shell", SHELLS)

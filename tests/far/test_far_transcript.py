@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..support.pane import TestPane, enter_nested, private_pane, shell_path
+from ..support.pane import TestPane, enter_nested, private_pane, shell_path, transcript
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, ssh_pane
 
 pytestmark = pytest.mark.tmux
@@ -67,16 +67,6 @@ def enter(b: TestPane, request: pytest.FixtureRequest, way: str, shell: str) -> 
     (b.home / ".shrc").write_text("PS1='$ '\n")
     b.start()
     enter_nested(b, shell, f"{shell} -i" if shell == "dash" else shell)
-
-
-def transcript(b: TestPane) -> list[str]:
-    """The pane's history from the first call's header on, without trailing spaces."""
-    lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
-    lines = lines[first:]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 @pytest.mark.parametrize("far", FAR)

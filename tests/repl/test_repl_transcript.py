@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ..support.pane import TestPane
+from ..support.pane import TestPane, transcript
 
 pytestmark = pytest.mark.tmux
 
@@ -39,15 +39,6 @@ CASES = {
         ],
     ),
 }  # fmt: skip
-
-
-def transcript(b: TestPane) -> list[str]:
-    lines = [line.rstrip() for line in b.history().split("\n")]
-    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
-    lines = lines[first:]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -333,6 +333,17 @@ def target_of(bridge: TestPane, pane: str | None = None) -> Target:
     return Target(Tmux(socket_path=str(socket)), bridge.session, pane, str(bridge.runtime))
 
 
+def transcript(b: TestPane) -> list[str]:
+    """The pane's history from the first call's header on, without trailing spaces or
+    trailing empty lines: what the person's transcript shows of tmux-send's calls."""
+    lines = [line.rstrip() for line in b.history().split("\n")]
+    first = next(i for i, line in enumerate(lines) if "[tmux-send" in line)
+    lines = lines[first:]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def enter_nested(b: TestPane, shell: str, line: str | None = None) -> None:
     """The person starts ``line`` (default: ``shell``) in the pane; wait for its prompt
     to let tmux-send in."""
