@@ -19,7 +19,6 @@ Measured once, in the first shell's run; skipped without Playwright or Chromium.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import time
@@ -31,11 +30,11 @@ from typing import Any
 from measures import SERVE_TOKEN, Config, HttpServer, Outcome, ShellState, Skip
 from results import Metric
 from tmuxserver import BenchError, Pane
+from ws_measure import python_line, seq_alone, type_line
 
 AGENTS = 10
 LOADS = 5  # page loads timed (3 with --quick)
 ROUNDS = 5  # interleaved pairs of seq alone and with the page (3 with --quick)
-LINES = 1000000
 CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 1700, "height": 1300}  # every tile on screen (xterm.js draws only those)
 _done: set[str] = set()
@@ -45,11 +44,6 @@ _TICKS = (
     "for i in range({n}):\n"
     "    print('tick %d %.6f' % (i, time.time()), flush=True); time.sleep(0.02)\n"
     "print('ticks-done')"
-)
-_TIMED_SEQ = (
-    "import subprocess, time\nt = time.monotonic()\n"
-    f"subprocess.run(['seq', '1', '{LINES}'])\n"
-    "print('view-done %.4f' % (time.monotonic() - t))\n"
 )
 # In the page: when every agent tile shows its line, the time since navigation start.
 _PAINTED = """() => {
@@ -112,10 +106,10 @@ def _measure(browser: Any, url: str, pane: Pane, cfg: Config) -> list[Metric]:
     latencies = _tile_latencies(browser, url, pane, 200 if cfg.quick else 500)
     ratios = []
     for _ in range(3 if cfg.quick else ROUNDS):  # interleaved: the load shifts
-        alone = _seq(pane)
+        alone = seq_alone(pane)
         with _page(browser, url) as page:
             _wait_tiles(page)
-            ratios.append(_seq(pane) / alone)
+            ratios.append(seq_alone(pane) / alone)
     ordered = sorted(latencies)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
     return [
@@ -173,17 +167,6 @@ def _first_paint(browser: Any, url: str) -> float:
         return float(page.evaluate("window.__painted"))
 
 
-def _type(pane: Pane, line: str) -> None:
-    pane.tmux("send-keys", "-t", pane.target, "-l", line)
-    pane.tmux("send-keys", "-t", pane.target, "Enter")
-
-
-def _script(pane: Pane, name: str, text: str) -> str:
-    path = Path(pane.env["TMUX_TMPDIR"]).parent / name
-    path.write_text(text)
-    return f"{sys.executable} {path}"
-
-
 def _tile_latencies(browser: Any, url: str, pane: Pane, count: int) -> list[float]:
     pane.wait_for_prompt()
     pane_id = pane.tmux("display-message", "-p", "-t", pane.target, "#{pane_id}").strip()
@@ -191,25 +174,10 @@ def _tile_latencies(browser: Any, url: str, pane: Pane, count: int) -> list[floa
         _wait_tiles(page)
         page.locator(f'.tile[data-pane="{pane_id}"] .xterm-rows').wait_for()
         page.evaluate(_OBSERVE, pane_id)
-        _type(pane, "clear; " + _script(pane, "view_ticks.py", _TICKS.format(n=count)))
+        type_line(pane, "clear; " + python_line(pane, "view_ticks.py", _TICKS.format(n=count)))
         page.wait_for_function("window.__ticksDone === true", timeout=60000 + count * 100)
         found = page.evaluate("[...window.__ticks.values()]")
     pane.wait_for_prompt()
     if len(found) < count:
         raise BenchError(f"{len(found)} of {count} ticks reached the tile")
     return [float(ms) for ms in found]
-
-
-def _seq(pane: Pane) -> float:
-    """seq's time in the pane (read from the pane's screen)."""
-    pane.wait_for_prompt()
-    pane.tmux("clear-history", "-t", pane.target)
-    _type(pane, "clear; " + _script(pane, "view_seq.py", _TIMED_SEQ))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        hit = re.search(r"^view-done (\d+\.\d+)$", pane.screen(), re.M)
-        if hit:
-            pane.wait_for_prompt()
-            return float(hit.group(1))
-        time.sleep(0.1)
-    raise BenchError("seq did not finish in the pane")

@@ -62,7 +62,7 @@ def ws(state: ShellState, cfg: Config) -> Outcome:
         alone, rounds = [], []
         rss = [server.rss_mib()]
         for _ in range(3 if cfg.quick else ROUNDS):  # interleaved: the load shifts
-            alone.append(_seq_alone(pane))
+            alone.append(seq_alone(pane))
             rounds.append(asyncio.run(_watched_seq(url, pane)))
             rss.append(server.rss_mib())
     finally:
@@ -108,12 +108,13 @@ async def _subscribe(url: str, session: str) -> Any:
     return ws
 
 
-def _type(pane: Pane, line: str) -> None:
+def type_line(pane: Pane, line: str) -> None:
+    """Type ``line`` into the pane and press Enter."""
     pane.tmux("send-keys", "-t", pane.target, "-l", line)
     pane.tmux("send-keys", "-t", pane.target, "Enter")
 
 
-def _script(pane: Pane, name: str, text: str) -> str:
+def python_line(pane: Pane, name: str, text: str) -> str:
     """``text`` as a Python file next to the pane's tmux directory; the line that runs it."""
     path = Path(pane.env["TMUX_TMPDIR"]).parent / name
     path.write_text(text)
@@ -123,7 +124,7 @@ def _script(pane: Pane, name: str, text: str) -> str:
 async def _latencies(url: str, pane: Pane, count: int) -> list[float]:
     pane.wait_for_prompt()
     ws = await _subscribe(url, pane.session)
-    _type(pane, _script(pane, "ws_ticks.py", _TICKS.format(n=count)))
+    type_line(pane, python_line(pane, "ws_ticks.py", _TICKS.format(n=count)))
     found: list[float] = []
     pending = b""
     done = False
@@ -147,11 +148,11 @@ async def _latencies(url: str, pane: Pane, count: int) -> list[float]:
     return found
 
 
-def _seq_alone(pane: Pane) -> float:
+def seq_alone(pane: Pane) -> float:
     """seq's time in the pane with nobody watching (read from the pane's screen)."""
     pane.wait_for_prompt()
     pane.tmux("clear-history", "-t", pane.target)
-    _type(pane, "clear; " + _script(pane, "ws_seq.py", _TIMED_SEQ))
+    type_line(pane, "clear; " + python_line(pane, "ws_seq.py", _TIMED_SEQ))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         hit = re.search(r"^ws-done (\d+\.\d+)$", pane.screen(), re.M)
@@ -170,7 +171,7 @@ async def _watched_seq(url: str, pane: Pane) -> tuple[float, list[bool]]:
     expected = b"".join(b"%d\r\n" % n for n in range(1, LINES + 1))
     try:
         readers = [asyncio.ensure_future(_read_all(ws)) for ws in clients]
-        _type(pane, _script(pane, "ws_seq.py", _TIMED_SEQ))
+        type_line(pane, python_line(pane, "ws_seq.py", _TIMED_SEQ))
         results = await asyncio.gather(*readers)
     finally:
         for ws in clients:
