@@ -15,25 +15,18 @@ from ..support.serve import Server, running
 pytestmark = pytest.mark.tmux
 
 
-def _result(server: Server, **fields: Any) -> dict[str, Any]:
-    response = server.post(**fields)
-    assert response.status_code == 200, response.text
-    result: dict[str, Any] = response.json()["metadata"]["result"]
-    return result
-
-
 def test_a_job_over_http(server: Server, pane: TestPane) -> None:
     pane.wait_for_prompt()
     go = pane.root / "go-http"
     wait = f"while [ ! -e {go} ]; do sleep 0.05; done"
     command = ["sh", "-c", f"echo one; echo two >&2; {wait}; echo three; exit 4"]
-    started = _result(server, action="start_job", command=command)
+    started = server.result(action="start_job", command=command)
     job = started["job"]
     try:
         _read_and_wait(server, pane, job, started)
     finally:
         go.write_text("")  # the job ends even when the test failed: the pane is shared
-        _result(server, action="wait_job", job=job, timeout_ms=60_000)
+        server.result(action="wait_job", job=job, timeout_ms=60_000)
         go.unlink()
 
 
@@ -45,10 +38,10 @@ def _read_and_wait(server: Server, pane: TestPane, job: str, started: dict[str, 
     assert refused.json()["metadata"]["error_code"] == "pane_busy"
     assert job in refused.json()["error"]
     pane.wait_for(
-        lambda: _result(server, action="job", job=job, all=True)["stderr"] == "two\n", "two"
+        lambda: server.result(action="job", job=job, all=True)["stderr"] == "two\n", "two"
     )
     go.write_text("")
-    ended = _result(server, action="wait_job", job=job, timeout_ms=60_000)
+    ended = server.result(action="wait_job", job=job, timeout_ms=60_000)
     assert (ended["state"], ended["exit_status"], ended["timed_out"]) == ("exited", 4, None)
     assert ended["stdout"] == "one\nthree\n" and ended["stderr"] == "two\n"
     listed = server.post(action="jobs").json()["metadata"]["jobs"]
@@ -57,10 +50,10 @@ def _read_and_wait(server: Server, pane: TestPane, job: str, started: dict[str, 
 
 def test_kill_and_wait_timeout_over_http(server: Server, pane: TestPane) -> None:
     pane.wait_for_prompt()
-    job = _result(server, action="start_job", command="sleep 60")["job"]
-    waited = _result(server, action="wait_job", job=job, timeout_ms=200)
+    job = server.result(action="start_job", command="sleep 60")["job"]
+    waited = server.result(action="wait_job", job=job, timeout_ms=200)
     assert (waited["timed_out"], waited["state"]) == ("idle", "running")
-    killed = _result(server, action="kill_job", job=job)
+    killed = server.result(action="kill_job", job=job)
     assert (killed["state"], killed["exit_status"]) == ("interrupted", 130)
     unknown = server.post(action="job", job="0123456789")
     assert unknown.status_code == 404
@@ -74,13 +67,13 @@ def test_a_job_outlives_the_server_that_started_it(make_bridge: MakeBridge) -> N
     go = b.root / "go"
     command = ["sh", "-c", f"echo one; while [ ! -e {go} ]; do sleep 0.05; done; echo two"]
     with running(b.env) as first:
-        job = _result(first, action="start_job", command=command)["job"]
-        b.wait_for(lambda: _result(first, action="job", job=job)["stdout"] == "one\n", "one")
+        job = first.result(action="start_job", command=command)["job"]
+        b.wait_for(lambda: first.result(action="job", job=job)["stdout"] == "one\n", "one")
         code, _, err = first.stop()
         assert code == 0, err
     assert json.loads(b.send_text("--json", "--job", job)[1])["state"] == "running"
     with running(b.env) as second:
         go.write_text("")
-        ended = _result(second, action="wait_job", job=job, timeout_ms=60_000)
+        ended = second.result(action="wait_job", job=job, timeout_ms=60_000)
     assert (ended["state"], ended["exit_status"], ended["stdout"]) == ("exited", 0, "two\n")
     assert b.send_text("--job", job, "--all")[:2] == (0, "one\ntwo\n")

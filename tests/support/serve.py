@@ -93,6 +93,13 @@ class Server:
         with self.client(token) as client:
             return client.post("/v1/tmux", json=fields)
 
+    def result(self, **fields: Any) -> dict[str, Any]:
+        """The ``result`` of one action that must answer 200 (the contract's metadata)."""
+        response = self.post(**fields)
+        assert response.status_code == 200, response.text
+        result: dict[str, Any] = response.json()["metadata"]["result"]
+        return result
+
     def stop(self, signum: int = signal.SIGTERM, timeout: float = 30.0) -> tuple[int, str, str]:
         """Send ``signum``, wait for the exit; exit status, the rest of stdout, stderr."""
         self.proc.send_signal(signum)
