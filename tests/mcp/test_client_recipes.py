@@ -129,27 +129,63 @@ def test_the_codex_tui_connects_to_both_recipes(pane: TestPane, tmp_path: Path) 
 
 def _codex_mcp(pane: TestPane, home: Path, cwd: Path) -> str:
     """Start the Codex TUI in a new session of ``pane``'s tmux server, ask it ``/mcp``
-    and return its screen once it listed every server; the session is ended after."""
+    until its answer lists every server and none of them is still starting, and return
+    that answer; the session is ended after."""
     codex = pane.tmux(
         "new-session", "-d", "-s", "codex-mcp", "-x", "120", "-y", "40", "-c", str(cwd),
         "-e", f"CODEX_HOME={home}", "-P", "-F", "#{pane_id}", f"exec {CLIS / 'codex'}",
     ).strip()  # fmt: skip
+    names = ("tmux-bridge:", "over-http:", "wrong-token:")
     try:
         _until(pane, codex, lambda screen: "Ask Codex" in screen, "Codex's input box")
-        pane.tmux("send-keys", "-t", codex, "-l", "/mcp")
-        _until(pane, codex, lambda screen: "/mcp" in screen, "/mcp in the box")
-        pane.tmux("send-keys", "-t", codex, "Enter")
-        names = ("tmux-bridge:", "over-http:", "wrong-token:")
-        return _until(pane, codex, lambda s: all(n in s for n in names), "the servers listed")
+        deadline = time.monotonic() + WAIT * 2
+        while True:  # its box shows before its stdio servers have all started
+            asked = _screen(pane, codex).count("MCP Tools")
+            pane.tmux("send-keys", "-t", codex, "-l", "/mcp")
+            _until(pane, codex, lambda s: _box(s) == "/mcp", "/mcp in the box")
+            pane.tmux("send-keys", "-t", codex, "Enter")
+            screen = _until(pane, codex, _answered(asked, names), "the servers listed")
+            listed = _last(screen)
+            if ": starting" not in listed:
+                return listed
+            if time.monotonic() > deadline:
+                pytest.fail(f"a server is still starting; Codex shows:\n{screen}")
+            time.sleep(0.2)  # between two questions, not a synchronisation
     finally:
         pane.tmux("kill-session", "-t", "=codex-mcp", check=False)
 
 
-def _until(pane: TestPane, target: str, done: Callable[[str], bool], what: str) -> str:
-    """``target``'s screen once ``done`` says so; fails showing it after a deadline."""
+def _screen(pane: TestPane, target: str) -> str:
+    """``target``'s screen and the last 500 lines of its history."""
+    return pane.tmux("capture-pane", "-p", "-S", "-500", "-t", target, check=False)
+
+
+PROMPT = "\N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} "  # Codex's box and prompts
+
+
+def _answered(asked: int, names: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a screen holds a ``/mcp`` answer after the ``asked`` ones, naming all."""
+    return lambda s: s.count("MCP Tools") > asked and all(n in _last(s) for n in names)
+
+
+def _box(screen: str) -> str:
+    """What Codex's input box holds: its last line drawn with ``PROMPT`` (submitted
+    prompts above it are drawn the same way)."""
+    boxes = [line[2:].strip() for line in screen.splitlines() if line.startswith(PROMPT)]
+    return boxes[-1] if boxes else ""
+
+
+def _last(screen: str) -> str:
+    """The last ``/mcp`` answer on ``screen`` (empty when there is none)."""
+    return screen.rpartition("MCP Tools")[2] if "MCP Tools" in screen else ""
+
+
+def _until(pane: TestPane, target: str, done: Callable[[str], object], what: str) -> str:
+    """``target``'s screen (with history) once ``done`` says so; fails showing it after a
+    deadline."""
     deadline = time.monotonic() + WAIT * 2  # Codex starts its MCP servers before its box
     while True:
-        screen = pane.tmux("capture-pane", "-p", "-t", target, check=False)
+        screen = _screen(pane, target)
         if done(screen):
             return screen
         if time.monotonic() > deadline:
