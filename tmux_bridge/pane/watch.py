@@ -38,6 +38,8 @@ READ_SIZE = 65536
 BURST = 2048  # bytes in one read that mean the pane writes fast: gather more
 GATHER = 0.008  # seconds a burst is gathered for at most
 DEFAULT_HISTORY = 5000  # rows of scrollback in a snapshot
+PID_WAIT = 2.0  # seconds an arming waits for its ``cat`` to write its pid
+PID_PATIENCE = 10.0  # seconds an armed pipe's ``cat`` has, in all, before it counts as dead
 
 
 class Listener(Protocol):
@@ -94,6 +96,7 @@ class PaneWatch:
         self.pidfile = os.path.join(self.stream.folder, "pid")
         self.stop_r, self.stop_w = os.pipe()
         self.cat_pid: int | None = None
+        self.pid_due = 0.0  # until when an armed pipe's cat may still be telling its pid
         self.token = ""  # the mark of our current arming (on the pane)
         self.armings = 0
         self.rearms = 0  # how often the pipe had to be re-armed (for tests and status)
@@ -178,6 +181,7 @@ class PaneWatch:
         # (a fresh FIFO "generation") so that the next writer is seen
         self.stream.reopen()
         self.cat_pid = None
+        self.pid_due = 0.0
         self._check()
 
     def _more(self, have: int) -> bytes:
@@ -200,6 +204,9 @@ class PaneWatch:
 
     def _check(self) -> bool:
         """Re-arm a pipe that is gone or stalled; ``False`` when the pane is gone."""
+        if self.cat_pid is None and self.token and time.monotonic() < self.pid_due:
+            self.cat_pid = _read_pid(self.pidfile)  # a loaded machine: the cat is slow
+            return True  # armed and not closed: no byte was missed
         if self.cat_pid is not None and _alive(self.cat_pid) and not _stopped(self.cat_pid):
             return True
         # dead or stalled: close the pane's pipe if it is still ours, end our cat
@@ -220,8 +227,10 @@ class PaneWatch:
             return list(self.listeners)
 
     def _arm(self) -> bool:
-        """Open our pipe if the pane has none; whether it is ours now (then waits up to
-        2 s for the ``cat`` to write its pid)."""
+        """Open our pipe if the pane has none; whether it is ours now. Waits up to
+        :data:`PID_WAIT` for the ``cat`` to write its pid; one that is slower (a loaded
+        machine) keeps its pipe, and the checks look for its pid until
+        :data:`PID_PATIENCE` has passed: closing a working pipe would lose bytes."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.pidfile)
         self.armings += 1
@@ -232,16 +241,14 @@ class PaneWatch:
         if result.returncode != 0 or result.stdout.strip() != self.token:
             self.token = ""
             return False  # another's pipe (or the pane is gone): not ours to touch
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            pid = _read_pid(self.pidfile)
-            if pid is not None:
-                self.cat_pid = pid
-                self.rearms += 1
+        self.rearms += 1
+        armed = time.monotonic()
+        self.pid_due = armed + PID_PATIENCE
+        while True:
+            self.cat_pid = _read_pid(self.pidfile)
+            if self.cat_pid is not None or time.monotonic() >= armed + PID_WAIT:
                 return True
             time.sleep(0.005)
-        self._close_ours()  # armed, but no cat came: let the next check try afresh
-        return False
 
     def _close_ours(self) -> None:
         """Close the pane's pipe if it is still the one we armed (one tmux command, so a
