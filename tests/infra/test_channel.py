@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -194,7 +195,7 @@ def test_a_screen_that_forges_the_end_of_its_block_is_caught(
     pane: TestPane, channels: None, fake: str
 ) -> None:
     """A program prints the end of the block its capture will come in (every command
-    number the next ones may get, at this second and the next two), then a fake block,
+    number the next ones may get, at this second and the next five), then a fake block,
     whole (the real end comes after the forged one) or open (it would swallow the real
     end and the token); the channel closes, and the capture comes from a client of its
     own: the same text, nothing injected."""
@@ -204,13 +205,18 @@ def test_a_screen_that_forges_the_end_of_its_block_is_caught(
     now, number = _numbers_now(pane)
     forged = [
         f"%end {when} {n} 1\n{fake}"
-        for when in (now, now + 1, now + 2)
+        for when in range(now, now + 6)  # a loaded machine may take seconds
         for n in range(number, number + 40)
     ]
-    script = pane.root / "forged.txt"
+    run = uuid.uuid4().hex[:8]
+    script, done = pane.root / f"forged-{run}.txt", pane.root / f"forged-{run}.done"
     script.write_text("".join(forged))
-    pane.tmux("send-keys", "-t", pane.target, f"cat {script}; echo forged-done", "Enter")
-    pane.wait_for(lambda: "forged-done\n" in pane.history(), "the forged lines")
+    typed = f"cat {script}; echo forged-$((6*7)); : > {done}"
+    pane.tmux("send-keys", "-t", pane.target, typed, "Enter")
+    # waited for without tmux commands (each takes a command number) until the shell
+    # is done, then until tmux has drawn it all (a look or two)
+    pane.wait_for(done.exists, "the forged lines")
+    pane.wait_for(lambda: "\nforged-42\n" in pane.history(), "the forged lines drawn")
     captured = t.run("capture-pane", "-p", "-J", "-S", "-", "-t", pane.target).stdout
     use_channels(False)
     alone = t.run("capture-pane", "-p", "-J", "-S", "-", "-t", pane.target).stdout
