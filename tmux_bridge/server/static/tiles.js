@@ -37,7 +37,8 @@
     if (message.type === "size" && tile) sized(tile, message.cols, message.rows);
     else if (message.type === "output-ended" && tile) tile.live = false;
     else if (message.type === "disconnected") for (const each of tiles.values()) { each.live = false; stopGlance(each); }
-    else if (message.type === "auth" && message.ok && !started) { started = true; if (view.mode() === "focus" && $("title").textContent === "choose a pane") view.setMode("tiles"); }
+    // the tiles once the focus terminal has opened (with the font): it measures its cell then, and not in a hidden element
+    else if (message.type === "auth" && message.ok && !started) { started = true; view.opened.then(() => { if (view.mode() === "focus" && $("title").textContent === "choose a pane") view.setMode("tiles"); }); }
   });
   view.onMode((mode) => {
     if (mode === "tiles") {
@@ -64,9 +65,10 @@
       describe(tile, pane, agents.get(pane.pane), jobs);
       if (view.mode() === "tiles") subscribe(tile);
     }
-    // the terminals last: every subscription is on its way while they are built (no frame
-    // is handled before this function returns)
-    for (const tile of added) tile.term.open(tile.screen);
+    // the terminals last, once the font is there (xterm.js measures its cell on open):
+    // every subscription is on its way while they are built; a frame that comes first
+    // waits in the terminal's buffer
+    if (added.length) view.opened.then(() => { for (const tile of added) if (tiles.get(tile.pane.pane) === tile) tile.term.open(tile.screen); });
     if (!partial) for (const id of [...tiles.keys()]) if (!seen.has(id)) remove(id);
   }
 

@@ -337,5 +337,5 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) history.replaceState(null, "", location.pathname);
   const saved = fromHash || sessionStorage.getItem("tmux-bridge-token");
-  if (saved) opened.then(() => connect(saved));
+  if (saved) connect(saved); // while the font loads: the terminals open once it is there
 })();
