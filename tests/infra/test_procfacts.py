@@ -124,6 +124,30 @@ def test_the_end_of_a_process_makes_its_descriptor_readable(facts: ProcessFacts)
     assert procps._WATCHED == {}
 
 
+def test_an_exit_watch_is_carried_over_a_fork() -> None:
+    """The portable exit watch is a thread: counted as fork-safe (a live call may be
+    detached into a forked keeper), and restarted in the child, whose descriptor still
+    becomes readable when the process ends."""
+    child = subprocess.Popen(["sleep", "60"])
+    before = procps.fork_safe_threads()
+    fd = procps.exit_fd(child.pid)
+    told_r, told_w = os.pipe()
+    try:
+        assert procps.fork_safe_threads() == before + 1
+        forked = os.fork()
+        if forked == 0:  # the child: is the end seen here?
+            seen = select.select([fd], [], [], 10)[0] == [fd]
+            os.write(told_w, b"seen" if seen else b"missed")
+            os._exit(0)
+        child.kill()
+        child.wait()
+        assert os.read(told_r, 16) == b"seen"
+        os.waitpid(forked, 0)
+    finally:
+        for each in (fd, told_r, told_w):
+            os.close(each)
+
+
 def test_an_unknown_fact_has_no_truth_value() -> None:
     unknown = Unknown("lsof is not installed")
     with pytest.raises(TypeError, match="lsof is not installed"):

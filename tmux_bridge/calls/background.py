@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -36,6 +35,7 @@ from .keeper import (
     Reply,
     await_keeper,
     fork_keeper,
+    forkable,
     quiet_stdio,
     run_call,
 )
@@ -86,8 +86,7 @@ def spec_of(
 def start(spec: JobSpec) -> str:
     """Start a keeper for ``spec``; return the job id once its command runs. Raises what
     the call would have raised before typing (the pane not ready, busy with a job ...)."""
-    single = threading.active_count() == 1
-    ready = fork_keeper(lambda fd: keep(spec, fd)) if single else _spawn(spec)
+    ready = fork_keeper(lambda fd: keep(spec, fd)) if forkable() else _spawn(spec)
     return await_keeper(ready, time.monotonic() + spec.max_time + START_MARGIN)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..errors import BridgeError
+from ..infra.process import proc
 from ..infra.spool import DEFAULT_LIMIT, SpoolWriter
 from ..infra.tmux import Tmux
 from ..pane.records import PaneDir
@@ -258,12 +259,18 @@ def run_call(call: LiveCall, runtime_dir: str, reply: Reply, typed: bool = False
 # --- detaching a live call ---------------------------------------------------------------
 
 
+def forkable() -> bool:
+    """Whether this process can fork a keeper: one thread, besides the exit watches of
+    the process facts, which a fork carries over (:func:`proc.fork_safe_threads`)."""
+    return threading.active_count() - proc.fork_safe_threads() == 1
+
+
 def detach(call: LiveCall) -> str | None:
     """Make ``call``, which timed out, a job: a keeper forked from this process holds
     it from here on. Returns the job id, or ``None`` when this process has threads
     (the call is interrupted as usual, with a note saying why)."""
     record = call.record
-    if threading.active_count() != 1:
+    if not forkable():
         record.notes.append(
             "The command could not become a job: this process runs threads, which a "
             "live call cannot be forked from; it was interrupted instead. Start it as a "

@@ -197,6 +197,11 @@ def exit_fd(pid: int) -> int:
         return -1
 
 
+def fork_safe_threads() -> int:
+    """Threads of this module's that a fork carries over: none (a pidfd needs none)."""
+    return 0
+
+
 def children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:

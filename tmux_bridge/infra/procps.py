@@ -437,8 +437,10 @@ def exit_fd(pid: int) -> int:
 
 # Watched pipes' write ends and their processes: the thread that watches each closes it
 # once the process ends (or the reader closed its end). Kept to restart the threads in a
-# forked child (a job's keeper), which inherits the pipes but not the threads.
+# forked child (a job's keeper), which inherits the pipes but not the threads. The lock
+# is held across a fork, so a child never inherits a pipe whose watch was just ending.
 _WATCHED: dict[int, int] = {}
+_WATCHED_LOCK = threading.Lock()
 POLL_EXIT = 0.01  # seconds between two looks at a watched process (a kill(pid, 0))
 
 
@@ -450,13 +452,17 @@ def _watched_pipe(pid: int) -> int:
     if not alive(pid):
         os.close(write_end)
         return read_end
-    _WATCHED[write_end] = pid
+    with _WATCHED_LOCK:
+        _WATCHED[write_end] = pid
     _start_watch(write_end, pid)
     return read_end
 
 
 def _start_watch(write_end: int, pid: int) -> None:
-    threading.Thread(target=_watch, args=(write_end, pid), daemon=True).start()
+    threading.Thread(target=_watch, args=(write_end, pid), daemon=True, name=_WATCH_NAME).start()
+
+
+_WATCH_NAME = "tmux-bridge-exit-watch"
 
 
 def _watch(write_end: int, pid: int) -> None:
@@ -466,8 +472,16 @@ def _watch(write_end: int, pid: int) -> None:
         while alive(pid) and not poller.poll(POLL_EXIT * 1000):
             pass
     finally:
-        if _WATCHED.pop(write_end, None) is not None:
-            os.close(write_end)
+        with _WATCHED_LOCK:
+            if _WATCHED.pop(write_end, None) is not None:
+                os.close(write_end)
+
+
+def fork_safe_threads() -> int:
+    """This module's exit watches running now: a fork carries them over (the child
+    restarts them), so they do not make a process unsafe to fork. Each only polls
+    ``kill(pid, 0)`` and takes :data:`_WATCHED_LOCK`, which a fork holds."""
+    return sum(t.name == _WATCH_NAME for t in threading.enumerate())
 
 
 def _in_forked_child() -> None:
@@ -475,9 +489,14 @@ def _in_forked_child() -> None:
     forget()
     for write_end, pid in list(_WATCHED.items()):
         _start_watch(write_end, pid)
+    _WATCHED_LOCK.release()
 
 
-os.register_at_fork(after_in_child=_in_forked_child)
+os.register_at_fork(
+    before=_WATCHED_LOCK.acquire,
+    after_in_parent=_WATCHED_LOCK.release,
+    after_in_child=_in_forked_child,
+)
 
 
 def ticks_now() -> int:
