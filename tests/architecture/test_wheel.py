@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import pytest
 
-from ..support.pane import WAIT, MakeBridge
+from ..support.pane import WAIT, MakeBridge, TestPane
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tmux_bridge"
@@ -144,19 +144,64 @@ def test_the_installed_mcp_server_answers_a_tool_call(
     pane = make_bridge("bash")
     pane.start()
     env = {**pane.env, "PATH": f"{env_dir / 'bin'}{os.pathsep}{pane.env['PATH']}"}
+    _answers_a_tool_call([str(env_dir / "bin" / "tmux-bridge"), "mcp"], env, pane)
+
+
+def test_the_documented_installers_install_the_wheel(
+    built: tuple[Path, Path, Path], make_bridge: MakeBridge, tmp_path: Path
+) -> None:
+    """docs/platforms.md's recipes with the built wheel in place of the name on PyPI:
+    ``uvx --from 'tmux-bridge[mcp]' tmux-bridge mcp`` answers a tool call;
+    ``uv tool install`` and ``pipx install`` of ``tmux-bridge[server,mcp]`` give a
+    ``tmux-send`` that runs a command and a ``tmux-bridge doctor`` that finds its extras."""
+    wheel, _, _ = built
+    pane = make_bridge("bash")
+    pane.start()
+    bins = {"uv": tmp_path / "uv-bin", "pipx": tmp_path / "pipx-bin"}
+    env = {
+        **pane.env,
+        "UV_PYTHON": sys.executable, "UV_PYTHON_DOWNLOADS": "never",
+        "UV_TOOL_DIR": str(tmp_path / "uv-tools"), "UV_TOOL_BIN_DIR": str(bins["uv"]),
+        "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(bins["pipx"]),
+        "PIPX_DEFAULT_PYTHON": sys.executable,
+    }  # fmt: skip
+    tools = Path(sys.executable).parent  # uv and pipx, from the test extra
+    spec = f"tmux-bridge[server,mcp] @ {wheel.as_uri()}"
+    uvx = [str(tools / "uvx"), "--from", spec.replace("server,mcp", "mcp"), "tmux-bridge", "mcp"]
+    _answers_a_tool_call(uvx, env, pane)
+    _run_env([str(tools / "uv"), "tool", "install", spec], env)
+    _run_env([str(tools / "pipx"), "install", f"{wheel}[server,mcp]"], env)
+    for installer, folder in bins.items():
+        sent = subprocess.run(
+            [str(folder / "tmux-send"), "--", f"echo via-{installer}"],
+            env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60,
+        )  # fmt: skip
+        assert (sent.returncode, sent.stdout) == (0, f"via-{installer}\n".encode()), sent.stderr
+        doctor = subprocess.run(
+            [str(folder / "tmux-bridge"), "doctor", "--json"],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        checks = json.loads(doctor.stdout)["checks"]
+        extras = {c["name"]: c["status"] for c in checks if "extra" in c["name"]}
+        assert extras == {"serve extra": "ok", "mcp extra": "ok"}, installer
+
+
+def _run_env(argv: list[str], env: dict[str, str]) -> None:
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, f"{argv} failed:\n{result.stdout}\n{result.stderr}"
+
+
+def _answers_a_tool_call(argv: list[str], env: dict[str, str], pane: TestPane) -> None:
+    """``argv`` (an MCP server on stdio) initializes and runs a command in ``pane``."""
     server = subprocess.Popen(
-        [str(env_dir / "bin" / "tmux-bridge"), "mcp"],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert server.stdin is not None and server.stdout is not None
     try:
         hello = {"protocolVersion": "2025-11-25", "capabilities": {},
                  "clientInfo": {"name": "wheel-test", "version": "0"}}  # fmt: skip
         _send(server.stdin, {"id": 1, "method": "initialize", "params": hello})
-        answer = json.loads(pane.read_line_from(server.stdout, WAIT))
+        answer = json.loads(pane.read_line_from(server.stdout, WAIT * 4))  # uvx installs first
         assert answer["result"]["serverInfo"]["name"] == "tmux-bridge", answer
         _send(server.stdin, {"method": "notifications/initialized"})
         call = {"name": "run", "arguments": {"command": "echo via-mcp"}}
