@@ -148,6 +148,46 @@ def test_an_exit_watch_is_carried_over_a_fork() -> None:
             os.close(each)
 
 
+def test_exit_kqueues_are_made_anew_in_a_forked_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bookkeeping of BSD and macOS exit descriptors (Linux has no kqueue: a stand-in
+    whose descriptor is a pipe's): a fork does not pass kqueues on, so the child makes
+    each on its number again; a number the child did get is not ours and is left alone."""
+    made: list[tuple[int, int]] = []  # (pid, descriptor) of each kqueue made
+
+    class Queue:
+        def __init__(self) -> None:
+            self.read_end, self.write_end = os.pipe()
+
+        def control(self, events: list[tuple[int, ...]], *_: int) -> None:
+            made.append((events[0][0], self.read_end))
+
+        def fileno(self) -> int:
+            return self.read_end
+
+        def close(self) -> None:
+            os.close(self.read_end)
+            os.close(self.write_end)
+
+    for name, value in {"kqueue": Queue, "kevent": lambda *a: a, "KQ_FILTER_PROC": 1,
+                        "KQ_EV_ADD": 2, "KQ_NOTE_EXIT": 3}.items():  # fmt: skip
+        monkeypatch.setattr(select, name, value, raising=False)
+    monkeypatch.setattr(procps, "_KQUEUES", {})
+    ours, theirs = procps.exit_fd(4242), procps.exit_fd(4343)
+    assert {ours: 4242, theirs: 4343} == procps._KQUEUES
+    os.close(ours)  # as a fork leaves a kqueue: not passed on
+    os.close(theirs)
+    other = os.open(os.devnull, os.O_RDONLY)
+    reused, gone = os.dup2(other, ours), theirs  # a number another file got meanwhile
+    os.close(other)
+    procps._renew_kqueues()
+    try:
+        assert [pid for pid, _ in made[2:]] == [procps._KQUEUES[gone]]  # made anew
+        assert os.fstat(gone) and os.path.samestat(os.fstat(reused), os.stat(os.devnull))
+    finally:
+        os.close(reused)
+        os.close(gone)
+
+
 def test_an_unknown_fact_has_no_truth_value() -> None:
     unknown = Unknown("lsof is not installed")
     with pytest.raises(TypeError, match="lsof is not installed"):

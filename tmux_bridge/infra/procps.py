@@ -420,10 +420,26 @@ def exit_fd(pid: int) -> int:
     ``NOTE_EXIT``, else a watched pipe; -1 when neither can be made. The caller is
     about to act and watch for change: the facts read so far are forgotten."""
     forget()
-    kqueue = getattr(select, "kqueue", None)
-    if kqueue is None:
+    if getattr(select, "kqueue", None) is None:
         return _watched_pipe(pid)
-    queue = kqueue()
+    for stale in [fd for fd in _KQUEUES if not _open(fd)]:
+        del _KQUEUES[stale]  # closed by its reader
+    fd = _kqueue_for(pid)
+    if fd >= 0:
+        _KQUEUES[fd] = pid
+    return fd
+
+
+# The exit descriptors that are kqueues (BSD, macOS), by number: a fork does not pass
+# kqueues on (kqueue(2), fork(2)), so a forked child (a call detached into a job's
+# keeper) makes each anew on its number (:func:`_in_forked_child`). Written from the
+# manual pages: Linux has no kqueue.
+_KQUEUES: dict[int, int] = {}
+
+
+def _kqueue_for(pid: int) -> int:
+    """A kqueue that becomes readable once ``pid`` ends (``NOTE_EXIT``), or -1."""
+    queue = vars(select)["kqueue"]()
     try:
         kq: dict[str, Any] = vars(select)  # BSD and macOS only: not in Linux's typeshed
         event = kq["kevent"](pid, kq["KQ_FILTER_PROC"], kq["KQ_EV_ADD"], kq["KQ_NOTE_EXIT"])
@@ -433,6 +449,27 @@ def exit_fd(pid: int) -> int:
         return -1
     finally:
         queue.close()
+
+
+def _open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _renew_kqueues() -> None:
+    """In a forked child: each exit kqueue the parent held, made anew on its number.
+    A number that is open here was passed on, so it is no kqueue of ours: left alone."""
+    for fd, pid in list(_KQUEUES.items()):
+        if _open(fd):
+            del _KQUEUES[fd]
+            continue
+        fresh = _kqueue_for(pid)
+        if fresh >= 0 and fresh != fd:  # (the free number may be the very one)
+            os.dup2(fresh, fd)
+            os.close(fresh)
 
 
 # Watched pipes' write ends and their processes: the thread that watches each closes it
@@ -490,6 +527,7 @@ def _in_forked_child() -> None:
     for write_end, pid in list(_WATCHED.items()):
         _start_watch(write_end, pid)
     _WATCHED_LOCK.release()
+    _renew_kqueues()
 
 
 os.register_at_fork(
