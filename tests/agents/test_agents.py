@@ -257,15 +257,19 @@ def test_our_stranded_text_is_cleared_by_the_next_prompt(
     assert "stranded once" not in world.screen("deaf")
 
 
-def test_a_hundred_prompts_with_enters_ignored_at_random(world: World) -> None:
-    world.start("flaky", "claude", "STANDIN_IGNORE=0.1", "STANDIN_SEED=12", "STANDIN_WORK=0")
+def test_forty_prompts_with_enters_ignored_at_random(world: World) -> None:
+    """One Enter in four swallowed (about ten retries, some twice in a row, as a hundred
+    prompts at one in ten gave, in less than half the time): each prompt taken once, in
+    order."""
+    world.start("flaky", "claude", "STANDIN_IGNORE=0.25", "STANDIN_SEED=12", "STANDIN_WORK=0")
     world.wait_names({"flaky"})
     facade = world.facade()
-    texts = [f"prompt number {n} of a hundred" for n in range(100)]
+    texts = [f"prompt number {n} of forty" for n in range(40)]
     receipts = [facade.send_prompt("flaky", text) for text in texts]
     assert all(r.delivered for r in receipts)
     assert world.prompts("flaky") == texts
-    assert sum(r.enters for r in receipts) > 100  # some Enters were swallowed and retried
+    assert sum(r.enters for r in receipts) >= 45  # Enters were swallowed and retried
+    assert max(r.enters for r in receipts) >= 3  # twice in a row too
 
 
 def test_exit_codes_of_the_prompt_command(world: World) -> None:

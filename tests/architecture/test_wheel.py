@@ -4,8 +4,8 @@ clean venv its entry points work against a private tmux server (tmux-send throug
 process-facts implementations, tmux-bridge doctor, and tmux-bridge mcp answering a real
 JSON-RPC call).
 
-Building needs setuptools from PyPI (pip's build isolation) and the install takes the
-dependencies from PyPI, as a stranger's would.
+Building needs setuptools from PyPI (the build requirements pyproject.toml declares) and
+the install takes the dependencies from PyPI, as a stranger's would.
 """
 
 from __future__ import annotations
@@ -39,24 +39,47 @@ pytestmark = pytest.mark.timeout(900)
 def built() -> Iterator[tuple[Path, Path, Path]]:
     """(the wheel, a venv with it installed and its `mcp` extra, the sdist), built from a
     copy of the source so the checkout gets no build/ or egg-info of the test's; the
-    wheel is built from the sdist, as pip builds one for a stranger without a wheel."""
+    wheel is built by pip from the sdist, as for a stranger without a wheel, in a venv
+    holding only the build requirements pyproject.toml declares (what pip's build
+    isolation makes; made once here). The venvs get no pip of their own: this one's
+    installs into them, without compiling bytecode (seconds on a loaded machine)."""
     with tempfile.TemporaryDirectory(prefix="tb-wheel-") as tmp:
         tree = Path(tmp) / "src"
         shutil.copytree(SOURCE, tree / "tmux_bridge", ignore=shutil.ignore_patterns("__pycache__"))
         for name in BESIDE:
             shutil.copy(ROOT / name, tree / name)
         dist = Path(tmp) / "dist"
-        env_dir = Path(tmp) / "venv"
-        venv.create(env_dir, with_pip=True)
-        python = str(env_dir / "bin" / "python")
-        _run([python, "-m", "pip", "install", "-q", "setuptools>=68"])
+        build_python = _venv(Path(tmp) / "build")
+        _run([*_pip(build_python), "install", "--no-compile", *_build_requires()])
         backend = "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])"
-        _run([python, "-c", backend, str(dist)], cwd=tree)
+        _run([build_python, "-c", backend, str(dist)], cwd=tree)
         (sdist,) = dist.glob("tmux_bridge-*.tar.gz")
-        _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(sdist)])
+        wheel_from = ["wheel", "--no-build-isolation", "--no-deps", "-w", str(dist), str(sdist)]
+        _run([*_pip(build_python), *wheel_from])
         (wheel,) = dist.glob("tmux_bridge-*.whl")
-        _run([python, "-m", "pip", "install", "-q", f"{wheel}[mcp]"])
+        env_dir = Path(tmp) / "venv"
+        _run([*_pip(_venv(env_dir)), "install", "--no-compile", f"{wheel}[mcp]"])
         yield wheel, env_dir, sdist
+
+
+def _build_requires() -> list[str]:
+    """The build requirements pyproject.toml declares (``requires`` of its
+    ``[build-system]`` table, a list JSON reads too)."""
+    table = (ROOT / "pyproject.toml").read_text().split("[build-system]\n", 1)[1]
+    line = next(t for t in table.split("\n[", 1)[0].splitlines() if t.startswith("requires"))
+    requires: list[str] = json.loads(line.split("=", 1)[1])
+    return requires
+
+
+def _venv(path: Path) -> str:
+    """A clean venv at ``path`` (no pip); its python."""
+    venv.create(path)
+    return str(path / "bin" / "python")
+
+
+def _pip(python: str) -> list[str]:
+    """This venv's pip, quiet, working on the venv of ``python`` (which has none)."""
+    return [sys.executable, "-m", "pip", "--python", python, "-q"]
 
 
 def _run(argv: list[str], cwd: Path | None = None) -> None:

@@ -47,8 +47,10 @@ def second_pane(b: TestPane) -> tuple[str, Api]:
 
 
 def make_busy(b: TestPane, go: Path) -> None:
-    program = f"sh -c 'while [ ! -e {go} ]; do sleep 0.05; done'"
-    b.tmux("send-keys", "-t", b.target, program, "Enter")
+    """The person starts a program that runs until ``go`` exists: typed through a client,
+    as a person does (a line that no key reached since the last call looks like the
+    shell drawing a slow prompt, which tmux-send waits 10 s for before it refuses)."""
+    b.person_types(f"sh -c 'while [ ! -e {go} ]; do sleep 0.05; done'\r")
     b.wait_for(lambda: b.foreground() == "sh", "the person's program to run")
 
 

@@ -15,7 +15,10 @@ pane's whole history afterwards:
 - in bash and zsh a person's slow DEBUG trap (10 ms, functrace on in bash), which runs
   before each command of the runner too, so the old runner lost every call there.
 
-POSIX sh has no hook at all, so dash gets the most calls.
+POSIX sh has no hook at all, so dash gets the most calls. Each case makes enough calls
+to catch the old runner with a chance of 99 % or more (fish: 12 calls at 1 in 3; dash:
+90 at 1 in 20; bash and zsh with the hook lost every call: 4), and looks at the pane once
+at the end, which shows every call's warning and order.
 """
 
 from __future__ import annotations
@@ -50,10 +53,10 @@ class RaceCase(NamedTuple):
 _SLOW_HOOK = "exec {tb_slow}<>\"$HOME/slow\"\ntrap 'read -r -t 0.01 -u $tb_slow tb_x || :' DEBUG\n"
 
 CASES = [
-    RaceCase("bash", "bash", ".bashrc", "set -o functrace\n" + _SLOW_HOOK, 12),
-    RaceCase("zsh", "zsh", ".zshrc", _SLOW_HOOK, 12),
-    RaceCase("fish", "fish", ".config/fish/config.fish", "", 40),
-    RaceCase("dash", "dash", ".shrc", "", 120),
+    RaceCase("bash", "bash", ".bashrc", "set -o functrace\n" + _SLOW_HOOK, 4),
+    RaceCase("zsh", "zsh", ".zshrc", _SLOW_HOOK, 4),
+    RaceCase("fish", "fish", ".config/fish/config.fish", "", 12),
+    RaceCase("dash", "dash", ".shrc", "", 90),
 ]
 
 
@@ -93,8 +96,6 @@ def test_no_call_reaches_a_closed_relay(
         document = json.loads(result.stdout)
         assert (result.returncode, document["stdout"], document["stderr"]) == (0, f"{n}\n", "")
         ids.append((document["id"], n))
-        warnings = [line for line in b.history().split("\n") if _WARNING.search(line)]
-        assert not warnings, f"after {n + 1} calls the pane shows:\n{b.history()}"
         if time.monotonic() > give_up:
             break
 

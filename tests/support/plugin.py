@@ -23,7 +23,7 @@ TMUX_FIXTURES = frozenset({"bridge", "shared_bridge", "make_bridge"})
 PROCESS_FACT_FILES = frozenset(
     {
         "test_procfacts.py", "test_send.py", "test_interrupts.py", "test_refusals.py",
-        "test_agents.py", "test_repl.py",
+        "test_agents.py", "test_repl.py", "test_posix_sh.py", "test_far_transcript.py",
     }
 )  # fmt: skip
 PORTABLE_PASS = os.environ.get("TMUX_BRIDGE_PROCESS") == "portable"

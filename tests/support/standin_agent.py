@@ -2,7 +2,8 @@
 ``codex`` on a test PATH (the name picks the look: Claude Code's bordered box with
 ``> ``, Codex's ``\u203a `` line).
 
-It asks for bracketed paste, draws its conversation, an input box and a status line
+It asks for bracketed paste, draws its conversation (wrapped at the terminal's width, as
+the real CLIs wrap it), an input box and a status line
 (``esc to interrupt`` while it works), takes pasted and typed text, submits on Enter,
 "works" for ``STANDIN_WORK`` seconds and then replies with the prompt in upper case.
 With ``STANDIN_IGNORE`` (a probability) and ``STANDIN_SEED`` it ignores some Enters;
@@ -68,9 +69,12 @@ class Agent:
             "✻ Working… (esc to interrupt)" if self.busy_until else "  stand-in · ? for shortcuts"
         )
         room = max(height - len(box) - 2, 1)
-        shown = self.conversation[-room:]
+        # the conversation wrapped at the width, as the real CLIs wrap it
+        step = max(width - 1, 1)
+        wrapped = [t[i : i + step] for t in self.conversation for i in range(0, len(t) or 1, step)]
+        shown = wrapped[-room:]
         out = ["\x1b[H\x1b[2J"]
-        out += [line[: width - 1] + "\r\n" for line in shown]
+        out += [line + "\r\n" for line in shown]
         out += ["\r\n" * (room - len(shown))]
         top = len(shown) + (room - len(shown)) + 1
         out += [row + "\r\n" for row in box]
