@@ -1,7 +1,8 @@
 """What the person sees of calls in a far shell (through ssh, ``su -``, a nested shell),
 bash and POSIX sh (dash): as in a local shell, the header, the command's output exactly,
-and a status line only after a failure; no typed line, no probe, no helper definitions,
-no call id, no marker (issue 29).
+and a status line only after a failure or an interrupt; no typed line, no probe, no
+helper definitions, no line that fetches the status after an interrupt, no ``^C``, no
+call id, no marker (issue 29).
 
 One far session per far kind and shell, all the calls in it; the whole pane history is
 captured (``capture-pane -p -J -S -``) and compared without trailing spaces (erased
@@ -31,6 +32,8 @@ CALLS = [
         r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'",
         ["bold red"],
     ),
+    (["-t", "0.5", "--", "echo before; sleep 30"], "echo before; sleep 30",
+     ["before", "", "[interrupted: idle timeout]"]),
 ]  # fmt: skip
 # what each call gives the agent: (status, stdout, stderr)
 RESULTS = [
@@ -39,6 +42,7 @@ RESULTS = [
     (0, "", ""),
     (0, "no-newline", ""),
     (0, "\x1b[1mbold\x1b[0m \x1b[31mred\x1b[0m\n", ""),
+    (130, "before\n", ""),
 ]
 FAR = ["ssh-bash", "ssh-dash", "su-bash", "su-dash", "nested-bash", "nested-dash"]
 

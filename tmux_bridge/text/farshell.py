@@ -35,14 +35,14 @@ from .markers import (
     start_marker,
 )
 from .seams import far_dir_function, far_temp_file, printf_text
-from .shells import ShellKind, erase_typed
+from .shells import ShellKind, erase_typed, status_line
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
 
 
 # --- the probe -----------------------------------------------------------------------------
 
-HELPERS_VERSION = "5"  # bumped when the helper definitions change
+HELPERS_VERSION = "6"  # bumped when the helper definitions change
 
 
 class FarLook(NamedTuple):
@@ -178,7 +178,9 @@ _SH_END = (
     "__tmux_send_k \"$2_$__tmux_send_id $1\" '\\n' ''; "
     'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
     "__tmux_send_k \"ERR_$__tmux_send_id\" '' '\\n'; "
-    f'[ -z "${{__tmux_send_pad-}}" ] || [ "$1" = 0 ] || printf {_FAILED} "$1"; }}; '
+    # (a third argument, the recovery line's after an interrupt, is the status line)
+    f'[ -z "${{__tmux_send_pad-}}" ] || [ "$1" = 0 ] || {{ [ -n "${{3-}}" ] && printf "$3"; }} '
+    f'|| printf {_FAILED} "$1"; }}; '
 )
 # the first of the two helper lines of a shell but fish (helpers_lines)
 _FIRST_HELPERS = far_dir_function() + " " + _SH_MARK.removesuffix(" ")
@@ -395,10 +397,45 @@ def _pieces(text: str, size: int) -> list[str]:
     return pieces
 
 
-def recovery_line(kind: ShellKind) -> str:
+def recovery_line(kind: ShellKind, after: Recovery | None = None) -> str:
     """The line typed when an interrupt cut the command line short (the shell drops the
-    rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup."""
-    return " __tmux_send_end $status END" if kind == "fish" else " __tmux_send_end $? END"
+    rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup.
+    With ``after`` (the clean transcript; not fish, which rarely needs the line), the
+    line erases itself, the far prompt it was typed at and the terminal's ``^C`` echo
+    above it, and the status line says why the command was interrupted."""
+    if kind == "fish":
+        return " __tmux_send_end $status END"
+    if after is None:
+        return " __tmux_send_end $? END"
+    status = printf_text(status_line(1, after.why).encode()) if after.why else ""
+    echo_rows, echo_x = after.echo if after.echo is not None else (0, 0)
+    # (the far shell's own line end after the ^C: as in a local shell, an empty line)
+    line_end = "\\n" if after.echo is not None and (echo_rows or echo_x) else ""
+
+    def make(erase: str) -> str:
+        end = f" '{status}'" if status else ""
+        run = f"__tmux_send_end $__tmux_send_s END{end}"
+        return f" __tmux_send_s=$?; printf '{erase}{line_end}'; {run}"
+
+    line = make("")
+    for _ in range(3):  # the row count's digits change the line's length
+        seq = erase_typed(after.cursor_x, len(line), after.width)
+        rows = int(seq[2 : seq.index("A")]) + echo_rows
+        erase = f"\\033[{rows}A\\033[{echo_x + 1}G\\033[J"
+        line = make(erase)
+    return line
+
+
+class Recovery(NamedTuple):
+    """Where the recovery line is typed and what it erases (:func:`recovery_line`): the
+    far prompt ends at ``cursor_x`` of a ``width``-column pane; ``echo`` is where the
+    terminal echoed the first Ctrl-C (rows above the prompt's row, column), when known;
+    ``why`` the reason the status line gives (``idle timeout``; empty: ``[exit N]``)."""
+
+    cursor_x: int
+    width: int
+    echo: tuple[int, int] | None
+    why: str
 
 
 # --- the stream ----------------------------------------------------------------------------
