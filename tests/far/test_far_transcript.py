@@ -12,6 +12,7 @@ cells keep their place in tmux's grid).
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -100,3 +101,55 @@ def test_a_far_shell_leaves_the_clean_transcript(request: pytest.FixtureRequest,
             assert USERS[shell] in json.dumps(doc["far"])
         status = json.loads(b.bridge_cli("status", "--json").stdout)  # and says so
         assert (status["transcript"], status["transcript_note"]) == ("clean", None)
+
+
+# (start command, its prompt, [(code, the lines it leaves after its header)]) in a far REPL
+REPLS = {
+    "python": ("python3 -q", ">>>", [
+        ("print('hi')", ["hi"]),
+        ("x = 41", []),
+        ("x + 1", ["42"]),
+        ("1/0", ["Traceback (most recent call last):",
+                 '  File "<tmux-send>", line 1, in <module>',
+                 "ZeroDivisionError: division by zero"]),
+        ("print('a', end='')", ["a"]),  # the prompt starts a line of its own
+    ], "exit()"),
+    "node": ("node", ">", [
+        ("console.log('hi')", ["hi"]),
+        ("let x = 41", []),
+        ("x + 1", ["42"]),
+        ("process.stdout.write('a')", ["atrue"]),  # its value after it, as locally
+    ], ".exit"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(REPLS))
+def test_a_far_repl_leaves_the_clean_transcript(sshd: Sshd, name: str) -> None:
+    """A python or node REPL started by tmux-send over ssh: its start like a command's,
+    each evaluation a header at the REPL's prompt and the output exactly; no typed line,
+    no helper definition, no marker, no ``undefined``; its close brings the far prompt
+    back."""
+    start, prompt, calls, quit_ = REPLS[name]
+    if shutil.which(start.split()[0]) is None:
+        pytest.skip(f"{start.split()[0]} is not installed")
+    with private_pane("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        result = b.send("--json", "--timeout", "60", "--repl", name, "--", start)
+        doc = json.loads(result.stdout)
+        ids = [doc["id"]]
+        lines = ["$ [tmux-send] true", "$ [tmux-send] " + start, *doc["stdout"].splitlines()]
+        for code, shown in calls:
+            result = b.send("--json", "--repl", name, "--", code)
+            ids.append(json.loads(result.stdout)["id"])
+            lines += [f"{prompt} [tmux-send] " + code, *shown]
+        lines.append(prompt)
+        b.wait_for(lambda: transcript(b) == lines, f"the transcript {lines}")
+        status = json.loads(b.bridge_cli("status", "--json").stdout)
+        assert (status["transcript"], status["transcript_note"]) == ("clean", None)
+        closed, _, err = b.send_text("--close")
+        assert closed == 0, err  # as if the person typed the quit command
+        lines[-1:] = [f"{prompt} {quit_}", "$"]
+        b.wait_for(lambda: transcript(b) == lines, f"the transcript {lines}")
+        everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+        for plumbing in ("TMUXSEND", "__tmux_send", "\\137", "undefined", *ids):
+            assert plumbing not in everything, everything

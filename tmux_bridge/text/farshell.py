@@ -331,14 +331,25 @@ def _begin_line(call_id: str, rest: str, look: FarLook | None) -> str:
     """`` __tmux_send_begin ID HEAD PAD; REST``: what to print first (the bare start
     marker; with ``look``, the line's erasure, the header and the hidden start marker)
     and, for the clean transcript, the pane's width less one (:data:`_SH_END`)."""
-    start = f"{MARK_PRINTF}START_{call_id}___"
     if look is None:
-        return f" __tmux_send_begin {call_id} '{start}\\n' ''; {rest}"
-    head = f"\\033[2m{header_text(look.banner)}\\033[0m\\n{_hidden_printf(start)}"
-    pad = max(look.width - 1, 1)
+        return f" __tmux_send_begin {call_id} '{MARK_PRINTF}START_{call_id}___\\n' ''; {rest}"
+    head, pad = head_printf(call_id, look), max(look.width - 1, 1)
     return _erased(
         lambda erase: f" __tmux_send_begin {call_id} '{erase}{head}' {pad}; {rest}", look, False
     )
+
+
+def head_printf(call_id: str, look: FarLook) -> str:
+    """What the clean transcript prints before a far call's output, as a printf format:
+    the dim header, then the hidden start marker (after the typed line's erasure)."""
+    start = f"{MARK_PRINTF}START_{call_id}___"
+    return f"\\033[2m{header_text(look.banner)}\\033[0m\\n{_hidden_printf(start)}"
+
+
+def erased_line(make: Callable[[str], str], look: FarLook) -> str:
+    """The line ``make`` builds around the printf format that erases it once the far
+    shell has read it, back to the far prompt's end (a far REPL's start line)."""
+    return _erased(make, look, whole_row=False)
 
 
 # A POSIX sh reads its line in the terminal's canonical mode, which takes at most 4095
