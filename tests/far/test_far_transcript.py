@@ -2,7 +2,8 @@
 bash and POSIX sh (dash): as in a local shell, the header, the command's output exactly,
 and a status line only after a failure or an interrupt; no typed line, no probe, no
 helper definitions, no line that fetches the status after an interrupt, no ``^C``, no
-call id, no marker (issue 29).
+piece of a long command, no call id, no marker (issue 29). The same for a python and a
+node REPL started in a far shell.
 
 One far session per far kind and shell, all the calls in it; the whole pane history is
 captured (``capture-pane -p -J -S -``) and compared without trailing spaces (erased
@@ -22,6 +23,10 @@ from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, ssh_pane
 
 pytestmark = pytest.mark.tmux
 
+# A command too long for one typed line: read in pieces, which do not show; its header
+# is cut after 360 characters, saying how many more there are (docs/far-shells.md).
+LONG = "echo " + "y" * 3990
+LONG_HEADER = LONG[: 360 - len("[tmux-send] ")] + f" ... ({len(LONG) + 12 - 360} more characters)"
 # (tmux-send's arguments, the header's command, the lines the call leaves after it)
 CALLS = [
     (["--", "echo out; echo err >&2"], "echo out; echo err >&2", ["out", "err"]),
@@ -35,6 +40,7 @@ CALLS = [
     ),
     (["-t", "0.5", "--", "echo before; sleep 30"], "echo before; sleep 30",
      ["before", "", "[interrupted: idle timeout]"]),
+    (["--", LONG], LONG_HEADER, ["y" * 3990]),
 ]  # fmt: skip
 # what each call gives the agent: (status, stdout, stderr)
 RESULTS = [
@@ -44,6 +50,7 @@ RESULTS = [
     (0, "no-newline", ""),
     (0, "\x1b[1mbold\x1b[0m \x1b[31mred\x1b[0m\n", ""),
     (130, "before\n", ""),
+    (0, "y" * 3990 + "\n", ""),
 ]
 FAR = ["ssh-bash", "ssh-dash", "su-bash", "su-dash", "nested-bash", "nested-dash"]
 

@@ -27,10 +27,12 @@ from tmux_bridge.calls.farrepl import start_line
 from tmux_bridge.calls.files import SCRIPT, FarTransport
 from tmux_bridge.calls.validate import SCRIPT as VALIDATE_SCRIPT
 from tmux_bridge.text.farshell import (
+    FarLook,
     Recovery,
     command_lines,
     helpers_line,
     probe_line,
+    quiet_lines,
     recovery_line,
 )
 from tmux_bridge.text.seams import (
@@ -453,6 +455,8 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]
         texts += [*command_lines(kind, "0123456789", b"x" * 5000), recovery_line(kind)]
         texts += [recovery_line(kind, Recovery(2, 80, (1, 0), "idle timeout"))]
+        quiet = quiet_lines(kind, "0123456789", b"x" * 5000, FarLook(2, 80, "x"))
+        texts += [quiet[0], *quiet[1]] if quiet is not None else []
         texts += [start_line(kind, "0123456789", b"python3")]
     for text in texts:
         for code in seam_code:

@@ -44,8 +44,10 @@ from ..text.farshell import (
     helpers_lines,
     helpers_pattern,
     parse_probe,
+    pieces_pattern,
     probe_line,
     probe_pattern,
+    quiet_lines,
     recovery_line,
     with_helper_facts,
 )
@@ -220,8 +222,31 @@ class FarCall(PaneCall):
     def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
         """Type the command line and read until the far shell has printed its stderr
         end marker, a timeout ran its course, or the gateway went away."""
-        self._type(*command_lines(facts.shell, self.record.call_id, command, self.transcript))
+        quiet = quiet_lines(facts.shell, self.record.call_id, command, self.transcript)
+        if quiet is None:
+            self._type(*command_lines(facts.shell, self.record.call_id, command, self.transcript))
+        else:
+            self._type_quietly(*quiet, deadline)
         self.wait(facts.shell, deadline)
+
+    def _type_quietly(self, line: str, pieces: list[str], deadline: float) -> None:
+        """Type the line that reads a long command's pieces with the far terminal's echo
+        off, and paste the pieces once it says it reads them (:func:`quiet_lines`):
+        nothing of them shows. Without its answer nothing is pasted (the pieces typed at a
+        prompt would run) and Ctrl-C ends the line, which may have left the echo off."""
+        self._type(line)
+        pattern = pieces_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        if pattern.search(self.read_until(lambda d: pattern.search(d) is not None, until)):
+            self._type(*pieces)
+            return
+        self.interrupt("INT")
+        raise PaneNotAtPrompt(
+            _NOT_READY + f"the far shell behind `{self.gateway.name}` did not "
+            "answer the line that reads a long command (nothing of the command ran); "
+            "it was stopped with Ctrl-C, and may have left the far terminal's echo off: "
+            "ask the person to look at the pane (`stty echo` turns it on)."
+        )
 
     def wait(self, kind: ShellKind, deadline: float) -> None:
         """Read until the end marker's stderr end, a timeout ran its course, or the

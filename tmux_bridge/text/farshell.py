@@ -28,6 +28,7 @@ from .markers import (
     HIDDEN_OPEN_PRINTF,
     MARK,
     MARK_PRINTF,
+    PIECES,
     PROBE,
     answer_pattern,
     err_marker,
@@ -389,6 +390,41 @@ def command_lines(
         return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $status END", look)]
     run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"'
     return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $? END", look)]
+
+
+def quiet_lines(
+    kind: ShellKind, call_id: str, command: bytes, look: FarLook | None
+) -> tuple[str, list[str]] | None:
+    """For the clean transcript, a command too long for one line (not in fish): the one
+    line to type, which turns the far terminal's echo off, answers
+    ``___TMUXSEND_PIECES_<id> ok___`` (hidden), reads the pieces of the command's text
+    a line each, turns the echo on and runs the command as :func:`command_line` does;
+    and the pieces, to paste once it answered. None: :func:`command_lines` it is."""
+    text = printf_text(command)
+    size = piece_size(kind)
+    if kind == "fish" or look is None or len(text) + len(header_text(look.banner)) <= size:
+        return None
+    pieces = _pieces(text, size)
+    answer = _hidden_printf(f"{MARK_PRINTF}{PIECES}_%s ok___\\n")
+    read = (
+        f"{{ stty -echo 2>/dev/null || :; }}; printf '{answer}' {call_id}; __tmux_send_c=;"
+        f" __tmux_send_n={len(pieces)}; while [ $__tmux_send_n -gt 0 ]"
+        " && IFS= read -r __tmux_send_l; do __tmux_send_c=$__tmux_send_c$__tmux_send_l;"
+        " __tmux_send_n=$((__tmux_send_n - 1)); done; { stty echo 2>/dev/null || :; };"
+    )
+    run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
+    head, pad = head_printf(call_id, look), max(look.width - 1, 1)
+    line = _erased(
+        lambda erase: f" {read} __tmux_send_begin {call_id} '{erase}{head}' {pad}; {run}",
+        look,
+        False,
+    )
+    return line, pieces
+
+
+def pieces_pattern(call_id: str) -> re.Pattern[bytes]:
+    """The answer of :func:`quiet_lines`'s line: its echo is off, it reads the pieces."""
+    return answer_pattern(PIECES, call_id)
 
 
 def _pieces(text: str, size: int) -> list[str]:
