@@ -33,6 +33,7 @@ CALLS = [
     (["--", "sh -c 'echo no; exit 3'"], "sh -c 'echo no; exit 3'", ["no", "[exit 3]"]),
     (["--", "true"], "true", []),
     (["--", "printf no-newline"], "printf no-newline", ["no-newline"]),
+    (["--", "printf a"], "printf a", ["a"]),  # (not erased by what starts a line)
     (
         ["--", r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'"],
         r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'",
@@ -48,6 +49,7 @@ RESULTS = [
     (3, "no\n", ""),
     (0, "", ""),
     (0, "no-newline", ""),
+    (0, "a", ""),
     (0, "\x1b[1mbold\x1b[0m \x1b[31mred\x1b[0m\n", ""),
     (130, "before\n", ""),
     (0, "y" * 3990 + "\n", ""),

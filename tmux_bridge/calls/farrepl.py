@@ -176,7 +176,7 @@ def start_line(kind: ShellKind, call_id: str, command: bytes, look: FarLook | No
     if look is None:
         begin = f"'{MARK_PRINTF}START_%s___\\n' {call_id}"
         return _start_line(kind, call_id, command, begin, "")
-    pad, head = str(max(look.width - 1, 1)), head_printf(call_id, look)
+    pad, head = str(max(look.width, 1)), head_printf(call_id, look)
     return erased_line(
         lambda erase: _start_line(kind, call_id, command, f"'{erase}{head}'", pad), look
     )

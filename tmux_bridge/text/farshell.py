@@ -155,10 +155,12 @@ _FACTS = (
 # (an and-or list, so that a failure does not end a shell under `set -e`)
 _SH_DIR = "__tmux_send_w=; __tmux_send_dir && __tmux_send_w=w; "
 _FISH_DIR = " set -g __tmux_send_w ''; __tmux_send_dir; and set -g __tmux_send_w w;"
-# The clean transcript (``__tmux_send_pad`` set: the pane's width less one): the end
-# and stderr-end markers hidden, each followed by as many spaces, a carriage return and
-# an erase to the line's end, which leave the cursor at the start of a line whether or
-# not the output ended one (the spaces wrap only after an unfinished line); then, after
+# The clean transcript (``__tmux_send_pad`` set: the pane's width): the end and
+# stderr-end markers hidden, each followed by as many spaces, a carriage return and an
+# erase to the line's end, which leave the cursor at the start of a line whether or not
+# the output ended one (the spaces wrap only after an unfinished line: from a line's
+# start they fill it, and the cursor stays there until a next character; a width less
+# one would leave an output of one character on the line, then erase it); then, after
 # a failure, the status line. Otherwise (``--verbose-transcript``, a REPL's start) the
 # bare markers, as the stream's scanner reads either.
 _HIDDEN_END = f"{HIDDEN_OPEN_PRINTF}{MARK_PRINTF}%s_%s %d___{HIDDEN_CLOSE_PRINTF}"
@@ -331,10 +333,10 @@ def header_text(banner: str) -> str:
 def _begin_line(call_id: str, rest: str, look: FarLook | None) -> str:
     """`` __tmux_send_begin ID HEAD PAD; REST``: what to print first (the bare start
     marker; with ``look``, the line's erasure, the header and the hidden start marker)
-    and, for the clean transcript, the pane's width less one (:data:`_SH_END`)."""
+    and, for the clean transcript, the pane's width (:data:`_SH_END`)."""
     if look is None:
         return f" __tmux_send_begin {call_id} '{MARK_PRINTF}START_{call_id}___\\n' ''; {rest}"
-    head, pad = head_printf(call_id, look), max(look.width - 1, 1)
+    head, pad = head_printf(call_id, look), max(look.width, 1)
     return _erased(
         lambda erase: f" __tmux_send_begin {call_id} '{erase}{head}' {pad}; {rest}", look, False
     )
@@ -413,7 +415,7 @@ def quiet_lines(
         " __tmux_send_n=$((__tmux_send_n - 1)); done; { stty echo 2>/dev/null || :; };"
     )
     run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
-    head, pad = head_printf(call_id, look), max(look.width - 1, 1)
+    head, pad = head_printf(call_id, look), max(look.width, 1)
     line = _erased(
         lambda erase: f" {read} __tmux_send_begin {call_id} '{erase}{head}' {pad}; {run}",
         look,
