@@ -282,7 +282,11 @@ def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:
         ssh_pane(b, sshd, "dash")
         before = far_err_files(USERS["dash"])
         proc = b.start_send("--json", "--", "echo started; sleep 30")
-        b.wait_for(lambda: "started" in b.screen().split("___")[-1], "the command to start")
+        # (the output's own line: the header above it shows the word already)
+        b.wait_for(
+            lambda: "started" in [line.strip() for line in b.screen().splitlines()],
+            "the command to start",
+        )
         killed = time.monotonic()
         for pid in sshd.connections(USERS["dash"]):
             os.kill(pid, signal.SIGKILL)
