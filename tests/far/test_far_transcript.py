@@ -1,7 +1,9 @@
 """What the person sees of calls in a far shell (through ssh, ``su -``, a nested shell),
 bash and POSIX sh (dash): as in a local shell, the header, the command's output exactly,
-and a status line only after a failure; no typed line, no probe, no helper definitions,
-no call id, no marker (issue 29).
+and a status line only after a failure or an interrupt; no typed line, no probe, no
+helper definitions, no line that fetches the status after an interrupt, no ``^C``, no
+piece of a long command, no call id, no marker (issue 29). The same for a python and a
+node REPL started in a far shell.
 
 One far session per far kind and shell, all the calls in it; the whole pane history is
 captured (``capture-pane -p -J -S -``) and compared without trailing spaces (erased
@@ -11,6 +13,7 @@ cells keep their place in tmux's grid).
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -20,17 +23,25 @@ from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, ssh_pane
 
 pytestmark = pytest.mark.tmux
 
+# A command too long for one typed line: read in pieces, which do not show; its header
+# is cut after 360 characters, saying how many more there are (docs/far-shells.md).
+LONG = "echo " + "y" * 3990
+LONG_HEADER = LONG[: 360 - len("[tmux-send] ")] + f" ... ({len(LONG) + 12 - 360} more characters)"
 # (tmux-send's arguments, the header's command, the lines the call leaves after it)
 CALLS = [
     (["--", "echo out; echo err >&2"], "echo out; echo err >&2", ["out", "err"]),
     (["--", "sh -c 'echo no; exit 3'"], "sh -c 'echo no; exit 3'", ["no", "[exit 3]"]),
     (["--", "true"], "true", []),
     (["--", "printf no-newline"], "printf no-newline", ["no-newline"]),
+    (["--", "printf a"], "printf a", ["a"]),  # (not erased by what starts a line)
     (
         ["--", r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'"],
         r"printf '\033[1mbold\033[0m \033[31mred\033[0m\n'",
         ["bold red"],
     ),
+    (["-t", "0.5", "--", "echo before; sleep 30"], "echo before; sleep 30",
+     ["before", "", "[interrupted: idle timeout]"]),
+    (["--", LONG], LONG_HEADER, ["y" * 3990]),
 ]  # fmt: skip
 # what each call gives the agent: (status, stdout, stderr)
 RESULTS = [
@@ -38,7 +49,10 @@ RESULTS = [
     (3, "no\n", ""),
     (0, "", ""),
     (0, "no-newline", ""),
+    (0, "a", ""),
     (0, "\x1b[1mbold\x1b[0m \x1b[31mred\x1b[0m\n", ""),
+    (130, "before\n", ""),
+    (0, "y" * 3990 + "\n", ""),
 ]
 FAR = ["ssh-bash", "ssh-dash", "su-bash", "su-dash", "nested-bash", "nested-dash"]
 
@@ -96,3 +110,55 @@ def test_a_far_shell_leaves_the_clean_transcript(request: pytest.FixtureRequest,
             assert USERS[shell] in json.dumps(doc["far"])
         status = json.loads(b.bridge_cli("status", "--json").stdout)  # and says so
         assert (status["transcript"], status["transcript_note"]) == ("clean", None)
+
+
+# (start command, its prompt, [(code, the lines it leaves after its header)]) in a far REPL
+REPLS = {
+    "python": ("python3 -q", ">>>", [
+        ("print('hi')", ["hi"]),
+        ("x = 41", []),
+        ("x + 1", ["42"]),
+        ("1/0", ["Traceback (most recent call last):",
+                 '  File "<tmux-send>", line 1, in <module>',
+                 "ZeroDivisionError: division by zero"]),
+        ("print('a', end='')", ["a"]),  # the prompt starts a line of its own
+    ], "exit()"),
+    "node": ("node", ">", [
+        ("console.log('hi')", ["hi"]),
+        ("let x = 41", []),
+        ("x + 1", ["42"]),
+        ("process.stdout.write('a')", ["atrue"]),  # its value after it, as locally
+    ], ".exit"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(REPLS))
+def test_a_far_repl_leaves_the_clean_transcript(sshd: Sshd, name: str) -> None:
+    """A python or node REPL started by tmux-send over ssh: its start like a command's,
+    each evaluation a header at the REPL's prompt and the output exactly; no typed line,
+    no helper definition, no marker, no ``undefined``; its close brings the far prompt
+    back."""
+    start, prompt, calls, quit_ = REPLS[name]
+    if shutil.which(start.split()[0]) is None:
+        pytest.skip(f"{start.split()[0]} is not installed")
+    with private_pane("bash") as b:
+        ssh_pane(b, sshd, "bash")
+        result = b.send("--json", "--timeout", "60", "--repl", name, "--", start)
+        doc = json.loads(result.stdout)
+        ids = [doc["id"]]
+        lines = ["$ [tmux-send] true", "$ [tmux-send] " + start, *doc["stdout"].splitlines()]
+        for code, shown in calls:
+            result = b.send("--json", "--repl", name, "--", code)
+            ids.append(json.loads(result.stdout)["id"])
+            lines += [f"{prompt} [tmux-send] " + code, *shown]
+        lines.append(prompt)
+        b.wait_for(lambda: transcript(b) == lines, f"the transcript {lines}")
+        status = json.loads(b.bridge_cli("status", "--json").stdout)
+        assert (status["transcript"], status["transcript_note"]) == ("clean", None)
+        closed, _, err = b.send_text("--close")
+        assert closed == 0, err  # as if the person typed the quit command
+        lines[-1:] = [f"{prompt} {quit_}", "$"]
+        b.wait_for(lambda: transcript(b) == lines, f"the transcript {lines}")
+        everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+        for plumbing in ("TMUXSEND", "__tmux_send", "\\137", "undefined", *ids):
+            assert plumbing not in everything, everything

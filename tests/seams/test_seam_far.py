@@ -26,7 +26,15 @@ import tmux_bridge
 from tmux_bridge.calls.farrepl import start_line
 from tmux_bridge.calls.files import SCRIPT, FarTransport
 from tmux_bridge.calls.validate import SCRIPT as VALIDATE_SCRIPT
-from tmux_bridge.text.farshell import command_lines, helpers_line, probe_line, recovery_line
+from tmux_bridge.text.farshell import (
+    FarLook,
+    Recovery,
+    command_lines,
+    helpers_line,
+    probe_line,
+    quiet_lines,
+    recovery_line,
+)
 from tmux_bridge.text.seams import (
     FAR_DIR_VARIABLE,
     far_dir_function,
@@ -446,6 +454,9 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
     for kind in kinds:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]
         texts += [*command_lines(kind, "0123456789", b"x" * 5000), recovery_line(kind)]
+        texts += [recovery_line(kind, Recovery(2, 80, (1, 0), "idle timeout"))]
+        quiet = quiet_lines(kind, "0123456789", b"x" * 5000, FarLook(2, 80, "x"))
+        texts += [quiet[0], *quiet[1]] if quiet is not None else []
         texts += [start_line(kind, "0123456789", b"python3")]
     for text in texts:
         for code in seam_code:

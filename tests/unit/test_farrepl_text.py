@@ -25,6 +25,7 @@ from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.pane.front import Gateway
 from tmux_bridge.pane.info import PaneInfo
 from tmux_bridge.results import CallRecord, RunOptions
+from tmux_bridge.text.farshell import FarLook
 from tmux_bridge.text.presets import FAR_REPLS
 
 CORPUS = [
@@ -74,6 +75,12 @@ def test_typed_lines_never_hold_a_marker(name: str) -> None:
     call_id = "0123456789"
     typed = [define_line(spec, call_id), *eval_lines(spec, call_id, "x = 1\n" * 2000)]
     assert len(typed) > 3  # long code: the literal built first, then the call
+    look = FarLook(4, 80, "[tmux-send] x = 1 ...")  # the clean transcript's lines
+    clean = [define_line(spec, call_id, look), *eval_lines(spec, call_id, "x = 1\n", look)]
+    for line in clean:
+        for kind in ("START", "END", "ERR", "DEF"):
+            assert f"TMUXSEND_{kind}_{call_id}" not in line, line
+        assert line.isascii() and line.isprintable()
     for line in typed:
         for kind in ("START", "END", "ERR", "DEF"):  # with this call's id: never typed
             assert f"TMUXSEND_{kind}_{call_id}" not in line, line

@@ -18,6 +18,7 @@ from tmux_bridge.text.farshell import (
     parse_probe,
     probe_line,
     probe_pattern,
+    quiet_lines,
 )
 from tmux_bridge.text.seams import printf_text
 
@@ -60,6 +61,9 @@ def test_lines_fit_busybox_line_editor() -> None:
         for look in (None, FarLook(2, 80, "[tmux-send] " + "é" * size)):
             lines = command_lines("posix", "0123456789", "é".encode() * size, look)
             assert all(len(line) < 1024 for line in lines), [len(line) for line in lines]
+            quiet = quiet_lines("posix", "0123456789", "é".encode() * size, look)
+            if quiet is not None:  # the line that reads the pieces, and the pieces
+                assert all(len(line) < 1024 for line in [quiet[0], *quiet[1]]), quiet
     assert len(command_lines("bash", "0123456789", b"x" * 2900)) == 1
     for look in (None, FarLook(79, 80, "x")):
         lines = helpers_lines("posix", "0123456789", look)

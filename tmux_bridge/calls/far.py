@@ -39,19 +39,22 @@ from ..text.farshell import (
     FarFacts,
     FarLook,
     FarScanner,
+    Recovery,
     command_lines,
     helpers_lines,
     helpers_pattern,
     parse_probe,
+    pieces_pattern,
     probe_line,
     probe_pattern,
+    quiet_lines,
     recovery_line,
     with_helper_facts,
 )
 from ..text.markers import HIDDEN_CLOSE, defined_pattern
 from ..text.output import TerminalText
 from ..text.shells import ShellKind, display_command
-from .clock import CallClock, Step, cancelled
+from .clock import CallClock, Step, cancelled, interrupt_reason
 from .frame import Notice
 from .waiting import PaneCall, Signal
 
@@ -125,6 +128,7 @@ class FarCall(PaneCall):
         self.look_at = 0.0  # when to look at the pane next, after a silence
         self.records: PaneDir | None = None  # the pane's directory (:func:`run_far`)
         self.detached = False  # the call became a job (``on_timeout`` "detach")
+        self.echo_at: tuple[int, int] | None = None  # the cursor at the first Ctrl-C
         self.transcript = (  # how the clean transcript shows the call; None: the plumbing shows
             None
             if record.options.verbose_transcript or pane.transcript == "verbose"
@@ -218,8 +222,31 @@ class FarCall(PaneCall):
     def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
         """Type the command line and read until the far shell has printed its stderr
         end marker, a timeout ran its course, or the gateway went away."""
-        self._type(*command_lines(facts.shell, self.record.call_id, command, self.transcript))
+        quiet = quiet_lines(facts.shell, self.record.call_id, command, self.transcript)
+        if quiet is None:
+            self._type(*command_lines(facts.shell, self.record.call_id, command, self.transcript))
+        else:
+            self._type_quietly(*quiet, deadline)
         self.wait(facts.shell, deadline)
+
+    def _type_quietly(self, line: str, pieces: list[str], deadline: float) -> None:
+        """Type the line that reads a long command's pieces with the far terminal's echo
+        off, and paste the pieces once it says it reads them (:func:`quiet_lines`):
+        nothing of them shows. Without its answer nothing is pasted (the pieces typed at a
+        prompt would run) and Ctrl-C ends the line, which may have left the echo off."""
+        self._type(line)
+        pattern = pieces_pattern(self.record.call_id)
+        until = min(deadline, time.monotonic() + PROBE_WAIT)
+        if pattern.search(self.read_until(lambda d: pattern.search(d) is not None, until)):
+            self._type(*pieces)
+            return
+        self.interrupt("INT")
+        raise PaneNotAtPrompt(
+            _NOT_READY + f"the far shell behind `{self.gateway.name}` did not "
+            "answer the line that reads a long command (nothing of the command ran); "
+            "it was stopped with Ctrl-C, and may have left the far terminal's echo off: "
+            "ask the person to look at the pane (`stty echo` turns it on)."
+        )
 
     def wait(self, kind: ShellKind, deadline: float) -> None:
         """Read until the end marker's stderr end, a timeout ran its course, or the
@@ -363,7 +390,24 @@ class FarCall(PaneCall):
         self._release()
         self.discard = True
         self.recovered = True
-        self._type(recovery_line(kind))
+        self._type(recovery_line(kind, self._recovery()))
+
+    def _recovery(self) -> Recovery | None:
+        """How the clean transcript's recovery line erases itself, the far prompt and
+        the ``^C`` echoed above it, and what its status line says (none: the plumbing)."""
+        if self.transcript is None:
+            return None
+        record = self.record
+        interrupted = record.timed_out is not None or record.cancelled is not None
+        why = interrupt_reason(record) if interrupted else ""
+        now = _cursor(self.tmux, self.pane.pane_id)
+        if now is None:
+            return Recovery(self.transcript.cursor_x, self.transcript.width, None, why)
+        row, column = now
+        echo = None
+        if self.echo_at is not None and 0 <= row - self.echo_at[0] <= MAX_ECHO_ROWS:
+            echo = (row - self.echo_at[0], self.echo_at[1])
+        return Recovery(column, self.transcript.width, echo, why)
 
     def _look(self, kind: ShellKind, clock: CallClock) -> None:
         """Silence: the far prompt back without the end marker (Ctrl-C, ours or the
@@ -393,11 +437,15 @@ class FarCall(PaneCall):
     def interrupt(self, which: Signal) -> None:
         """Ctrl-C (or Ctrl-\\) typed into the pane: it reaches the far terminal, whose
         line discipline signals the far command (no signal of ours can cross ssh)."""
-        self.tmux.run_all(
-            ["copy-mode", "-q", "-t", self.pane.pane_id],
-            ["send-keys", "-t", self.pane.pane_id, "C-c" if which == "INT" else "C-\\"],
+        pane_id = self.pane.pane_id
+        result = self.tmux.run_all(
+            ["copy-mode", "-q", "-t", pane_id],
+            ["display-message", "-p", "-t", pane_id, _CURSOR],
+            ["send-keys", "-t", pane_id, "C-c" if which == "INT" else "C-\\"],
             check=False,
         )
+        if which == "INT" and self.echo_at is None:  # where the terminal echoes ^C
+            self.echo_at = _parse_cursor(result.stdout)
 
     # --- ending ----------------------------------------------------------------------
 
@@ -460,6 +508,26 @@ class FarCall(PaneCall):
             self.tap.close()
             cancelled(self.record, self.cancel)
         self.pidfd = close_fd(self.pidfd)
+
+
+# The cursor's place: its row counted from the top of the history, its column; a
+# history at its limit drops its oldest lines as new ones come, so rows do not count.
+_CURSOR = "#{cursor_y} #{cursor_x} #{history_size} #{history_limit}"
+MAX_ECHO_ROWS = 3  # rows at most between the ^C echo and the far prompt (shell's own)
+
+
+def _parse_cursor(text: str) -> tuple[int, int] | None:
+    fields = text.split()
+    if len(fields) != 4 or not all(field.isdigit() for field in fields):
+        return None
+    row, column, history, limit = map(int, fields)
+    return (row + history, column) if history < limit else None
+
+
+def _cursor(tmux: Tmux, pane_id: str) -> tuple[int, int] | None:
+    """The cursor's place (:data:`_CURSOR`), None when rows do not count."""
+    result = tmux.run("display-message", "-p", "-t", pane_id, _CURSOR, check=False)
+    return _parse_cursor(result.stdout)
 
 
 class KeptFarCall:

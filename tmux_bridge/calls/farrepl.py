@@ -28,15 +28,23 @@ from typing import Any
 from ..errors import EXIT_FAILURE, FarReplUnsupported
 from ..infra.patterns import Pattern, compile_pattern
 from ..pane.front import Gateway, prompt_part
-from ..pane.info import screen_tail
+from ..pane.info import cursor_place, screen_tail
 from ..pane.records import ReplRecord
 from ..results import CallRecord
-from ..text.farshell import FarFacts
-from ..text.markers import DEF, MARK, MARK_PRINTF, defined_pattern, end_prefix
+from ..text.farshell import FarFacts, FarLook, erased_line, head_printf
+from ..text.markers import (
+    DEF,
+    HIDDEN_CLOSE,
+    HIDDEN_OPEN,
+    MARK,
+    MARK_PRINTF,
+    defined_pattern,
+    end_prefix,
+)
 from ..text.output import render_line
 from ..text.presets import FAR_REPLS, FarRepl, Preset
 from ..text.seams import printf_text
-from ..text.shells import ShellKind
+from ..text.shells import ShellKind, erase_typed
 from .far import PROBE_WAIT, FarCall, run_far
 from .frame import ReplContext
 from .waiting import Signal
@@ -98,46 +106,94 @@ def _escape(char: str, astral: str) -> str:
     return astral.format(code)
 
 
-def define_line(spec: FarRepl, call_id: str) -> str:
-    """The one line that defines the helper and answers ``___TMUXSEND_DEF_<id>___``."""
+def define_line(spec: FarRepl, call_id: str, look: FarLook | None = None) -> str:
+    """The one line that defines the helper and answers ``___TMUXSEND_DEF_<id>___``;
+    with ``look`` (the REPL's prompt's column, the pane's width), the answer is hidden
+    and the line erases itself, to its row's start (the REPL draws its prompt anew)."""
     (literal,) = literal_pieces(spec.define, spec.astral, size=1 << 30)
-    mark = f"'{MARK[:7]}' + '{MARK[7:]}{DEF}_{call_id}___'"  # no marker in its echo
-    return spec.wrap.format(lit=f"'{literal}'", mark=mark)
+
+    def make(before: str, after: str) -> str:
+        quoted = [_literal(spec, text) for text in (before, after)]
+        mark = f"{quoted[0]} + '{MARK[:7]}' + '{MARK[7:]}{DEF}_{call_id}___\\n' + {quoted[1]}"
+        return spec.wrap.format(lit=f"'{literal}'", mark=mark)  # (no marker in its echo)
+
+    if look is None:
+        return make("", "")
+    line = make("", "")
+    for _ in range(3):  # the row count's digits change the line's length
+        erase = erase_typed(look.cursor_x, len(line), look.width).replace(
+            f"[{look.cursor_x + 1}G", "[1G"
+        )
+        line = make(erase + HIDDEN_OPEN, HIDDEN_CLOSE)
+    return line
+
+
+def _literal(spec: FarRepl, text: str) -> str:
+    (inside,) = literal_pieces(text, spec.astral, size=1 << 30)
+    return f"'{inside}'"
 
 
 def def_pattern(call_id: str) -> re.Pattern[bytes]:
     return defined_pattern(call_id)
 
 
-def eval_lines(spec: FarRepl, call_id: str, code: str) -> list[str]:
+def eval_lines(spec: FarRepl, call_id: str, code: str, look: FarLook | None = None) -> list[str]:
     """The lines typed to evaluate ``code``: one call of the helper, or for long code
-    the literal built in a variable first, then the call."""
+    the literal built in a variable first, then the call. With ``look``, the call's line
+    erases itself and the helper prints the header in its place and hides its markers
+    (the lines that build a long literal stay)."""
     pieces = literal_pieces(code, spec.astral)
-    if len(pieces) == 1:
-        return [f"__tmux_send_far('{call_id}', '{pieces[0]}')"]
     lines = [
         spec.variable.format(op="=" if n == 0 else "+=", lit=f"'{piece}'")
         for n, piece in enumerate(pieces)
     ]
-    return [*lines, f"__tmux_send_far('{call_id}', __tmux_send_c)"]
+    code_arg = f"'{pieces[0]}'" if len(pieces) == 1 else "__tmux_send_c"
+    lines = lines if len(pieces) > 1 else []
+
+    def make(head: str) -> str:
+        return f"__tmux_send_far('{call_id}', {code_arg}{head})"
+
+    if look is None:
+        return [*lines, make("")]
+    line = make("")
+    banner = look.banner if len(look.banner) <= HEAD_MAX else look.banner[:HEAD_MAX] + " ..."
+    for _ in range(3):  # the row count's digits change the line's length
+        erase = erase_typed(look.cursor_x, len(line), look.width)
+        head = _literal(spec, f"{erase}\x1b[2m{banner}\x1b[0m\n")
+        line = make(f", {head}, {look.width}")
+    return [*lines, line]
 
 
-def start_line(kind: ShellKind, call_id: str, command: bytes) -> str:
+HEAD_MAX = 400  # characters of the header an evaluation's line carries
+
+
+def start_line(kind: ShellKind, call_id: str, command: bytes, look: FarLook | None = None) -> str:
     """The line typed into the far shell to start the REPL: the start marker, the
     command, then the far shell's end marker with its status, shown when the REPL
     exits. Its stderr stays on the terminal (the REPL's prompts and reports), so no
-    stderr file is made (one would outlive a dropped connection)."""
+    stderr file is made (one would outlive a dropped connection). With ``look``, the
+    line erases itself, the header takes its place, and the markers are hidden."""
+    if look is None:
+        begin = f"'{MARK_PRINTF}START_%s___\\n' {call_id}"
+        return _start_line(kind, call_id, command, begin, "")
+    pad, head = str(max(look.width, 1)), head_printf(call_id, look)
+    return erased_line(
+        lambda erase: _start_line(kind, call_id, command, f"'{erase}{head}'", pad), look
+    )
+
+
+def _start_line(kind: ShellKind, call_id: str, command: bytes, begin: str, pad: str) -> str:
     text = printf_text(command)
-    begin = f"printf '{MARK_PRINTF}START_%s___\\n' {call_id}"
     if kind == "fish":
+        pad = pad or "''"
         return (
             f" set -g __tmux_send_id {call_id}; set -g __tmux_send_err /dev/null;"
-            f" set -g __tmux_send_pad ''; {begin};"
+            f" set -g __tmux_send_pad {pad}; printf {begin};"
             f" eval (printf '{text}' | string collect); __tmux_send_end $status END"
         )
     return (
-        f" __tmux_send_id={call_id}; __tmux_send_err=/dev/null; __tmux_send_pad=; {begin};"
-        f" eval \"$(printf '{text}')\"; __tmux_send_end $? END"
+        f" __tmux_send_id={call_id}; __tmux_send_err=/dev/null; __tmux_send_pad={pad};"
+        f" printf {begin}; eval \"$(printf '{text}')\"; __tmux_send_end $? END"
     )
 
 
@@ -160,11 +216,15 @@ class FarReplStart(FarCall):
     def run(self, facts: FarFacts, command: bytes, deadline: float) -> None:
         self.ladder = ("INT",)  # Ctrl-\ would kill the REPL, not stop the code
         self.far_prompt = self.prompt
-        self._type(start_line(facts.shell, self.record.call_id, command))
+        self._type(start_line(facts.shell, self.record.call_id, command, self.transcript))
         self.wait(facts.shell, deadline)
         if not self.started_repl:
             return
-        self._type(define_line(self.spec, self.record.call_id))
+        look = None
+        if self.transcript is not None:  # the REPL's prompt, where the line is typed
+            column = cursor_place(self.tmux, self.pane.pane_id)[1]
+            look = self.transcript._replace(cursor_x=max(column, 0))
+        self._type(define_line(self.spec, self.record.call_id, look))
         pattern = def_pattern(self.record.call_id)
         until = min(deadline, time.monotonic() + PROBE_WAIT)
         if pattern.search(self.read_until(lambda d: pattern.search(d) is not None, until)):
@@ -332,7 +392,8 @@ def evaluate_far(call: ReplContext, state: ReplRecord, code: bytes) -> CallRecor
     )  # fmt: skip
     evaluation.prompt_re = compile_pattern(state.prompt_re, "the prompt")
     evaluation.start_id = str(far.get("start_id", ""))
-    lines = eval_lines(spec, record.call_id, code.decode("utf-8", "surrogateescape"))
+    code_text = code.decode("utf-8", "surrogateescape")
+    lines = eval_lines(spec, record.call_id, code_text, evaluation.transcript)
     call.records.write_inflight(record.command)
     try:  # far_shell_lost: the record stays, so the next call says the REPL is gone
         evaluation.evaluate(lines, far.get("shell", "posix"), call.frame.deadline)

@@ -7,7 +7,7 @@ from ..infra.process import proc
 from ..target import Target
 from ..text.shells import ShellKind
 from . import readiness
-from .front import gateway_in_front, repl_shown
+from .front import repl_shown
 from .info import TRANSCRIPT_OPTION, PaneInfo, find_pane
 from .records import PaneDir
 from .shapes import BridgeStatus, StatusRepl
@@ -29,7 +29,7 @@ def bridge_status(target: Target) -> BridgeStatus:
     shown = state is not None and repl_shown(target.tmux, state, pane)
     repl = StatusRepl(state.name, state.pid) if state is not None and shown else None
     flight = records.read_inflight()
-    note = transcript_note(pane, repl, foreground is not None)
+    note = transcript_note(pane, repl)
     return BridgeStatus(
         target.session,
         True,
@@ -49,10 +49,10 @@ def bridge_status(target: Target) -> BridgeStatus:
 _MARKED_REPLS = ("psql", "sqlite", "nix")
 
 
-def transcript_note(pane: PaneInfo, repl: StatusRepl | None, program: bool) -> str | None:
+def transcript_note(pane: PaneInfo, repl: StatusRepl | None) -> str | None:
     """Why calls in ``pane`` show tmux-send's plumbing to the person (its typed line,
-    its markers), or None when they leave the clean transcript; ``program``: something
-    other than the shell's prompt is in front."""
+    its markers), or None when they leave the clean transcript (python and node REPLs
+    hide their markers, in a far shell too)."""
     if pane.transcript == "verbose":
         return (
             f"the tmux option {TRANSCRIPT_OPTION} is 'verbose' here: calls show tmux-send's "
@@ -65,12 +65,6 @@ def transcript_note(pane: PaneInfo, repl: StatusRepl | None, program: bool) -> s
         return (
             f"the {repl.name} REPL is open: its evaluations show tmux-send's markers "
             "(python and node evaluations hide them)"
-        )
-    gateway = gateway_in_front(pane) if program else None
-    if gateway is not None:
-        return (
-            f"the {repl.name} REPL is open in a far shell (through {gateway.name}): its "
-            "evaluations show tmux-send's typed lines and markers"
         )
     return None
 

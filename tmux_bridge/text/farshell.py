@@ -28,6 +28,7 @@ from .markers import (
     HIDDEN_OPEN_PRINTF,
     MARK,
     MARK_PRINTF,
+    PIECES,
     PROBE,
     answer_pattern,
     err_marker,
@@ -35,14 +36,14 @@ from .markers import (
     start_marker,
 )
 from .seams import far_dir_function, far_temp_file, printf_text
-from .shells import ShellKind, erase_typed
+from .shells import ShellKind, erase_typed, status_line
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
 
 
 # --- the probe -----------------------------------------------------------------------------
 
-HELPERS_VERSION = "5"  # bumped when the helper definitions change
+HELPERS_VERSION = "6"  # bumped when the helper definitions change
 
 
 class FarLook(NamedTuple):
@@ -154,10 +155,12 @@ _FACTS = (
 # (an and-or list, so that a failure does not end a shell under `set -e`)
 _SH_DIR = "__tmux_send_w=; __tmux_send_dir && __tmux_send_w=w; "
 _FISH_DIR = " set -g __tmux_send_w ''; __tmux_send_dir; and set -g __tmux_send_w w;"
-# The clean transcript (``__tmux_send_pad`` set: the pane's width less one): the end
-# and stderr-end markers hidden, each followed by as many spaces, a carriage return and
-# an erase to the line's end, which leave the cursor at the start of a line whether or
-# not the output ended one (the spaces wrap only after an unfinished line); then, after
+# The clean transcript (``__tmux_send_pad`` set: the pane's width): the end and
+# stderr-end markers hidden, each followed by as many spaces, a carriage return and an
+# erase to the line's end, which leave the cursor at the start of a line whether or not
+# the output ended one (the spaces wrap only after an unfinished line: from a line's
+# start they fill it, and the cursor stays there until a next character; a width less
+# one would leave an output of one character on the line, then erase it); then, after
 # a failure, the status line. Otherwise (``--verbose-transcript``, a REPL's start) the
 # bare markers, as the stream's scanner reads either.
 _HIDDEN_END = f"{HIDDEN_OPEN_PRINTF}{MARK_PRINTF}%s_%s %d___{HIDDEN_CLOSE_PRINTF}"
@@ -178,7 +181,9 @@ _SH_END = (
     "__tmux_send_k \"$2_$__tmux_send_id $1\" '\\n' ''; "
     'if [ -f "$__tmux_send_err" ]; then cat "$__tmux_send_err"; rm -f "$__tmux_send_err"; fi; '
     "__tmux_send_k \"ERR_$__tmux_send_id\" '' '\\n'; "
-    f'[ -z "${{__tmux_send_pad-}}" ] || [ "$1" = 0 ] || printf {_FAILED} "$1"; }}; '
+    # (a third argument, the recovery line's after an interrupt, is the status line)
+    f'[ -z "${{__tmux_send_pad-}}" ] || [ "$1" = 0 ] || {{ [ -n "${{3-}}" ] && printf "$3"; }} '
+    f'|| printf {_FAILED} "$1"; }}; '
 )
 # the first of the two helper lines of a shell but fish (helpers_lines)
 _FIRST_HELPERS = far_dir_function() + " " + _SH_MARK.removesuffix(" ")
@@ -328,15 +333,26 @@ def header_text(banner: str) -> str:
 def _begin_line(call_id: str, rest: str, look: FarLook | None) -> str:
     """`` __tmux_send_begin ID HEAD PAD; REST``: what to print first (the bare start
     marker; with ``look``, the line's erasure, the header and the hidden start marker)
-    and, for the clean transcript, the pane's width less one (:data:`_SH_END`)."""
-    start = f"{MARK_PRINTF}START_{call_id}___"
+    and, for the clean transcript, the pane's width (:data:`_SH_END`)."""
     if look is None:
-        return f" __tmux_send_begin {call_id} '{start}\\n' ''; {rest}"
-    head = f"\\033[2m{header_text(look.banner)}\\033[0m\\n{_hidden_printf(start)}"
-    pad = max(look.width - 1, 1)
+        return f" __tmux_send_begin {call_id} '{MARK_PRINTF}START_{call_id}___\\n' ''; {rest}"
+    head, pad = head_printf(call_id, look), max(look.width, 1)
     return _erased(
         lambda erase: f" __tmux_send_begin {call_id} '{erase}{head}' {pad}; {rest}", look, False
     )
+
+
+def head_printf(call_id: str, look: FarLook) -> str:
+    """What the clean transcript prints before a far call's output, as a printf format:
+    the dim header, then the hidden start marker (after the typed line's erasure)."""
+    start = f"{MARK_PRINTF}START_{call_id}___"
+    return f"\\033[2m{header_text(look.banner)}\\033[0m\\n{_hidden_printf(start)}"
+
+
+def erased_line(make: Callable[[str], str], look: FarLook) -> str:
+    """The line ``make`` builds around the printf format that erases it once the far
+    shell has read it, back to the far prompt's end (a far REPL's start line)."""
+    return _erased(make, look, whole_row=False)
 
 
 # A POSIX sh reads its line in the terminal's canonical mode, which takes at most 4095
@@ -383,6 +399,41 @@ def command_lines(
     return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $? END", look)]
 
 
+def quiet_lines(
+    kind: ShellKind, call_id: str, command: bytes, look: FarLook | None
+) -> tuple[str, list[str]] | None:
+    """For the clean transcript, a command too long for one line (not in fish): the one
+    line to type, which turns the far terminal's echo off, answers
+    ``___TMUXSEND_PIECES_<id> ok___`` (hidden), reads the pieces of the command's text
+    a line each, turns the echo on and runs the command as :func:`command_line` does;
+    and the pieces, to paste once it answered. None: :func:`command_lines` it is."""
+    text = printf_text(command)
+    size = piece_size(kind)
+    if kind == "fish" or look is None or len(text) + len(header_text(look.banner)) <= size:
+        return None
+    pieces = _pieces(text, size)
+    answer = _hidden_printf(f"{MARK_PRINTF}{PIECES}_%s ok___\\n")
+    read = (
+        f"{{ stty -echo 2>/dev/null || :; }}; printf '{answer}' {call_id}; __tmux_send_c=;"
+        f" __tmux_send_n={len(pieces)}; while [ $__tmux_send_n -gt 0 ]"
+        " && IFS= read -r __tmux_send_l; do __tmux_send_c=$__tmux_send_c$__tmux_send_l;"
+        " __tmux_send_n=$((__tmux_send_n - 1)); done; { stty echo 2>/dev/null || :; };"
+    )
+    run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
+    head, pad = head_printf(call_id, look), max(look.width, 1)
+    line = _erased(
+        lambda erase: f" {read} __tmux_send_begin {call_id} '{erase}{head}' {pad}; {run}",
+        look,
+        False,
+    )
+    return line, pieces
+
+
+def pieces_pattern(call_id: str) -> re.Pattern[bytes]:
+    """The answer of :func:`quiet_lines`'s line: its echo is off, it reads the pieces."""
+    return answer_pattern(PIECES, call_id)
+
+
 def _pieces(text: str, size: int) -> list[str]:
     """``text`` (a printf format) cut into pieces of at most ``size`` characters, never
     inside an escape (``\\ooo``, ``%%``)."""
@@ -400,10 +451,45 @@ def _pieces(text: str, size: int) -> list[str]:
     return pieces
 
 
-def recovery_line(kind: ShellKind) -> str:
+def recovery_line(kind: ShellKind, after: Recovery | None = None) -> str:
     """The line typed when an interrupt cut the command line short (the shell drops the
-    rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup."""
-    return " __tmux_send_end $status END" if kind == "fish" else " __tmux_send_end $? END"
+    rest of a line whose command Ctrl-C killed): the status it left, stderr, cleanup.
+    With ``after`` (the clean transcript; not fish, which rarely needs the line), the
+    line erases itself, the far prompt it was typed at and the terminal's ``^C`` echo
+    above it, and the status line says why the command was interrupted."""
+    if kind == "fish":
+        return " __tmux_send_end $status END"
+    if after is None:
+        return " __tmux_send_end $? END"
+    status = printf_text(status_line(1, after.why).encode()) if after.why else ""
+    echo_rows, echo_x = after.echo if after.echo is not None else (0, 0)
+    # (the far shell's own line end after the ^C: as in a local shell, an empty line)
+    line_end = "\\n" if after.echo is not None and (echo_rows or echo_x) else ""
+
+    def make(erase: str) -> str:
+        end = f" '{status}'" if status else ""
+        run = f"__tmux_send_end $__tmux_send_s END{end}"
+        return f" __tmux_send_s=$?; printf '{erase}{line_end}'; {run}"
+
+    line = make("")
+    for _ in range(3):  # the row count's digits change the line's length
+        seq = erase_typed(after.cursor_x, len(line), after.width)
+        rows = int(seq[2 : seq.index("A")]) + echo_rows
+        erase = f"\\033[{rows}A\\033[{echo_x + 1}G\\033[J"
+        line = make(erase)
+    return line
+
+
+class Recovery(NamedTuple):
+    """Where the recovery line is typed and what it erases (:func:`recovery_line`): the
+    far prompt ends at ``cursor_x`` of a ``width``-column pane; ``echo`` is where the
+    terminal echoed the first Ctrl-C (rows above the prompt's row, column), when known;
+    ``why`` the reason the status line gives (``idle timeout``; empty: ``[exit N]``)."""
+
+    cursor_x: int
+    width: int
+    echo: tuple[int, int] | None
+    why: str
 
 
 # --- the stream ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ Two kinds of marks:
 
 A far shell's call (behind ssh, su ...) has more marks, all ``___TMUXSEND_<MARK>_<id>``:
 the probe's answer (``PROBE``), the helpers' answer (``DEF``, a far REPL's helper too),
+the answer of the line that reads a long command's pieces (``PIECES``),
 the end marker of a command that ended the far shell (``EXIT``) and the end of its
 stderr (``ERR``); a far REPL's helper prints the same START and END markers.
 
@@ -39,6 +40,7 @@ PROBE = "PROBE"
 DEF = "DEF"
 EXIT = "EXIT"
 ERR = "ERR"
+PIECES = "PIECES"  # a far shell reads the pieces of a long command, its echo off
 
 _START = MARK + "START_{id}___"
 _END = MARK + "END_{id}{status}___"

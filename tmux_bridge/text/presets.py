@@ -65,19 +65,31 @@ def __tmux_send_run(g, b, e, n, c, p=None):
 _PYTHON_HELPER = (
     _PYTHON_RUN
     + """\
-def __tmux_send_far(i, c):
+def __tmux_send_far(i, c, h=None, w=0):
     m = "MARK"
-    e = m + "END_" + i + " %s___" + m + "ERR_" + i + "___\\n"
-    __tmux_send_run(globals(), m + "START_" + i + "___\\n", e, "\\n", c)
+    o, z = ("", "\\n") if h is None else ("OPEN", "CLOSE")
+    b = (h or "") + o + m + "START_" + i + "___" + z
+    e = o + m + "END_" + i + " %s___" + m + "ERR_" + i + "___" + z
+    e += " " * w + "\\r\\x1b[K" if w else ""
+    __tmux_send_run(globals(), b, e, "\\n" if h is None else "", c)
 """
 )
 
 # node: the code runs as a script in the REPL's own context (top-level let/const
 # persist), its value shown as the REPL would, errors reported as "Uncaught ...".
 _NODE_HELPER = """\
-globalThis.__tmux_send_far = (i, c) => {
+globalThis.__tmux_send_q = () => {  // no "undefined" for the line typed, once
+  const r = require("repl").repl, quiet = r ? r.ignoreUndefined : false;
+  if (r) {
+    r.ignoreUndefined = true;
+    setImmediate(() => { r.ignoreUndefined = quiet; });
+  }
+};
+globalThis.__tmux_send_far = (i, c, h, w) => {
   const vm = require("vm"), util = require("util"), m = "MARK";
-  console.log(m + "START_" + i + "___");
+  __tmux_send_q();
+  const o = h === undefined ? "" : "OPEN", z = h === undefined ? "\\n" : "CLOSE";
+  process.stdout.write((h || "") + o + m + "START_" + i + "___" + z);
   let s = 0;
   try {
     const v = vm.runInThisContext(c, { filename: "tmux-send", breakOnSigint: true });
@@ -89,9 +101,19 @@ globalThis.__tmux_send_far = (i, c) => {
       ? e.stack.split("\\n").filter((l) => l.includes("tmux-send:")) : [];
     console.log(["Uncaught " + text, ...frames.filter((l) => l.startsWith("    at"))].join("\\n"));
   }
-  process.stdout.write("\\n" + m + "END_" + i + " " + s + "___" + m + "ERR_" + i + "___\\n");
+  const n = h === undefined ? "\\n" : "";
+  const pad = w ? " ".repeat(w) + "\\r\\x1b[K" : "";
+  process.stdout.write(n + o + m + "END_" + i + " " + s + "___" + m + "ERR_" + i + "___" + z + pad);
 };
 """
+
+
+def _far_helper(source: str) -> str:
+    """A far helper's source with the marker's start and the hidden marker's ends."""
+    source = source.replace('"MARK"', f'"{MARK}"')
+    return source.replace('"OPEN"', json.dumps(HIDDEN_OPEN)).replace(
+        '"CLOSE"', json.dumps(HIDDEN_CLOSE)
+    )
 
 
 class FarRepl(NamedTuple):
@@ -124,8 +146,8 @@ PRESETS: dict[str, Preset] = {
             None,
             FarRepl(
                 r"^(>>>|\.\.\.) \S",
-                _PYTHON_HELPER.replace('"MARK"', f'"{MARK}"'),
-                "exec({lit}); print({mark})",
+                _far_helper(_PYTHON_HELPER),
+                "exec({lit}); print({mark}, end='')",
                 "__tmux_send_c {op} {lit}",
                 "\\U{:08x}",
             ),
@@ -138,8 +160,8 @@ PRESETS: dict[str, Preset] = {
             None,
             FarRepl(
                 r"^> \S",
-                _NODE_HELPER.replace('"MARK"', f'"{MARK}"'),
-                "eval({lit}); console.log({mark})",
+                _far_helper(_NODE_HELPER),
+                "eval({lit}); __tmux_send_q(); void process.stdout.write({mark})",
                 "void (globalThis.__tmux_send_c {op} {lit})",
                 "\\u{{{:x}}}",
             ),
