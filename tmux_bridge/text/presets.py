@@ -16,7 +16,15 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from .markers import HIDDEN_CLOSE, HIDDEN_OPEN, MARK, end_marker, hidden, start_marker
+from .markers import (
+    HIDDEN_CLOSE,
+    HIDDEN_OPEN,
+    MARK,
+    MARK_PRINTF,
+    end_marker,
+    hidden,
+    start_marker,
+)
 from .seams import escaped_argument
 from .shells import erase_typed
 
@@ -333,13 +341,17 @@ def _header(look: Look, typed: str) -> str:
 
 
 def _arg(text: str) -> str:
-    return escaped_argument(text.encode("utf-8", "surrogateescape"))
+    """``text`` for a quoted argument of psql or sqlite: a marker's first underscore
+    escaped too, so that a REPL echoing what it reads (``\\set ECHO all``, ``.echo on``)
+    echoes no marker."""
+    return escaped_argument(text.encode("utf-8", "surrogateescape")).replace(MARK, MARK_PRINTF)
 
 
 # The code of a clean psql evaluation is read by a second \i from the pane's directory
 # under this name, so that psql's own report of an error in it names no path and no
-# id (``psql:<tmux-send>:2: ERROR: ...``, as python's traceback says "<tmux-send>"); its
-# first line takes psql back to its own working directory before the agent's code.
+# id (``psql:<tmux-send>:1: ERROR: ...``, as python's traceback says "<tmux-send>"); its
+# first line takes psql back to its own working directory, then the agent's code goes on
+# on the same line (after psql's ``\\\\`` separator): line numbers are the code's.
 PSQL_CODE = "<tmux-send>"
 
 # \pset prints what it set unless QUIET is on: on for it, then back as it was.
