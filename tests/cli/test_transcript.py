@@ -136,3 +136,38 @@ def test_the_header_names_the_calling_agent(make_bridge: MakeBridge) -> None:
     expected = ["$ [tmux-send: claude-1] echo hi", "hi", "$ [tmux-send] echo two", "two"]
     expected += ["$ [tmux-send: claude-1] echo job", "job", "$"]
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+
+
+def _job_id(b: TestPane, *args: str) -> str:
+    code, out, err = b.send_when_ready(*args)
+    assert code == 0, err
+    return out.strip()
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_a_jobs_transcript_is_the_same_clean_form(make_bridge: MakeBridge, shell: str) -> None:
+    """A job (``--background``) and a call detached on its timeout leave what a command
+    leaves: the header, the output, a status line only after a failure or a kill."""
+    b = started(make_bridge, shell)
+    gate = b.root / "go"
+    job = _job_id(b, "--background", "--", "echo one; echo two >&2")
+    assert b.send_text("--wait", job)[0] == 0
+    job = _job_id(b, "--background", "--", "sh -c 'echo bad; exit 3'")
+    assert b.send_text("--wait", job)[0] == 3
+    job = _job_id(b, "--background", "--", "echo long; sleep 30")
+    b.wait_for(lambda: "long" in b.history(), "the job's output")
+    assert b.send_text("--kill", job)[0] in (124, 130)
+    gated = f"echo early; while [ ! -e {gate} ]; do sleep 0.05; done; echo late"
+    result = b.send("--json", "--timeout", "0.5", "--on-timeout", "detach", "--", gated)
+    job = json.loads(result.stdout)["job"]
+    gate.write_text("")
+    assert b.send_text("--wait", job)[0] == 0
+    expected = ["$ [tmux-send] echo one; echo two >&2", "one", "two"]
+    expected += ["$ [tmux-send] sh -c 'echo bad; exit 3'", "bad", "[exit 3]"]
+    killed = [line.replace("idle timeout", "job killed") for line in INTERRUPTED[shell]]
+    expected += ["$ [tmux-send] echo long; sleep 30", "long", *killed]
+    expected += [f"$ [tmux-send] {gated}", "early", "late", "$"]
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+    everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+    for plumbing in ("TMUXSEND", str(b.runtime), ".run", job):
+        assert plumbing not in everything, everything

@@ -168,3 +168,15 @@ def test_sigterm_interrupts_the_calls_in_flight_and_stops(pane: TestPane) -> Non
     server = _start_call(pane)
     server.send_signal(signal.SIGTERM)
     _ended(pane, server, 128 + signal.SIGTERM)
+
+
+def test_the_servers_agent_name_comes_before_the_clients(pane: TestPane) -> None:
+    """A stdio server started with ``TMUX_BRIDGE_AGENT`` in its environment (the
+    agent's own, as tmux-send reads it) names that agent in the pane's header."""
+    pane.env["TMUX_BRIDGE_AGENT"] = "codex"
+
+    async def use(client: Client) -> dict[str, Any]:
+        return document(await client.call_tool("run", {"command": "echo named"}))
+
+    assert over_stdio(pane, use)["stdout"] == "named\n"
+    pane.wait_for(lambda: "$ [tmux-send: codex] echo named" in pane.history(), "the header")

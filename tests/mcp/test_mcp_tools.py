@@ -17,7 +17,7 @@ from mcp import Client
 from tmux_bridge.audit.log import read
 
 from ..support.mcp_client import ALL_TOOLS, READ_ONLY, bash, call, document, text, with_client
-from ..support.pane import MakeBridge, TestPane
+from ..support.pane import MakeBridge, TestPane, transcript
 
 
 @pytest.fixture
@@ -362,3 +362,26 @@ def test_a_half_typed_line_is_refused_and_left_alone(pane: TestPane) -> None:
     assert result.is_error and document(result)["error_code"] == "half_typed_line"
     assert "ask them to run or clear their line" in text(result)
     assert [line for line in pane.screen().splitlines() if line.strip()][-1] == "$ git sta"
+
+
+def test_the_clients_name_shows_in_the_header_the_person_sees(pane: TestPane) -> None:
+    """The header of a command, a REPL evaluation and a job names the MCP client
+    (``clientInfo.name``), as ``TMUX_BRIDGE_AGENT`` names tmux-send's caller."""
+
+    async def use(client: Client) -> None:
+        assert document(await client.call_tool("run", {"command": "echo via-mcp"}))["stdout"]
+        start = {"name": "python", "command": "python3 -q", "timeout": 30}
+        assert document(await client.call_tool("start_repl", start))["exit_status"] == 0
+        value = await client.call_tool("evaluate", {"name": "python", "code": "6*7"})
+        assert document(value)["stdout"] == "42\n"
+        await client.call_tool("close_repl", {})
+        await client.call_tool("start_job", {"command": "echo via-mcp-job"})
+
+    with_client(pane, use)
+    headers = [
+        "$ [tmux-send: test-client] echo via-mcp",
+        "$ [tmux-send: test-client] python3 -q",
+        ">>> [tmux-send: test-client] 6*7",
+        "$ [tmux-send: test-client] echo via-mcp-job",
+    ]
+    pane.wait_for(lambda: all(h in transcript(pane) for h in headers), f"the headers {headers}")

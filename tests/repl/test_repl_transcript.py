@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +67,70 @@ def test_evaluations_show_as_a_header_and_the_output(
         assert plumbing not in everything, everything
 
 
+# The SQL REPLs: (start command with {db}, its prompt, [(code, the lines it leaves)]);
+# psql's report of an error names the code "<tmux-send>", as python's traceback does.
+SQL_CASES = {
+    "psql": (
+        "psql -X -q -h {db} -U postgres -d postgres -P footer=off -A -t",
+        "postgres=#",
+        [
+            ("select 6 * 7;", ["42"]),
+            ("create temp table t(a int);", []),
+            ("select * from nope;", ['psql:<tmux-send>:1: ERROR:  relation "nope" does not exist',
+             "LINE 1: select * from nope;", "                      ^"]),
+            ("\\echo '\\033[1mbold\\033[0m'", ["bold"]),
+            ("select 1;\nselect 'two';", ["1", "two"]),
+        ],
+    ),
+    "sqlite": (
+        "sqlite3 {db}",
+        "sqlite>",
+        [
+            ("select 6 * 7;", ["42"]),
+            ("create table t(a int);", []),
+            ("select * from nope;", ["Parse error near line 1: no such table: nope"]),
+            ("select char(27) || '[1mbold' || char(27) || '[0m';", ["bold"]),
+            ("select 1;\nselect 'two';", ["1", "two"]),
+        ],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SQL_CASES))
+def test_sql_evaluations_show_as_a_header_and_the_output(
+    make_bridge: Callable[[str], TestPane],
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    start, prompt, calls = SQL_CASES[name]
+    if shutil.which(start.split()[0]) is None:
+        pytest.skip(f"{start.split()[0]} is not installed")
+    db = request.getfixturevalue("postgres") if name == "psql" else str(tmp_path / "t.db")
+    b = make_bridge("bash")
+    b.start()
+    result = b.send("--json", "--timeout", "60", "--repl", name, "--", start.format(db=db))
+    document = json.loads(result.stdout)
+    ids = [document["id"]]
+    expected = ["$ [tmux-send] " + start.format(db=db), *document["stdout"].split("\n")[:-1]]
+    for code, lines in calls:
+        result = b.send("--json", "--repl", name, "--", code)
+        document = json.loads(result.stdout)
+        assert document["stdout"] == "".join(line + "\n" for line in lines), document
+        ids.append(document["id"])
+        header, *more = code.split("\n")
+        expected += [f"{prompt} [tmux-send] {header}", *more, *lines]
+    if name == "psql":  # an output without a final newline: the prompt follows it
+        assert b.send_text("--repl", name, "--", "\\echo -n abc") == (0, "abc", "")
+        expected += [f"{prompt} [tmux-send] \\echo -n abc", "abc" + prompt]
+    else:
+        expected.append(prompt)
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+    everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+    for plumbing in ("TMUXSEND", str(b.runtime), *ids):
+        assert plumbing not in everything, everything
+
+
 def test_an_output_without_a_final_newline_is_left_as_the_repl_shows_it(
     make_bridge: Callable[[str], TestPane],
 ) -> None:
@@ -93,7 +158,7 @@ def test_a_start_the_shell_cannot_parse_gives_its_error_and_no_marker(
     assert doc["stdout"] == "\n".join(shown) + "\n"
 
 
-def test_status_notes_that_a_sqlite_repl_shows_its_markers(
+def test_status_says_clean_while_a_sqlite_repl_is_open(
     make_bridge: Callable[[str], TestPane],
 ) -> None:
     if shutil.which("sqlite3") is None:
@@ -104,8 +169,7 @@ def test_status_notes_that_a_sqlite_repl_shows_its_markers(
     assert (document["transcript"], document["transcript_note"]) == ("clean", None)
     assert b.send_text("--repl", "sqlite", "--", "sqlite3")[0] == 0
     document = json.loads(b.bridge_cli("status", "--json").stdout)
-    note = document["transcript_note"]
-    assert document["transcript"] == "verbose" and "sqlite" in note, document
+    assert (document["transcript"], document["transcript_note"]) == ("clean", None), document
 
 
 def test_an_evaluation_header_names_the_calling_agent(

@@ -386,3 +386,20 @@ def test_100_concurrent_requests(server: Server) -> None:
     responses = asyncio.run(flood())
     for i, response in enumerate(responses):
         check(i, response)
+
+
+def test_the_agent_field_names_the_caller_in_the_pane(server: Server, pane: TestPane) -> None:
+    """``agent`` shows in the header the person sees, for a command and a job; a value
+    that is no name is refused before anything is typed."""
+    result = server.result(action="run", command="echo from-http-agent", agent="claude-web")
+    assert result["stdout"] == "from-http-agent\n"
+    job = server.post(action="start_job", command="echo from-http-job", agent="claude-web")
+    assert job.status_code == 200, job.text
+    wait_until(
+        lambda: "[tmux-send: claude-web] echo from-http-job" in pane.history(), "the job's header"
+    )
+    assert "[tmux-send: claude-web] echo from-http-agent" in pane.history()
+    refused = server.post(action="run", command="echo never-typed", agent="two words")
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["metadata"]["error_code"] == "invalid_request", refused.text
+    assert "never-typed" not in pane.history()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from .pane import SHELLS, MakeBridge, TestPane, private_pane
+from .postgres import postgres  # noqa: F401  (a fixture: psql's server)
 from .serve import Server, running
 
 # Fixtures that start a private tmux server, directly or through other fixtures.

@@ -133,6 +133,8 @@ def interrupt_reason(record: CallRecord) -> str:
     if record.cancelled is not None:
         import signal
 
+        if record.job is not None and record.cancelled == signal.SIGINT:
+            return "job killed"  # a job's keeper gets SIGINT from a kill (calls/jobwait.py)
         return f"tmux-send got {signal.Signals(record.cancelled).name}"
     if record.timed_out == "idle":
         return "idle timeout"

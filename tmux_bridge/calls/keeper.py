@@ -236,6 +236,7 @@ def _ignore(_message: str) -> None:
 def run_call(call: LiveCall, runtime_dir: str, reply: Reply, typed: bool = False) -> None:
     """Hold ``call`` as a job to its end (``typed``: its line was typed already)."""
     job = Job(call.tmux, runtime_dir, call.record, call.records)
+    call.record.job = job.record.job  # a SIGINT now is the job's kill (the status line says so)
     call.sinks = (job.out, job.err)
     lost: str | None = None
     started = time.time()

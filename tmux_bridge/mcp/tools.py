@@ -201,7 +201,10 @@ class Tools:
         raw: Annotated[bool, Field(description="Keep terminal control sequences.")] = False,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        options, live = RunOptions(timeout, max_time, raw), Live(_reporter(ctx))
+        options, live = (
+            agent_named(ctx, self.origin, RunOptions(timeout, max_time, raw)),
+            Live(_reporter(ctx)),
+        )
 
         def make(bridge: Bridge, cancel: Cancel, notes: list[str]) -> CallResult:
             return bridge.run(
@@ -226,7 +229,7 @@ class Tools:
         max_time: MaxTime = MAX_TIME,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        limits = RunOptions(timeout, max_time)
+        limits = agent_named(ctx, self.origin, RunOptions(timeout, max_time))
         return await self._repl(ctx, "start_repl", name, command, prompt, pane, limits, max_output)
 
     async def evaluate(
@@ -240,7 +243,7 @@ class Tools:
         max_time: MaxTime = MAX_TIME,
         max_output: MaxOutput = DEFAULT_CAP,
     ) -> Result:
-        limits = RunOptions(timeout, max_time)
+        limits = agent_named(ctx, self.origin, RunOptions(timeout, max_time))
         return await self._repl(ctx, "evaluate", name, code, prompt, pane, limits, max_output)
 
     async def _repl(
@@ -579,7 +582,7 @@ class JobTools(FileTools):
         pane: Pane = None,
         max_time: MaxTime = MAX_TIME,
     ) -> JobReply:
-        options = RunOptions(max_time=max_time)
+        options = agent_named(ctx, self.origin, RunOptions(max_time=max_time))
         return await self._job(
             ctx, "start_job", command, pane, lambda b, _c: b.start_job(command, options)
         )
@@ -713,6 +716,16 @@ class AgentTools(JobTools):
         except BridgeError as exc:
             return failure(exc, tool, shown, [])
         return success(document)
+
+
+def agent_named(ctx: Ctx, origin: Origin, options: RunOptions) -> RunOptions:
+    """``options`` with the calling agent's name, for the header the person sees in the
+    pane: the name the stdio server's environment declares (``$TMUX_BRIDGE_AGENT``, as
+    for tmux-send), else the name the MCP client gave for itself when it connected
+    (``clientInfo.name`` of its ``initialize`` request). A name that is no name
+    (1 to 40 of A-Z a-z 0-9 _ . -) is left out of the header by the core."""
+    params = ctx.request_context.session.client_params
+    return options._replace(agent=origin.name or (params.client_info.name if params else None))
 
 
 def _reporter(ctx: Ctx) -> Report:

@@ -46,7 +46,7 @@ def bridge_status(target: Target) -> BridgeStatus:
 
 
 # REPLs whose evaluations print tmux-send's markers where the person sees them
-_MARKED_REPLS = ("psql", "sqlite", "nix")
+_MARKED_REPLS = ("nix",)
 
 
 def transcript_note(pane: PaneInfo, repl: StatusRepl | None) -> str | None:
@@ -64,7 +64,7 @@ def transcript_note(pane: PaneInfo, repl: StatusRepl | None) -> str | None:
     if repl.name in _MARKED_REPLS:
         return (
             f"the {repl.name} REPL is open: its evaluations show tmux-send's markers "
-            "(python and node evaluations hide them)"
+            "(python, node, psql and sqlite evaluations hide them)"
         )
     return None
 

@@ -115,6 +115,7 @@ def _run_options(request: Request) -> RunOptions:
         idle_timeout=request.timeout_ms / 1000 if request.timeout_ms else defaults.idle_timeout,
         max_time=request.max_time_ms / 1000 if request.max_time_ms else defaults.max_time,
         raw=request.raw,
+        agent=request.agent,
     )
 
 

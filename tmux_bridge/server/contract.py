@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from ..errors import InvalidRequest
 from ..infra.patterns import MAX_PATTERN, check_pattern, compile_timed
 from ..rules import MAX_KEYS, check_directory, check_keys, check_session_name, check_text
+from ..text.seams import NAME_MAX, is_name
 
 CONTRACT_ACTIONS = (
     "list_sessions",
@@ -97,6 +98,7 @@ class Request(NamedTuple):
     if_sha256: str | None = None
     backup_id: str | None = None
     kind: str | None = None  # a check's kind (default: by the path's extension)
+    agent: str | None = None  # the calling agent's name, for the pane's header
 
 
 Parser = Callable[[str, Any], Any]
@@ -209,6 +211,16 @@ def _choice(choices: tuple[str, ...]) -> Parser:
     return parse
 
 
+def _agent(name: str, value: Any) -> str:
+    text: str = _string(NAME_MAX)(name, value)
+    if not is_name(text):
+        raise InvalidRequest(
+            f"{name} must be the calling agent's name: 1 to {NAME_MAX} letters, digits, "
+            "'_', '.' or '-'."
+        )
+    return text
+
+
 def _sha256(name: str, value: Any) -> str:
     text: str = _string(64)(name, value)
     if len(text) != 64 or not all(c in "0123456789abcdefABCDEF" for c in text):
@@ -247,6 +259,7 @@ FIELDS: dict[str, Parser] = {
     "if_sha256": _sha256,
     "backup_id": _string(MAX_NAME),
     "kind": _choice(KINDS),
+    "agent": _agent,
 }
 
 REQUIRED: dict[str, tuple[str, ...]] = {

@@ -16,7 +16,16 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-from .markers import HIDDEN_CLOSE, HIDDEN_OPEN, MARK, end_marker, hidden, start_marker
+from .markers import (
+    HIDDEN_CLOSE,
+    HIDDEN_OPEN,
+    MARK,
+    MARK_PRINTF,
+    end_marker,
+    hidden,
+    start_marker,
+)
+from .seams import escaped_argument
 from .shells import erase_typed
 
 
@@ -206,11 +215,17 @@ class Look(NamedTuple):
 
 
 def plan_eval(
-    preset: Preset, call_id: str, code: bytes, directory: str, look: Look | None = None
+    preset: Preset,
+    call_id: str,
+    code: bytes,
+    directory: str,
+    look: Look | None = None,
+    cwd: str | None = None,
 ) -> EvalPlan:
     """Files and the typed input for evaluating ``code`` in ``preset``'s REPL. With
-    ``look`` (python and node), the typed line is erased, a dim header shown, and the
-    markers hidden; without it (``--verbose-transcript``, other REPLs) they show."""
+    ``look`` (python, node, psql, sqlite), the typed line is erased, a dim header
+    shown, and the markers hidden; without it (``--verbose-transcript``, nix, a REPL
+    without a preset) they show. ``cwd``: psql's working directory, when known."""
     base = f"{directory}/{call_id}"
     start = start_marker(call_id)
     if preset.name in ("python", "node"):
@@ -222,8 +237,12 @@ def plan_eval(
         marks = _Marks.hidden(erase + _DIM + look.banner + _UNDIM + "\n", call_id)
         return make(call_id, code, base, marks)
     if preset.name == "psql":
+        if look is not None:
+            return _psql_clean(call_id, code, base, look, cwd)
         return _psql(call_id, code, base, start)
     if preset.name == "sqlite":
+        if look is not None:
+            return _sqlite_clean(call_id, code, base, look)
         return _sqlite(call_id, code, base, start)
     if preset.name == "nix":
         return _nix(call_id, code, start)
@@ -336,6 +355,69 @@ def _sqlite(call_id: str, code: bytes, base: str, start: str) -> EvalPlan:
         + b"\n;\n.print\n.print " + end_marker(call_id).encode() + b"\n"
     )  # fmt: skip
     return EvalPlan({base + ".sql": text}, f".read {base}.sql")
+
+
+def _header(look: Look, typed: str) -> str:
+    """What takes the place of the line typed into the REPL: the dim header."""
+    return erase_typed(look.cursor_x, len(typed), look.width) + _DIM + look.banner + _UNDIM
+
+
+def _arg(text: str) -> str:
+    """``text`` for a quoted argument of psql or sqlite: a marker's first underscore
+    escaped too, so that a REPL echoing what it reads (``\\set ECHO all``, ``.echo on``)
+    echoes no marker."""
+    return escaped_argument(text.encode("utf-8", "surrogateescape")).replace(MARK, MARK_PRINTF)
+
+
+# The code of a clean psql evaluation is read by a second \i from the pane's directory
+# under this name, so that psql's own report of an error in it names no path and no
+# id (``psql:<tmux-send>:1: ERROR: ...``, as python's traceback says "<tmux-send>"); its
+# first line takes psql back to its own working directory, then the agent's code goes on
+# on the same line (after psql's ``\\\\`` separator): line numbers are the code's.
+PSQL_CODE = "<tmux-send>"
+
+# \pset prints what it set unless QUIET is on: on for it, then back as it was.
+_PSQL_PAGER_OFF = (
+    "\\set __tmux_send_quiet :QUIET\n\\set QUIET on\n\\pset pager off\n"
+    "\\set QUIET :__tmux_send_quiet\n\\unset __tmux_send_quiet\n"
+)
+
+
+def _psql_clean(call_id: str, code: bytes, base: str, look: Look, cwd: str | None) -> EvalPlan:
+    """psql's ``\\echo -n`` prints the header and the hidden markers (octal escapes in
+    its quoted argument) and no line end of its own."""
+    typed = f"\\i {base}.sql"
+    begin = _header(look, typed) + "\n" + hidden(start_marker(call_id))
+    inner, read, include, first = base + ".code", base + ".code", "", b""
+    if cwd is not None:  # else psql's report of an error names the file
+        directory = base.rsplit("/", 1)[0]
+        inner, read = f"{directory}/{PSQL_CODE}", PSQL_CODE
+        include = f"\\cd '{_arg(directory)}'\n"
+        first = f"\\cd '{_arg(cwd)}' \\\\ ".encode()
+    text = (
+        _PSQL_PAGER_OFF + f"\\echo -n '{_arg(begin)}'\n" + include + f"\\i '{_arg(read)}'\n"
+        + f"\\echo -n '{_arg(hidden(end_marker(call_id)))}'\n"
+    )  # fmt: skip
+    files = {base + ".sql": text.encode(), inner: first + code + b"\n;\n"}
+    return EvalPlan(files, typed, lead=HIDDEN_OPEN.encode())
+
+
+# sqlite's .print always ends with a line end: the start marker's goes after the header
+# (a ";" after the marker's text tells MarkerScanner that the output starts on the next
+# line), and the end marker's is undone by a cursor-up before it (the output ends with a
+# line end, as sqlite's always do, so the prompt comes back where sqlite would put it).
+_UP = "\x1b[A"
+
+
+def _sqlite_clean(call_id: str, code: bytes, base: str, look: Look) -> EvalPlan:
+    typed = f".read {base}.sql"
+    begin = _header(look, typed) + HIDDEN_OPEN + start_marker(call_id) + ";" + HIDDEN_CLOSE
+    text = (
+        f'.print "{_arg(begin)}"\n.read "{_arg(base + ".code")}"\n'
+        f'.print "{_arg(_UP + hidden(end_marker(call_id)))}"\n'
+    )
+    files = {base + ".sql": text.encode(), base + ".code": code + b"\n;\n"}
+    return EvalPlan(files, typed, lead=(_UP + HIDDEN_OPEN).encode())
 
 
 def _nix(call_id: str, code: bytes, start: str) -> EvalPlan:

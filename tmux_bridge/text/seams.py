@@ -389,6 +389,18 @@ def printf_text(data: bytes) -> str:
     return "".join(out)
 
 
+def escaped_argument(data: bytes) -> str:
+    """``data`` as the inside of a quoted argument of psql's backslash commands (single
+    quotes) or sqlite3's dot commands (double quotes), both of which read a 3-digit
+    octal escape as its byte: printable ASCII as is, every other byte and ``'``, ``"``,
+    ``\\`` escaped. The result is printable ASCII without a quote: a REPL that reads
+    it prints ``data`` exactly, and nothing in it is interpolated."""
+    return "".join(
+        chr(byte) if 0x20 <= byte < 0x7F and chr(byte) not in "'\"\\" else f"\\{byte:03o}"
+        for byte in data
+    )
+
+
 def far_dir_function(fish: bool = False) -> str:
     """The definition of ``__tmux_send_dir`` for a far shell (POSIX sh, bash, zsh, or
     fish >= 3.4), ending in ``;``: it makes sure ``$__tmux_send_d`` names a directory
