@@ -20,11 +20,12 @@ from .serve import Server, running
 TMUX_FIXTURES = frozenset({"bridge", "shared_bridge", "make_bridge"})
 # The test files of the portable pass (docs/development.md): those that exercise process
 # facts (the shell, the program in front, input waits, busy panes, half-typed lines,
-# interrupts, REPLs, far shells, agents), run again with TMUX_BRIDGE_PROCESS=portable.
+# interrupts, REPLs, far shells, agents, jobs), run again with TMUX_BRIDGE_PROCESS=portable.
 PROCESS_FACT_FILES = frozenset(
     {
         "test_procfacts.py", "test_send.py", "test_interrupts.py", "test_refusals.py",
         "test_agents.py", "test_repl.py", "test_posix_sh.py", "test_far_transcript.py",
+        "test_jobs.py",
     }
 )  # fmt: skip
 PORTABLE_PASS = os.environ.get("TMUX_BRIDGE_PROCESS") == "portable"
