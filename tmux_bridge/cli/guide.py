@@ -172,9 +172,10 @@ same calls: run, start_repl, evaluate, close_repl, send_keys, type_text, read_sc
 status, list_panes, pane_info, read_file, write_file, edit_file, read_output,
 list_agents, send_prompt, send_message, for files stat_file, list_backups,
 restore_file, edit_lines, check_content, and for jobs start_job, read_job, wait_job,
-kill_job, list_jobs. Each returns the --json document; output streams as progress;
-cancelling a call is Ctrl-C (cancelling wait_job leaves the job running). A tool error
-ends with its error_code (no_bridge: ask the person to start `tmux-bridge`). A result
-over max_output (32 KiB) keeps the head and tail of stdout around a cut line; read the
-rest of stdout_file with read_output.
+kill_job, list_jobs. The person sees your client's name on each command's line (the
+server's TMUX_BRIDGE_AGENT when set). Each returns the --json document; output streams
+as progress; cancelling a call is Ctrl-C (cancelling wait_job leaves the job running).
+A tool error ends with its error_code (no_bridge: ask the person to start
+`tmux-bridge`). A result over max_output (32 KiB) keeps the head and tail of stdout
+around a cut line; read the rest of stdout_file with read_output.
 """
