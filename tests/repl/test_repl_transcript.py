@@ -182,3 +182,41 @@ def test_an_evaluation_header_names_the_calling_agent(
     assert b.send_text("--repl", "python", "--", "6*7") == (0, "42\n", "")
     expected = ["$ [tmux-send: codex] python3 -q", ">>> [tmux-send: codex] 6*7", "42", ">>>"]
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+
+
+def test_psql_echoing_its_input_echoes_no_plumbing(
+    make_bridge: Callable[[str], TestPane], request: pytest.FixtureRequest
+) -> None:
+    """psql started with ``-a`` (``ECHO all``: every line it reads is echoed) shows
+    the header and the output, not the lines of tmux-send's files (ECHO is ``none``
+    while a call runs); its ECHO is the person's again after each call, and a call
+    that sets ECHO keeps what it set."""
+    if shutil.which("psql") is None:
+        pytest.skip("psql is not installed")
+    db = request.getfixturevalue("postgres")
+    start = f"psql -X -q -a -h {db} -U postgres -d postgres -P footer=off -A -t"
+    b = make_bridge("bash")
+    b.start()
+    result = b.send("--json", "--timeout", "60", "--repl", "psql", "--", start)
+    expected = ["$ [tmux-send] " + start, *json.loads(result.stdout)["stdout"].split("\n")[:-1]]
+    calls = [
+        ("select 6 * 7", "42\n"),  # (its ";" left out)
+        ("select * from nope;", 'psql:<tmux-send>:1: ERROR:  relation "nope" does not exist\n'
+         "LINE 1: select * from nope;\n                      ^\n"),
+        ("", "all"),  # the person asks: their setting is back
+        ("\\set ECHO queries", ""),
+        ("", "queries"),  # the agent's own setting is kept
+    ]  # fmt: skip
+    for code, out in calls:
+        if not code:
+            b.tmux("send-keys", "-t", b.target, "-l", "\\echo :ECHO")
+            b.tmux("send-keys", "-t", b.target, "Enter")
+            expected += ["postgres=# \\echo :ECHO", out]
+            shown = [*expected, "postgres=#"]
+            b.wait_for(lambda: transcript(b) == shown, f"{out} shown")  # noqa: B023
+            continue
+        document = json.loads(b.send("--json", "--repl", "psql", "--", code).stdout)
+        assert (document["stdout"], document["stderr"]) == (out, ""), document
+        expected += [f"postgres=# [tmux-send] {code}", *out.split("\n")[:-1]]
+    expected.append("postgres=#")
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")

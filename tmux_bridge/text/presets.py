@@ -383,10 +383,25 @@ _PSQL_PAGER_OFF = (
 )
 
 
+# psql echoes each line it reads when the person asked for it (``-a``, ``-e``, ``\\set
+# ECHO all``): ECHO is ``none`` while tmux-send's file and the agent's code are read (the
+# typed line saves the person's value first; each line that changes it is read before
+# the change), then the person's value again, unless the code set ECHO itself (any value
+# but ``none``: an ``\\if`` on a variable named after the value tells).
+_PSQL_ECHO_OFF = "\\set __tmux_send_echo :ECHO \\\\ \\set ECHO none \\\\ "
+_PSQL_ECHO_AFTER = "\\set __tmux_send_after :ECHO \\\\ \\set ECHO none"
+_PSQL_ECHO_BACK = (
+    "\\set ECHO :__tmux_send_after \\\\ \\set __tmux_send_e_:__tmux_send_after 1 \\\\"
+    " \\if :{?__tmux_send_e_none} \\\\ \\set ECHO :__tmux_send_echo \\\\ \\endif \\\\"
+    " \\unset __tmux_send_e_:__tmux_send_after \\\\ \\unset __tmux_send_after \\\\"
+    " \\unset __tmux_send_echo\n"
+)
+
+
 def _psql_clean(call_id: str, code: bytes, base: str, look: Look, cwd: str | None) -> EvalPlan:
     """psql's ``\\echo -n`` prints the header and the hidden markers (octal escapes in
     its quoted argument) and no line end of its own."""
-    typed = f"\\i {base}.sql"
+    typed = _PSQL_ECHO_OFF + f"\\i {base}.sql"
     begin = _header(look, typed) + "\n" + hidden(start_marker(call_id))
     inner, read, include, first = base + ".code", base + ".code", "", b""
     if cwd is not None:  # else psql's report of an error names the file
@@ -395,10 +410,12 @@ def _psql_clean(call_id: str, code: bytes, base: str, look: Look, cwd: str | Non
         include = f"\\cd '{_arg(directory)}'\n"
         first = f"\\cd '{_arg(cwd)}' \\\\ ".encode()
     text = (
-        _PSQL_PAGER_OFF + f"\\echo -n '{_arg(begin)}'\n" + include + f"\\i '{_arg(read)}'\n"
-        + f"\\echo -n '{_arg(hidden(end_marker(call_id)))}'\n"
+        _PSQL_PAGER_OFF + f"\\echo -n '{_arg(begin)}'\n" + include
+        + f"\\i '{_arg(read)}' \\\\ {_PSQL_ECHO_AFTER}\n"
+        + f"\\echo -n '{_arg(hidden(end_marker(call_id)))}'\n" + _PSQL_ECHO_BACK
     )  # fmt: skip
-    files = {base + ".sql": text.encode(), inner: first + code + b"\n;\n"}
+    # (a statement the code leaves without its ";" is sent at the end of the file)
+    files = {base + ".sql": text.encode(), inner: first + code + b"\n"}
     return EvalPlan(files, typed, lead=HIDDEN_OPEN.encode())
 
 
