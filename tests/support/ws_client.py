@@ -13,9 +13,11 @@ from .pane import WAIT
 
 
 async def request(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
+    """Send ``message``; its reply (other events and binary frames before it skipped)."""
     await ws.send(json.dumps(message))
     while True:
-        reply = json.loads(await asyncio.wait_for(ws.recv(), WAIT))
+        frame = await asyncio.wait_for(ws.recv(), WAIT)
+        reply = json.loads(frame) if isinstance(frame, str) else {}
         if reply.get("id") == message["id"]:
             return dict(reply)
 
