@@ -163,6 +163,13 @@ def test_nix_evaluations_show_as_the_code_and_the_output(
         expected += [*echo, *lines, ""]
     expected.append("nix-repl>")
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+    # on a cleared screen the cursor cannot go up two rows: the code shows after them
+    b.tmux("send-keys", "-t", b.target, "C-l")
+    b.wait_for(lambda: b.screen().startswith("nix-repl>"), "the cleared screen")
+    result = b.send("--json", "--repl", "nix", "--", "1 + 1")
+    ids.append(json.loads(result.stdout)["id"])
+    top = ["", "", "nix-repl> 1 + 1", "2", "", "nix-repl>"]
+    b.wait_for(lambda: b.screen().rstrip().split("\n") == top, f"the screen {top}")
     everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
     for plumbing in ("TMUXSEND", str(b.runtime), *ids):
         assert plumbing not in everything, everything

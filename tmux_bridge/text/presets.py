@@ -456,10 +456,12 @@ def _nix_eraser(marker: str, width: int) -> str:
     """A nix expression whose echo (after :data:`NIX_PROMPT` in a ``width``-column pane)
     and value rows are erased by its value, which prints ``marker`` and leaves the
     cursor two rows above where its echo began. Typed as JSON escapes, the marker's
-    first underscore escaped too: the echo holds no marker."""
+    first underscore escaped too: the echo holds no marker. The rows are deleted, not
+    erased to the screen's end: tmux takes that, from the screen's first cell, for a
+    clear, and keeps what the screen held in the history."""
     rows = 1
     for _ in range(3):  # the row count is in the expression: until it holds
-        content = f"\r\x1b[{rows}A\x1b[J{marker}\x1b[2A"
+        content = f"\r\x1b[{rows}A\x1b[{rows + 1}M{marker}\x1b[2A"
         literal = json.dumps("/" + content).replace(MARK, "\\u005f" + MARK[1:])
         expr = f"/. + builtins.fromJSON ''{literal}''"
         end = len(NIX_PROMPT) + len(expr)
