@@ -134,6 +134,7 @@ class FarRepl(NamedTuple):
     wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
     variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
     astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
+    hide: str  # empties that buffer and prints the string literal {lit} (no line end)
 
 
 class Preset(NamedTuple):
@@ -160,6 +161,7 @@ PRESETS: dict[str, Preset] = {
                 "exec({lit}); print({mark}, end='')",
                 "__tmux_send_c {op} {lit}",
                 "\\U{:08x}",
+                "__tmux_send_c = ''; print({lit}, end='')",
             ),
         ),
         Preset(
@@ -174,6 +176,7 @@ PRESETS: dict[str, Preset] = {
                 "eval({lit}); __tmux_send_q(); void process.stdout.write({mark})",
                 "void (globalThis.__tmux_send_c {op} {lit})",
                 "\\u{{{:x}}}",
+                "globalThis.__tmux_send_c = ''; void process.stdout.write({lit})",
             ),
         ),
         Preset(
