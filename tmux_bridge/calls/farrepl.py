@@ -178,7 +178,8 @@ _ALTERNATE_ON, _ALTERNATE_OFF = "\x1b[?1049h", "\x1b[?1049l"
 def _hiding_line(spec: FarRepl, look: FarLook) -> str:
     """The first line typed for long code: it empties the literal's buffer, erases
     itself and enters the alternate screen, where the lines that build the literal
-    show and go (a tmux with ``alternate-screen`` off shows them)."""
+    show and go (a tmux with ``alternate-screen`` off shows them). A REPL without the
+    helper (not the one tmux-send started) stays on the main screen: no call leaves it."""
     line = spec.hide.format(lit="''")
     for _ in range(3):  # the row count's digits change the line's length
         erase = erase_typed(look.cursor_x, len(line), look.width)

@@ -134,7 +134,7 @@ class FarRepl(NamedTuple):
     wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
     variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
     astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
-    hide: str  # empties that buffer and prints the string literal {lit} (no line end)
+    hide: str  # empties that buffer, prints the string literal {lit} if the helper is in
 
 
 class Preset(NamedTuple):
@@ -161,7 +161,8 @@ PRESETS: dict[str, Preset] = {
                 "exec({lit}); print({mark}, end='')",
                 "__tmux_send_c {op} {lit}",
                 "\\U{:08x}",
-                "__tmux_send_c = ''; print({lit}, end='')",
+                "__tmux_send_c = '';"
+                " print({lit} if '__tmux_send_far' in globals() else '', end='')",
             ),
         ),
         Preset(
@@ -176,7 +177,8 @@ PRESETS: dict[str, Preset] = {
                 "eval({lit}); __tmux_send_q(); void process.stdout.write({mark})",
                 "void (globalThis.__tmux_send_c {op} {lit})",
                 "\\u{{{:x}}}",
-                "globalThis.__tmux_send_c = ''; void process.stdout.write({lit})",
+                "globalThis.__tmux_send_c = '';"
+                " void process.stdout.write(globalThis.__tmux_send_far ? {lit} : '')",
             ),
         ),
         Preset(
