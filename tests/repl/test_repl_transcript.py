@@ -139,6 +139,7 @@ NIX_CALLS = [
     ("let\n  f = n: n + 1;\nin f x", ["42"]),
     ('builtins.throw "boom"', ["error: boom"]),
     ('"it\'s \\"q\\""', ['"it\'s \\"q\\""']),
+    ("/. + builtins.fromJSON ''\"/\\u001b[1mbold\\u001b[0m\"''", ["/bold"]),  # a path: raw
 ]
 
 
