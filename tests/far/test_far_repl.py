@@ -368,9 +368,11 @@ def test_a_repl_the_person_started_anew_is_not_taken_for_ours(sshd: Sshd) -> Non
         b.wait_for(lambda: b.screen().rstrip().endswith("$"), "the far shell's prompt")
         b.tmux("send-keys", "-t", b.target, "python3 -q", "Enter")
         b.wait_for(lambda: b.screen().rstrip().endswith(">>>"), "the person's python")
-        code, out, err = repl(b, "1", "--timeout", "20")
+        # long code: its literal's lines stay on the main screen, where the person looks
+        code, out, err = repl(b, "1 + " * 1000 + "1", "--timeout", "20")
         assert (code, out) == (125, ""), err
         assert "not the one tmux-send started" in err
+        assert b.pane("#{alternate_on}") == "0"
 
 
 @pytest.mark.parametrize(

@@ -122,12 +122,14 @@ REPLS = {
                  '  File "<tmux-send>", line 1, in <module>',
                  "ZeroDivisionError: division by zero"]),
         ("print('a', end='')", ["a"]),  # the prompt starts a line of its own
+        ("print(len('" + "y" * 3100 + "'))", ["3100"]),  # its literal built in pieces
     ], "exit()"),
     "node": ("node", ">", [
         ("console.log('hi')", ["hi"]),
         ("let x = 41", []),
         ("x + 1", ["42"]),
         ("process.stdout.write('a')", ["atrue"]),  # its value after it, as locally
+        ("console.log('" + "y" * 3100 + "'.length)", ["3100"]),  # built in pieces
     ], ".exit"),
 }  # fmt: skip
 
@@ -136,8 +138,8 @@ REPLS = {
 def test_a_far_repl_leaves_the_clean_transcript(sshd: Sshd, name: str) -> None:
     """A python or node REPL started by tmux-send over ssh: its start like a command's,
     each evaluation a header at the REPL's prompt and the output exactly; no typed line,
-    no helper definition, no marker, no ``undefined``; its close brings the far prompt
-    back."""
+    no helper definition, no line that builds a long code's literal, no marker, no
+    ``undefined``; its close brings the far prompt back."""
     start, prompt, calls, quit_ = REPLS[name]
     if shutil.which(start.split()[0]) is None:
         pytest.skip(f"{start.split()[0]} is not installed")
@@ -150,7 +152,9 @@ def test_a_far_repl_leaves_the_clean_transcript(sshd: Sshd, name: str) -> None:
         for code, shown in calls:
             result = b.send("--json", "--repl", name, "--", code)
             ids.append(json.loads(result.stdout)["id"])
-            lines += [f"{prompt} [tmux-send] " + code, *shown]
+            header = "[tmux-send] " + code  # cut after 400 characters
+            header = header if len(header) <= 400 else header[:400] + " ..."
+            lines += [f"{prompt} {header}", *shown]
         lines.append(prompt)
         b.wait_for(lambda: transcript(b) == lines, f"the transcript {lines}")
         status = json.loads(b.bridge_cli("status", "--json").stdout)

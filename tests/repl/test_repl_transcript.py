@@ -131,6 +131,53 @@ def test_sql_evaluations_show_as_a_header_and_the_output(
         assert plumbing not in everything, everything
 
 
+# nix repl echoes the code itself, after its own prompt, and puts a blank line after
+# each value: the transcript is what it shows when the person types the code.
+NIX_CALLS = [
+    ("6 * 7", ["42"]),
+    ("x = 41", []),
+    ("let\n  f = n: n + 1;\nin f x", ["42"]),
+    ('builtins.throw "boom"', ["error: boom"]),
+    ('"it\'s \\"q\\""', ['"it\'s \\"q\\""']),
+    ("/. + builtins.fromJSON ''\"/\\u001b[1mbold\\u001b[0m\"''", ["/bold"]),  # a path: raw
+]
+
+
+def test_nix_evaluations_show_as_the_code_and_the_output(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    if shutil.which("nix") is None:
+        pytest.skip("nix is not installed")
+    b = make_bridge("bash")
+    b.start()
+    result = b.send("--json", "--timeout", "60", "--repl", "nix", "--", "nix repl")
+    document = json.loads(result.stdout)
+    ids = [document["id"]]
+    expected = ["$ [tmux-send] nix repl", *document["stdout"].split("\n")[:-1]]
+    for code, lines in NIX_CALLS:
+        result = b.send("--json", "--repl", "nix", "--", code)
+        document = json.loads(result.stdout)
+        assert document["stdout"] == "".join(line + "\n" for line in lines), document
+        ids.append(document["id"])
+        first, *more = code.split("\n")
+        echo = ["nix-repl> " + first, *(" " * 10 + line for line in more)]
+        expected += [*echo, *lines, ""]
+    expected.append("nix-repl>")
+    b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+    # on a cleared screen the cursor cannot go up two rows: the code shows after them
+    b.tmux("send-keys", "-t", b.target, "C-l")
+    b.wait_for(lambda: b.screen().startswith("nix-repl>"), "the cleared screen")
+    result = b.send("--json", "--repl", "nix", "--", "1 + 1")
+    ids.append(json.loads(result.stdout)["id"])
+    top = ["", "", "nix-repl> 1 + 1", "2", "", "nix-repl>"]
+    b.wait_for(lambda: b.screen().rstrip().split("\n") == top, f"the screen {top}")
+    everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
+    for plumbing in ("TMUXSEND", str(b.runtime), *ids):
+        assert plumbing not in everything, everything
+    document = json.loads(b.bridge_cli("status", "--json").stdout)
+    assert (document["transcript"], document["transcript_note"]) == ("clean", None), document
+
+
 def test_an_output_without_a_final_newline_is_left_as_the_repl_shows_it(
     make_bridge: Callable[[str], TestPane],
 ) -> None:

@@ -76,7 +76,9 @@ def test_typed_lines_never_hold_a_marker(name: str) -> None:
     typed = [define_line(spec, call_id), *eval_lines(spec, call_id, "x = 1\n" * 2000)]
     assert len(typed) > 3  # long code: the literal built first, then the call
     look = FarLook(4, 80, "[tmux-send] x = 1 ...")  # the clean transcript's lines
-    clean = [define_line(spec, call_id, look), *eval_lines(spec, call_id, "x = 1\n", look)]
+    long = eval_lines(spec, call_id, "x = 1\n" * 2000, look)  # on the alternate screen
+    assert ("?1049h" in long[0], "?1049l" in long[-1]) == (True, True), long
+    clean = [define_line(spec, call_id, look), *eval_lines(spec, call_id, "x = 1\n", look), *long]
     for line in clean:
         for kind in ("START", "END", "ERR", "DEF"):
             assert f"TMUXSEND_{kind}_{call_id}" not in line, line

@@ -140,8 +140,9 @@ def def_pattern(call_id: str) -> re.Pattern[bytes]:
 def eval_lines(spec: FarRepl, call_id: str, code: str, look: FarLook | None = None) -> list[str]:
     """The lines typed to evaluate ``code``: one call of the helper, or for long code
     the literal built in a variable first, then the call. With ``look``, the call's line
-    erases itself and the helper prints the header in its place and hides its markers
-    (the lines that build a long literal stay)."""
+    erases itself and the helper prints the header in its place and hides its markers;
+    the lines that build a long literal are typed on the terminal's alternate screen
+    (:func:`_hiding_line`), which the call leaves, back where the first line was typed."""
     pieces = literal_pieces(code, spec.astral)
     lines = [
         spec.variable.format(op="=" if n == 0 else "+=", lit=f"'{piece}'")
@@ -155,13 +156,35 @@ def eval_lines(spec: FarRepl, call_id: str, code: str, look: FarLook | None = No
 
     if look is None:
         return [*lines, make("")]
-    line = make("")
     banner = look.banner if len(look.banner) <= HEAD_MAX else look.banner[:HEAD_MAX] + " ..."
+    if lines:
+        hiding = [_hiding_line(spec, look), *(spec.variable.format(op="+=", lit=f"'{piece}'")
+                  for piece in pieces)]  # fmt: skip
+        head = _literal(spec, f"{_ALTERNATE_OFF}\x1b[2m{banner}\x1b[0m\n")
+        return [*hiding, make(f", {head}, {look.width}")]
+    line = make("")
     for _ in range(3):  # the row count's digits change the line's length
         erase = erase_typed(look.cursor_x, len(line), look.width)
         head = _literal(spec, f"{erase}\x1b[2m{banner}\x1b[0m\n")
         line = make(f", {head}, {look.width}")
-    return [*lines, line]
+    return [line]
+
+
+# The terminal's alternate screen: tmux keeps no history of it, and leaving it brings
+# the main screen back as it was, the cursor where it was when it was entered.
+_ALTERNATE_ON, _ALTERNATE_OFF = "\x1b[?1049h", "\x1b[?1049l"
+
+
+def _hiding_line(spec: FarRepl, look: FarLook) -> str:
+    """The first line typed for long code: it empties the literal's buffer, erases
+    itself and enters the alternate screen, where the lines that build the literal
+    show and go (a tmux with ``alternate-screen`` off shows them). A REPL without the
+    helper (not the one tmux-send started) stays on the main screen: no call leaves it."""
+    line = spec.hide.format(lit="''")
+    for _ in range(3):  # the row count's digits change the line's length
+        erase = erase_typed(look.cursor_x, len(line), look.width)
+        line = spec.hide.format(lit=_literal(spec, erase + _ALTERNATE_ON))
+    return line
 
 
 HEAD_MAX = 400  # characters of the header an evaluation's line carries

@@ -29,7 +29,7 @@ def bridge_status(target: Target) -> BridgeStatus:
     shown = state is not None and repl_shown(target.tmux, state, pane)
     repl = StatusRepl(state.name, state.pid) if state is not None and shown else None
     flight = records.read_inflight()
-    note = transcript_note(pane, repl)
+    note = transcript_note(pane)
     return BridgeStatus(
         target.session,
         True,
@@ -45,26 +45,15 @@ def bridge_status(target: Target) -> BridgeStatus:
     )
 
 
-# REPLs whose evaluations print tmux-send's markers where the person sees them
-_MARKED_REPLS = ("nix",)
-
-
-def transcript_note(pane: PaneInfo, repl: StatusRepl | None) -> str | None:
+def transcript_note(pane: PaneInfo) -> str | None:
     """Why calls in ``pane`` show tmux-send's plumbing to the person (its typed line,
-    its markers), or None when they leave the clean transcript (python and node REPLs
-    hide their markers, in a far shell too)."""
+    its markers), or None when they leave the clean transcript (every REPL preset
+    hides its markers, python and node in a far shell too)."""
     if pane.transcript == "verbose":
         return (
             f"the tmux option {TRANSCRIPT_OPTION} is 'verbose' here: calls show tmux-send's "
             f"typed line and markers (unset it for the clean transcript: "
             f"tmux set-option -u {TRANSCRIPT_OPTION}, with -g, -s or -w where it was set)"
-        )
-    if repl is None:
-        return None
-    if repl.name in _MARKED_REPLS:
-        return (
-            f"the {repl.name} REPL is open: its evaluations show tmux-send's markers "
-            "(python, node, psql and sqlite evaluations hide them)"
         )
     return None
 

@@ -33,8 +33,8 @@ def without_echo(raw: bytes, echo_lines: tuple[str, ...], prompt: Callable[[str]
             expected.pop(0)
             continue
         kept.append(line)
-    if kept and kept[-1] == '"':
-        kept.pop()  # the opening quote of the end marker, printed as a string value
+    if kept and kept[-1] in ('"', "/"):
+        kept.pop()  # what shows of the end marker's value: a string's quote, a path's /
     while kept and not kept[0].strip():
         kept.pop(0)
     while kept and not kept[-1].strip():

@@ -8,7 +8,8 @@ code the way the REPL itself would (expression values shown, errors reported), a
 prints the end marker, in the REPL's own language: completion is known for certain.
 
 ``nix repl`` cannot load a file into its own scope, so its code is pasted as input, and
-the markers are expressions it evaluates before and after.
+the markers are expressions it evaluates before and after (in the clean transcript,
+paths whose values hide the markers and erase the expressions' rows).
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ class FarRepl(NamedTuple):
     wrap: str  # how that line evaluates a string literal ({lit}), then prints {mark}
     variable: str  # the statement that sets the buffer of a long literal ({op}, {lit})
     astral: str  # a character beyond U+FFFF in a string literal (a format of its code)
+    hide: str  # empties that buffer, prints the string literal {lit} if the helper is in
 
 
 class Preset(NamedTuple):
@@ -159,6 +161,8 @@ PRESETS: dict[str, Preset] = {
                 "exec({lit}); print({mark}, end='')",
                 "__tmux_send_c {op} {lit}",
                 "\\U{:08x}",
+                "__tmux_send_c = '';"
+                " print({lit} if '__tmux_send_far' in globals() else '', end='')",
             ),
         ),
         Preset(
@@ -173,6 +177,8 @@ PRESETS: dict[str, Preset] = {
                 "eval({lit}); __tmux_send_q(); void process.stdout.write({mark})",
                 "void (globalThis.__tmux_send_c {op} {lit})",
                 "\\u{{{:x}}}",
+                "globalThis.__tmux_send_c = '';"
+                " void process.stdout.write(globalThis.__tmux_send_far ? {lit} : '')",
             ),
         ),
         Preset(
@@ -224,8 +230,9 @@ def plan_eval(
 ) -> EvalPlan:
     """Files and the typed input for evaluating ``code`` in ``preset``'s REPL. With
     ``look`` (python, node, psql, sqlite), the typed line is erased, a dim header
-    shown, and the markers hidden; without it (``--verbose-transcript``, nix, a REPL
-    without a preset) they show. ``cwd``: psql's working directory, when known."""
+    shown, and the markers hidden (nix: its own echo of the code stays, the lines
+    around it go); without it (``--verbose-transcript``, a REPL without a preset) they
+    show. ``cwd``: psql's working directory, when known."""
     base = f"{directory}/{call_id}"
     start = start_marker(call_id)
     if preset.name in ("python", "node"):
@@ -245,6 +252,8 @@ def plan_eval(
             return _sqlite_clean(call_id, code, base, look)
         return _sqlite(call_id, code, base, start)
     if preset.name == "nix":
+        if look is not None:
+            return _nix_clean(call_id, code, look)
         return _nix(call_id, code, start)
     # a REPL without a preset (--prompt): the code is pasted; its prompt ends the output
     text = code.decode("utf-8", "surrogateescape")
@@ -446,6 +455,45 @@ def _nix(call_id: str, code: bytes, start: str) -> EvalPlan:
     lines = code.decode("utf-8", "surrogateescape").split("\n")
     typed = "\n".join([start_expr, *lines, end_expr])
     return EvalPlan({}, typed, (*lines, end_expr))
+
+
+# nix repl's prompt: the echo of every line pasted into it starts after it.
+NIX_PROMPT = "nix-repl> "
+
+
+def _nix_clean(call_id: str, code: bytes, look: Look) -> EvalPlan:
+    """The code pasted between two expressions whose values (paths, printed raw after a
+    ``/``) erase their own echo and value rows, carry the markers hidden, and move the
+    cursor up the two line ends nix prints after a value: the prompt and echo that
+    follow land where the expression's echo was. The code's own echo is the header."""
+    width = look.width
+    start_expr = _nix_eraser(hidden(start_marker(call_id)), width)
+    end_expr = _nix_eraser(hidden(end_marker(call_id)), width)
+    lines = code.decode("utf-8", "surrogateescape").split("\n")
+    typed = "\n".join([start_expr, *lines, end_expr])
+    return EvalPlan({}, typed, (*lines, end_expr), lead=HIDDEN_OPEN.encode())
+
+
+def _nix_eraser(marker: str, width: int) -> str:
+    """A nix expression whose echo (after :data:`NIX_PROMPT` in a ``width``-column pane)
+    and value rows are erased by its value, which prints ``marker`` and leaves the
+    cursor two rows above where its echo began. Typed as JSON escapes, the marker's
+    first underscore escaped too: the echo holds no marker. The rows are deleted, not
+    erased to the screen's end: tmux takes that, from the screen's first cell, for a
+    clear, and keeps what the screen held in the history."""
+    rows = 1
+    for _ in range(3):  # the row count is in the expression: until it holds
+        content = f"\r\x1b[{rows}A\x1b[{rows + 1}M{marker}\x1b[2A"
+        literal = json.dumps("/" + content).replace(MARK, "\\u005f" + MARK[1:])
+        expr = f"/. + builtins.fromJSON ''{literal}''"
+        end = len(NIX_PROMPT) + len(expr)
+        if end % width == 0:  # a full last row: readline moves to the next one first
+            expr += " "
+            end += 1
+        rows, wanted = (end - 1) // max(width, 1) + 1, rows
+        if rows == wanted:
+            break
+    return expr
 
 
 def describe_presets() -> str:
