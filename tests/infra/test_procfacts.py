@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -199,6 +200,24 @@ def test_without_lsof_open_files_are_unknown(monkeypatch: pytest.MonkeyPatch) ->
     assert isinstance(procps.has_open(os.getpid(), "/dev/null"), Unknown)
     assert any("lsof" in limit for limit in procps.limits())
     assert procps.working_dir(os.getpid()) is None
+
+
+NAMES = [b"plain dir", b"odd-\xff", b"back\\x41slash", b"caret^A", b"ctl\x01", b"tab\t", b"\xc3"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_working_dir_is_exact(tmp_path: Path, name: bytes) -> None:
+    """lsof prints what is not printable in a name escaped (``\\xff``, ``\\t``, ``\\\\``,
+    ``^A`` for a control character, while a ``^`` in a name stays as it is): the path
+    read back is the directory itself, byte for byte."""
+    where = os.path.join(os.fsencode(tmp_path), name)
+    os.mkdir(where)
+    child = subprocess.Popen(["sleep", "60"], cwd=where)
+    try:
+        assert procps.working_dir(child.pid) == os.fsdecode(where)
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_the_choice() -> None:

@@ -26,6 +26,7 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
 from __future__ import annotations
 
 import os
+import re
 import select
 import threading
 import time
@@ -280,9 +281,40 @@ def shell_kind(pid: int) -> ShellKind | None:
 
 
 def working_dir(pid: int) -> str | None:
-    """From ``lsof`` (``None`` without it: callers take tmux's pane_current_path)."""
-    lines = _run(["lsof", "-w", "-n", "-P", "-a", "-p", str(pid), "-d", "cwd", "-Fn"])
-    return next((line[1:] for line in lines if line.startswith("n")), None)
+    """From ``lsof``, whose name field escapes what is not printable (``\\xff``, ``\\n``,
+    ``\\\\``, and a control character as ``^A``, which a name may also hold as it is):
+    the reading of it whose inode is the one lsof gives. ``None`` without lsof or
+    without a match (callers take tmux's pane_current_path), never a wrong directory."""
+    lines = _run(["lsof", "-w", "-n", "-P", "-a", "-p", str(pid), "-d", "cwd", "-Fin"])
+    fields = {line[:1]: line[1:] for line in lines if line[:1] in ("i", "n")}
+    if "n" not in fields or not fields.get("i", "").isdigit():
+        return None
+    for name in {_unescaped(fields["n"], True), _unescaped(fields["n"], False)}:
+        try:
+            if os.stat(name).st_ino == int(fields["i"]):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+_LSOF_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})|\\([\\ntrbf])|\^([@-_])")
+_LSOF_LETTERS = {b"\\": b"\\", b"n": b"\n", b"t": b"\t", b"r": b"\r", b"b": b"\b", b"f": b"\f"}
+
+
+def _unescaped(text: str, carets: bool) -> str:
+    """An lsof name as the path it stands for (``carets``: ``^A`` read as a control
+    character, else as it is)."""
+
+    def one(match: re.Match[bytes]) -> bytes:
+        code, letter, caret = match.groups()
+        if code is not None:
+            return bytes([int(code, 16)])
+        if letter is not None:
+            return _LSOF_LETTERS[letter]
+        return bytes([caret[0] - 0x40]) if carets else match.group()
+
+    return os.fsdecode(_LSOF_ESCAPE.sub(one, os.fsencode(text)))
 
 
 def environment(pid: int) -> dict[str, str]:
