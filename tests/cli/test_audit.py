@@ -261,9 +261,13 @@ def test_a_padded_script_shows_its_end_in_the_pane_and_the_log(
 
 
 def _start_ticks(pid: int) -> int:
-    """Field 22 of /proc/PID/stat: when the process started, in clock ticks after boot."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rindex(")") + 2 :].split()[19])
+    """When the process started, as the process facts in use give it (Linux: field 22
+    of /proc/PID/stat, in clock ticks after boot; portable: ps's lstart, in seconds)."""
+    from tmux_bridge.infra.process import proc
+
+    stat = proc.proc_stat(pid)
+    assert stat is not None
+    return stat.start
 
 
 def test_the_log_is_read_as_one_entry_per_call(tmp_path: Path) -> None:

@@ -173,7 +173,8 @@ def command_facts(command: str) -> dict[str, Any]:
 
 def start_entry(mode: str, pane: str | None, client: str, command: str) -> AuditEntry:
     """The entry that says a call starts: ``call`` is the key its end repeats; ``pid``
-    and ``pid_start`` (its start, in clock ticks after boot) name the process making
+    and ``pid_start`` (its start, as the process facts give it: clock ticks after
+    boot on Linux, seconds of the epoch on the portable path) name the process making
     the call, so that a reader tells a call that still runs from one whose process is
     gone; ``pane`` is the target as asked for (``None``: the bridge pane)."""
     from ..infra.process import proc
