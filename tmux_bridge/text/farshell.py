@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from .markers import (
     DEF,
+    FIXED,
     HIDDEN_CLOSE,
     HIDDEN_CLOSE_PRINTF,
     HIDDEN_OPEN,
@@ -478,6 +479,42 @@ def recovery_line(kind: ShellKind, after: Recovery | None = None) -> str:
         erase = f"\\033[{rows}A\\033[{echo_x + 1}G\\033[J"
         line = make(erase)
     return line
+
+
+def fixup_line(call_id: str, after: Recovery, failed: bool) -> str:
+    """For the clean transcript, the line typed at the far prompt after a call whose end
+    marker came although tmux-send interrupted it (fish goes on with a line whose command
+    Ctrl-C killed; any shell, with a command that caught Ctrl-C and exited by itself).
+    Once read, it deletes the terminal's ``^C`` echo (``after.echo``: rows above the
+    prompt's row, column; its two characters only: stderr printed below stays), erases the
+    ``[exit N]`` line the call printed (``failed``), the far prompt and itself, prints
+    the status line with the reason (``after.why``) and answers
+    ``___TMUXSEND_FIXED_<id> ok___`` (hidden)."""
+    status = printf_text(status_line(1, after.why).encode())
+    shown = 1 if failed else 0  # the [exit N] row, right above the prompt's
+    answer = _hidden_printf(f"{MARK_PRINTF}{FIXED}_%s ok___\\n")
+
+    def make(erase: str) -> str:
+        return f" printf '{erase}{status}{answer}' {call_id}"
+
+    line = make("")
+    for _ in range(3):  # the row count's digits change the line's length
+        seq = erase_typed(after.cursor_x, len(line), after.width)
+        rows = int(seq[2 : seq.index("A")])
+        erase = f"\\033[{rows + shown}A\\033[1G\\033[J"
+        if after.echo is not None and after.echo[0] > shown:
+            echo_rows, echo_x = after.echo
+            erase = (
+                f"\\033[{rows + echo_rows}A\\033[{echo_x + 1}G\\033[2P"
+                f"\\033[{echo_rows - shown}B\\033[1G\\033[J"
+            )
+        line = make(erase)
+    return line
+
+
+def fixed_pattern(call_id: str) -> re.Pattern[bytes]:
+    """The answer of :func:`fixup_line`."""
+    return answer_pattern(FIXED, call_id)
 
 
 class Recovery(NamedTuple):
