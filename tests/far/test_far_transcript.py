@@ -1,5 +1,5 @@
 """What the person sees of calls in a far shell (through ssh, ``su -``, a nested shell),
-bash, POSIX sh (dash) and, over ssh, zsh: as in a local shell, the header, the
+bash, POSIX sh (dash) and, over ssh, zsh and fish: as in a local shell, the header, the
 command's output exactly, and a status line only after a failure or an interrupt; no
 typed line, no probe, no helper definitions, no line that fetches the status after an
 interrupt, no ``^C``, no piece of a long command, no call id, no marker (issue 29);
@@ -63,6 +63,7 @@ FAR = [
     "ssh-bash",
     "ssh-dash",
     "ssh-zsh",
+    "ssh-fish",
     "su-bash",
     "su-dash",
     "nested-bash",

@@ -36,7 +36,7 @@ from .markers import (
     far_end_pattern,
     start_marker,
 )
-from .seams import far_dir_function, far_temp_file, printf_text
+from .seams import far_dir_function, far_temp_file, fish_quoted, printf_text
 from .shells import ShellKind, erase_typed, status_line
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
@@ -403,14 +403,14 @@ def command_lines(
 def quiet_lines(
     kind: ShellKind, call_id: str, command: bytes, look: FarLook | None
 ) -> tuple[str, list[str]] | None:
-    """For the clean transcript, a command too long for one line (not in fish): the one
-    line to type, which turns the far terminal's echo off, answers
+    """For the clean transcript, a command too long for one line: the one line to type,
+    which turns the far terminal's echo off (in fish, a POSIX sh it starts does), answers
     ``___TMUXSEND_PIECES_<id> ok___`` (hidden), reads the pieces of the command's text
     a line each, turns the echo on and runs the command as :func:`command_line` does;
     and the pieces, to paste once it answered. None: :func:`command_lines` it is."""
     text = printf_text(command)
     size = piece_size(kind)
-    if kind == "fish" or look is None or len(text) + len(header_text(look.banner)) <= size:
+    if look is None or len(text) + len(header_text(look.banner)) <= size:
         return None
     pieces = _pieces(text, size)
     answer = _hidden_printf(f"{MARK_PRINTF}{PIECES}_%s ok___\\n")
@@ -421,6 +421,15 @@ def quiet_lines(
         " __tmux_send_n=$((__tmux_send_n - 1)); done; { stty echo 2>/dev/null || :; };"
     )
     run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
+    if kind == "fish":
+        # fish's own `read` draws with its line editor: a POSIX sh reads the pieces
+        # (its answer on stderr, the terminal), and prints the text for fish to keep
+        sh = f'{read.replace(f" {call_id};", f" {call_id} >&2;")} printf %s "$__tmux_send_c"'
+        read = f"set -g __tmux_send_c (command sh -c {fish_quoted(sh)} | string collect);"
+        run = (
+            "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err;"
+            " __tmux_send_end $status END"
+        )
     head, pad = head_printf(call_id, look), max(look.width, 1)
     line = _erased(
         lambda erase: f" {read} __tmux_send_begin {call_id} '{erase}{head}' {pad}; {run}",
