@@ -531,13 +531,18 @@ class FarCall(PaneCall):
             self._settle(data[match.end() :])
 
     def _prompt_back(self) -> bool:
-        """Whether the far prompt is drawn again (within :data:`PROMPT_BACK` s)."""
+        """Whether the far prompt is drawn again (within :data:`PROMPT_BACK` s): the
+        prompt seen before, or, after :data:`PROMPT_LOOK` s of silence, any text left of
+        the cursor (a prompt that changed: the command's ``cd``, a clock)."""
         until = time.monotonic() + PROMPT_BACK
-        while prompt_part(self.tmux, self.pane.pane_id) != self.prompt or not self.prompt:
+        while True:
+            line = prompt_part(self.tmux, self.pane.pane_id)
+            if line and line == self.prompt:
+                return True
             if self.gone or time.monotonic() >= until:
                 return False
-            self.read_until(bool, min(until, time.monotonic() + PROMPT_LOOK))
-        return True
+            if not self.read_until(bool, min(until, time.monotonic() + PROMPT_LOOK)) and line:
+                return True
 
     def _shows_echo(self, rows: int, column: int) -> bool:
         """Whether the row ``rows`` above the cursor's shows ``^C`` at ``column``."""
