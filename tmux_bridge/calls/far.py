@@ -509,20 +509,22 @@ class FarCall(PaneCall):
     def _fix_transcript(self) -> None:
         """The end marker came after tmux-send's interrupt (fish goes on with the line; a
         command caught Ctrl-C and exited): once the far prompt is back, the line that
-        blanks the ``^C``, replaces ``[exit N]`` by the reason and erases itself
+        deletes the ``^C``, replaces ``[exit N]`` by the reason and erases itself
         (:func:`~tmux_bridge.text.farshell.fixup_line`). Nothing else changes: without
-        the prompt the transcript keeps the ``^C`` and ``[exit N]``."""
+        the prompt, or with ``[exit N]`` not right above it (a prompt of several lines),
+        the transcript keeps the ``^C`` and ``[exit N]``."""
         record = self.record
         if self.transcript is None or self.recovered or not record.signals_sent:
             return
         if not self.scanner.done or self.scanner.shell_ended or not self._prompt_back():
             return
         after = self._recovery()
-        if after is None or not after.why:
+        failed = record.status not in (0, None)
+        if after is None or not after.why or (failed and not self._shows(1, 0, "[exit ")):
             return
-        if after.echo is not None and not self._shows_echo(*after.echo):
+        if after.echo is not None and not self._shows(*after.echo, "^C"):
             after = after._replace(echo=None)
-        self._type(fixup_line(record.call_id, after, record.status not in (0, None)))
+        self._type(fixup_line(record.call_id, after, failed))
         pattern = fixed_pattern(record.call_id)
         until = time.monotonic() + PROBE_WAIT
         data = self.read_until(lambda d: pattern.search(d) is not None, until)
@@ -544,8 +546,8 @@ class FarCall(PaneCall):
             if not self.read_until(bool, min(until, time.monotonic() + PROMPT_LOOK)) and line:
                 return True
 
-    def _shows_echo(self, rows: int, column: int) -> bool:
-        """Whether the row ``rows`` above the cursor's shows ``^C`` at ``column``."""
+    def _shows(self, rows: int, column: int, text: str) -> bool:
+        """Whether the row ``rows`` above the cursor's shows ``text`` at ``column``."""
         result = self.tmux.run(
             "display-message", "-p", "-t", self.pane.pane_id, "#{cursor_y}", check=False
         )
@@ -563,7 +565,7 @@ class FarCall(PaneCall):
             str(row),
             check=False,
         ).stdout
-        return line[column : column + 2] == "^C"
+        return line[column : column + len(text)] == text
 
     def _flush_cleaner(self) -> None:
         if not self.record.options.raw:
