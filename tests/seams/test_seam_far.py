@@ -30,6 +30,7 @@ from tmux_bridge.text.farshell import (
     FarLook,
     Recovery,
     command_lines,
+    fixup_line,
     helpers_line,
     probe_line,
     quiet_lines,
@@ -475,6 +476,7 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]
         texts += [*command_lines(kind, "0123456789", b"x" * 5000), recovery_line(kind)]
         texts += [recovery_line(kind, Recovery(2, 80, (1, 0), "idle timeout"))]
+        texts += [fixup_line("0123456789", Recovery(2, 80, (2, 0), "idle timeout"), True)]
         quiet = quiet_lines(kind, "0123456789", b"x" * 5000, FarLook(2, 80, "x"))
         texts += [quiet[0], *quiet[1]] if quiet is not None else []
         texts += [start_line(kind, "0123456789", b"python3")]
