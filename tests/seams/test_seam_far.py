@@ -30,6 +30,7 @@ from tmux_bridge.text.farshell import (
     FarLook,
     Recovery,
     command_lines,
+    fixup_line,
     helpers_line,
     probe_line,
     quiet_lines,
@@ -39,6 +40,7 @@ from tmux_bridge.text.seams import (
     FAR_DIR_VARIABLE,
     far_dir_function,
     far_temp_file,
+    fish_quoted,
     printf_text,
     sh_backup_file,
     sh_private_dir,
@@ -123,6 +125,25 @@ def test_printf_text_every_byte_and_hostile_text(shell: Shell, tmp_path: Path) -
     cases = [*EVERY_BYTE, *(b"a" + b + b"z" for b in EVERY_BYTE), *HOSTILE, bytes(range(256))]
     cases += [b + b"tail" for b in (b"-", b"--", b"%", b"\\", b"'")]
     assert _printf_all(shell, cases, tmp_path) == cases
+    assert list(tmp_path.iterdir()) == []  # no `touch pwned` ran
+
+
+def test_fish_quoted_every_character_and_hostile_text(tmp_path: Path) -> None:
+    """What a far fish's line hands to ``sh -c`` (a long command's reader): each ASCII
+    character alone and inside text, non-ASCII, the hostile payloads, runs of
+    backslashes and quotes: each one word that fish's ``printf %s`` gives back exactly,
+    and nothing in them ran."""
+    fish = shell_path("fish")
+    cases = [chr(c) for c in range(1, 128)] + ["a" + chr(c) + "z" for c in range(1, 128)]
+    cases += [h.decode("utf-8", "replace") for h in HOSTILE if b"\0" not in h]
+    cases += ["é€", "\\", "\\\\'", "'\\", "\\'", "''", "\\\\\\", "\\n", "\\047"]
+    words = "\n".join(f"printf '%s\\n=TB=SEP=\\n' {fish_quoted(case)}" for case in cases)
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    result = subprocess.run(
+        [fish, "--no-config", "-c", words], capture_output=True, cwd=tmp_path, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode("utf-8").split("\n=TB=SEP=\n")[:-1] == cases
     assert list(tmp_path.iterdir()) == []  # no `touch pwned` ran
 
 
@@ -455,6 +476,7 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
         texts += [helpers_line(kind, "0123456789"), probe_line("0123456789")]
         texts += [*command_lines(kind, "0123456789", b"x" * 5000), recovery_line(kind)]
         texts += [recovery_line(kind, Recovery(2, 80, (1, 0), "idle timeout"))]
+        texts += [fixup_line("0123456789", Recovery(2, 80, (2, 0), "idle timeout"), True)]
         quiet = quiet_lines(kind, "0123456789", b"x" * 5000, FarLook(2, 80, "x"))
         texts += [quiet[0], *quiet[1]] if quiet is not None else []
         texts += [start_line(kind, "0123456789", b"python3")]

@@ -41,6 +41,8 @@ from ..text.farshell import (
     FarScanner,
     Recovery,
     command_lines,
+    fixed_pattern,
+    fixup_line,
     helpers_lines,
     helpers_pattern,
     parse_probe,
@@ -63,6 +65,7 @@ Sink = Callable[[bytes], None]
 PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
 PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
+PROMPT_BACK = 2.0  # seconds at most for the far prompt to come back after a call's end
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
 
 _PASSWORD = re.compile(r"(?i)(password|passphrase|passcode|verification code|pin)[^:]*:\s*$")
@@ -72,6 +75,10 @@ _GOODBYE = re.compile(
     rb"(Shared c|C)onnection to \S+ closed( by remote host)?\.|client_loop: .*|"
     rb"packet_write_wait: .*|Read from remote host .*|Timeout, server .* not responding\."
 )
+# The far terminal's echo of Ctrl-C or Ctrl-\\ with the command's output after it on its
+# line (a command that caught the signal and printed on): not output. Alone on its line
+# it is held back and judged at the end (:meth:`FarCall._drop_interrupt_echo`).
+_ECHO_IN_LINE = re.compile(rb"\^[C\\](?=[^\r\n]+\n)")
 _REPL = re.compile(r"^(>>>|\.\.\.|In \[\d+\]:|irb\(.*\)|[\w-]+[=-]?[#>]|sqlite>|ghci>|>)\s*$")
 
 
@@ -129,6 +136,7 @@ class FarCall(PaneCall):
         self.records: PaneDir | None = None  # the pane's directory (:func:`run_far`)
         self.detached = False  # the call became a job (``on_timeout`` "detach")
         self.echo_at: tuple[int, int] | None = None  # the cursor at the first Ctrl-C
+        self.echoes = 0  # Ctrl-C (or Ctrl-\\) sent whose echo has not been seen in the output
         self.transcript = (  # how the clean transcript shows the call; None: the plumbing shows
             None
             if record.options.verbose_transcript or pane.transcript == "verbose"
@@ -351,6 +359,9 @@ class FarCall(PaneCall):
         if self.discard:
             return
         self.held += out
+        if self.echoes:  # the terminal's echo of our Ctrl-C, output after it on its line
+            self.held, found = _ECHO_IN_LINE.subn(b"", self.held, count=1)
+            self.echoes -= found
         cut = self.held.rfind(b"\n") + 1
         start = self.held.rfind(b"\n", 0, max(cut - 1, 0)) + 1
         last = self.held[start:cut].rstrip(b"\r\n")
@@ -444,6 +455,7 @@ class FarCall(PaneCall):
             ["send-keys", "-t", pane_id, "C-c" if which == "INT" else "C-\\"],
             check=False,
         )
+        self.echoes += 1
         if which == "INT" and self.echo_at is None:  # where the terminal echoes ^C
             self.echo_at = _parse_cursor(result.stdout)
 
@@ -490,8 +502,70 @@ class FarCall(PaneCall):
                 f"the command ended the far shell (behind `{self.gateway.name}`) with status "
                 f"{record.status}; the pane is back at the shell that started it."
             )
+        self._fix_transcript()
         if not record.prompt_back or record.timed_out or cancelled(self.record, self.cancel):
             record.pane_tail = screen_tail(self.tmux, self.pane.pane_id)
+
+    def _fix_transcript(self) -> None:
+        """The end marker came after tmux-send's interrupt (fish goes on with the line; a
+        command caught Ctrl-C and exited): once the far prompt is back, the line that
+        deletes the ``^C``, replaces ``[exit N]`` by the reason and erases itself
+        (:func:`~tmux_bridge.text.farshell.fixup_line`). Nothing else changes: without
+        the prompt, or with ``[exit N]`` not right above it (a prompt of several lines),
+        the transcript keeps the ``^C`` and ``[exit N]``."""
+        record = self.record
+        if self.transcript is None or self.recovered or not record.signals_sent:
+            return
+        if not self.scanner.done or self.scanner.shell_ended or not self._prompt_back():
+            return
+        after = self._recovery()
+        failed = record.status not in (0, None)
+        if after is None or not after.why or (failed and not self._shows(1, 0, "[exit ")):
+            return
+        if after.echo is not None and not self._shows(*after.echo, "^C"):
+            after = after._replace(echo=None)
+        self._type(fixup_line(record.call_id, after, failed))
+        pattern = fixed_pattern(record.call_id)
+        until = time.monotonic() + PROBE_WAIT
+        data = self.read_until(lambda d: pattern.search(d) is not None, until)
+        match = pattern.search(data)
+        if match is not None:
+            self._settle(data[match.end() :])
+
+    def _prompt_back(self) -> bool:
+        """Whether the far prompt is drawn again (within :data:`PROMPT_BACK` s): the
+        prompt seen before, or, after :data:`PROMPT_LOOK` s of silence, any text left of
+        the cursor (a prompt that changed: the command's ``cd``, a clock)."""
+        until = time.monotonic() + PROMPT_BACK
+        while True:
+            line = prompt_part(self.tmux, self.pane.pane_id)
+            if line and line == self.prompt:
+                return True
+            if self.gone or time.monotonic() >= until:
+                return False
+            if not self.read_until(bool, min(until, time.monotonic() + PROMPT_LOOK)) and line:
+                return True
+
+    def _shows(self, rows: int, column: int, text: str) -> bool:
+        """Whether the row ``rows`` above the cursor's shows ``text`` at ``column``."""
+        result = self.tmux.run(
+            "display-message", "-p", "-t", self.pane.pane_id, "#{cursor_y}", check=False
+        )
+        if not result.stdout.strip().isdigit():
+            return False
+        row = int(result.stdout) - rows
+        line = self.tmux.run(
+            "capture-pane",
+            "-p",
+            "-t",
+            self.pane.pane_id,
+            "-S",
+            str(row),
+            "-E",
+            str(row),
+            check=False,
+        ).stdout
+        return line[column : column + len(text)] == text
 
     def _flush_cleaner(self) -> None:
         if not self.record.options.raw:

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from .markers import (
     DEF,
+    FIXED,
     HIDDEN_CLOSE,
     HIDDEN_CLOSE_PRINTF,
     HIDDEN_OPEN,
@@ -35,7 +36,7 @@ from .markers import (
     far_end_pattern,
     start_marker,
 )
-from .seams import far_dir_function, far_temp_file, printf_text
+from .seams import far_dir_function, far_temp_file, fish_quoted, printf_text
 from .shells import ShellKind, erase_typed, status_line
 
 # the first underscore of each marker as printf writes it: the echo shows ``\\137__``
@@ -402,14 +403,14 @@ def command_lines(
 def quiet_lines(
     kind: ShellKind, call_id: str, command: bytes, look: FarLook | None
 ) -> tuple[str, list[str]] | None:
-    """For the clean transcript, a command too long for one line (not in fish): the one
-    line to type, which turns the far terminal's echo off, answers
+    """For the clean transcript, a command too long for one line: the one line to type,
+    which turns the far terminal's echo off (in fish, a POSIX sh it starts does), answers
     ``___TMUXSEND_PIECES_<id> ok___`` (hidden), reads the pieces of the command's text
     a line each, turns the echo on and runs the command as :func:`command_line` does;
     and the pieces, to paste once it answered. None: :func:`command_lines` it is."""
     text = printf_text(command)
     size = piece_size(kind)
-    if kind == "fish" or look is None or len(text) + len(header_text(look.banner)) <= size:
+    if look is None or len(text) + len(header_text(look.banner)) <= size:
         return None
     pieces = _pieces(text, size)
     answer = _hidden_printf(f"{MARK_PRINTF}{PIECES}_%s ok___\\n")
@@ -420,6 +421,15 @@ def quiet_lines(
         " __tmux_send_n=$((__tmux_send_n - 1)); done; { stty echo 2>/dev/null || :; };"
     )
     run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
+    if kind == "fish":
+        # fish's own `read` draws with its line editor: a POSIX sh reads the pieces
+        # (its answer on stderr, the terminal), and prints the text for fish to keep
+        sh = f'{read.replace(f" {call_id};", f" {call_id} >&2;")} printf %s "$__tmux_send_c"'
+        read = f"set -g __tmux_send_c (command sh -c {fish_quoted(sh)} | string collect);"
+        run = (
+            "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err;"
+            " __tmux_send_end $status END"
+        )
     head, pad = head_printf(call_id, look), max(look.width, 1)
     line = _erased(
         lambda erase: f" {read} __tmux_send_begin {call_id} '{erase}{head}' {pad}; {run}",
@@ -478,6 +488,42 @@ def recovery_line(kind: ShellKind, after: Recovery | None = None) -> str:
         erase = f"\\033[{rows}A\\033[{echo_x + 1}G\\033[J"
         line = make(erase)
     return line
+
+
+def fixup_line(call_id: str, after: Recovery, failed: bool) -> str:
+    """For the clean transcript, the line typed at the far prompt after a call whose end
+    marker came although tmux-send interrupted it (fish goes on with a line whose command
+    Ctrl-C killed; any shell, with a command that caught Ctrl-C and exited by itself).
+    Once read, it deletes the terminal's ``^C`` echo (``after.echo``: rows above the
+    prompt's row, column; its two characters only: stderr printed below stays), erases the
+    ``[exit N]`` line the call printed (``failed``), the far prompt and itself, prints
+    the status line with the reason (``after.why``) and answers
+    ``___TMUXSEND_FIXED_<id> ok___`` (hidden)."""
+    status = printf_text(status_line(1, after.why).encode())
+    shown = 1 if failed else 0  # the [exit N] row, right above the prompt's
+    answer = _hidden_printf(f"{MARK_PRINTF}{FIXED}_%s ok___\\n")
+
+    def make(erase: str) -> str:
+        return f" printf '{erase}{status}{answer}' {call_id}"
+
+    line = make("")
+    for _ in range(3):  # the row count's digits change the line's length
+        seq = erase_typed(after.cursor_x, len(line), after.width)
+        rows = int(seq[2 : seq.index("A")])
+        erase = f"\\033[{rows + shown}A\\033[1G\\033[J"
+        if after.echo is not None and after.echo[0] > shown:
+            echo_rows, echo_x = after.echo
+            erase = (
+                f"\\033[{rows + echo_rows}A\\033[{echo_x + 1}G\\033[2P"
+                f"\\033[{echo_rows - shown}B\\033[1G\\033[J"
+            )
+        line = make(erase)
+    return line
+
+
+def fixed_pattern(call_id: str) -> re.Pattern[bytes]:
+    """The answer of :func:`fixup_line`."""
+    return answer_pattern(FIXED, call_id)
 
 
 class Recovery(NamedTuple):

@@ -41,6 +41,7 @@ DEF = "DEF"
 EXIT = "EXIT"
 ERR = "ERR"
 PIECES = "PIECES"  # a far shell reads the pieces of a long command, its echo off
+FIXED = "FIXED"  # the transcript after an interrupt set right (the end marker came anyway)
 
 _START = MARK + "START_{id}___"
 _END = MARK + "END_{id}{status}___"

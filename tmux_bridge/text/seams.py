@@ -389,6 +389,12 @@ def printf_text(data: bytes) -> str:
     return "".join(out)
 
 
+def fish_quoted(text: str) -> str:
+    """``text`` as one fish word in single quotes, which fish gives back exactly: inside
+    them only ``\\'`` and ``\\\\`` are escapes (a far fish's line that runs POSIX sh code)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def escaped_argument(data: bytes) -> str:
     """``data`` as the inside of a quoted argument of psql's backslash commands (single
     quotes) or sqlite3's dot commands (double quotes), both of which read a 3-digit
