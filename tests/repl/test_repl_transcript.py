@@ -160,16 +160,18 @@ def test_nix_evaluations_show_as_the_code_and_the_output(
         assert document["stdout"] == "".join(line + "\n" for line in lines), document
         ids.append(document["id"])
         first, *more = code.split("\n")
-        echo = ["nix-repl> " + first, *(" " * 10 + line for line in more)]
+        echo = ["[tmux-send]", "nix-repl> " + first, *(" " * 10 + line for line in more)]
         expected += [*echo, *lines, ""]
     expected.append("nix-repl>")
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
-    # on a cleared screen the cursor cannot go up two rows: the code shows after them
+    # on a cleared screen the cursor cannot go up past the first row: the code shows a
+    # row lower (and the tag names the agent)
     b.tmux("send-keys", "-t", b.target, "C-l")
     b.wait_for(lambda: b.screen().startswith("nix-repl>"), "the cleared screen")
+    b.env["TMUX_BRIDGE_AGENT"] = "codex"
     result = b.send("--json", "--repl", "nix", "--", "1 + 1")
     ids.append(json.loads(result.stdout)["id"])
-    top = ["", "", "nix-repl> 1 + 1", "2", "", "nix-repl>"]
+    top = ["[tmux-send: codex]", "", "nix-repl> 1 + 1", "2", "", "nix-repl>"]
     b.wait_for(lambda: b.screen().rstrip().split("\n") == top, f"the screen {top}")
     everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
     for plumbing in ("TMUXSEND", str(b.runtime), *ids):

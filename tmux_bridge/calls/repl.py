@@ -358,7 +358,8 @@ class _ReplCall(ReplContext):
         look = None
         if not (self.options.verbose_transcript or self.pane.transcript == "verbose"):
             banner = display_command(record.command, record.options.agent)
-            look = Look(self.pane.cursor_x, self.pane.width, banner)
+            tag = display_command("", record.options.agent).rstrip()
+            look = Look(self.pane.cursor_x, self.pane.width, banner, tag)
         cwd = proc.working_dir(state.pid) if look is not None and preset.name == "psql" else None
         plan = plan_eval(preset, record.call_id, code, self.records.path, look, cwd)
         for path, content in plan.files.items():

@@ -218,6 +218,7 @@ class Look(NamedTuple):
     cursor_x: int
     width: int
     banner: str
+    tag: str = "[tmux-send]"  # the banner's mark alone (nix: a line above its own echo)
 
 
 def plan_eval(
@@ -465,25 +466,30 @@ def _nix_clean(call_id: str, code: bytes, look: Look) -> EvalPlan:
     """The code pasted between two expressions whose values (paths, printed raw after a
     ``/``) erase their own echo and value rows, carry the markers hidden, and move the
     cursor up the two line ends nix prints after a value: the prompt and echo that
-    follow land where the expression's echo was. The code's own echo is the header."""
+    follow land where the expression's echo was, under the dim tag (``[tmux-send]``,
+    with the agent's name when known) that the first one prints there: the code's own
+    echo is the rest of the header."""
     width = look.width
-    start_expr = _nix_eraser(hidden(start_marker(call_id)), width)
+    start_expr = _nix_eraser(hidden(start_marker(call_id)), width, look.tag)
     end_expr = _nix_eraser(hidden(end_marker(call_id)), width)
     lines = code.decode("utf-8", "surrogateescape").split("\n")
     typed = "\n".join([start_expr, *lines, end_expr])
     return EvalPlan({}, typed, (*lines, end_expr), lead=HIDDEN_OPEN.encode())
 
 
-def _nix_eraser(marker: str, width: int) -> str:
+def _nix_eraser(marker: str, width: int, tag: str = "") -> str:
     """A nix expression whose echo (after :data:`NIX_PROMPT` in a ``width``-column pane)
-    and value rows are erased by its value, which prints ``marker`` and leaves the
-    cursor two rows above where its echo began. Typed as JSON escapes, the marker's
-    first underscore escaped too: the echo holds no marker. The rows are deleted, not
+    and value rows are erased by its value, which prints ``marker`` (and ``tag``, dim,
+    on a row of its own, before the marker: not output) and leaves the cursor two rows
+    above the row after those. Typed as JSON escapes, the marker's first underscore
+    escaped too: the echo holds no marker. The rows are deleted, not
     erased to the screen's end: tmux takes that, from the screen's first cell, for a
     clear, and keeps what the screen held in the history."""
     rows = 1
     for _ in range(3):  # the row count is in the expression: until it holds
-        content = f"\r\x1b[{rows}A\x1b[{rows + 1}M{marker}\x1b[2A"
+        shown = f"{_DIM}{tag[: max(width - 1, 0)]}{_UNDIM}\r" if tag else ""
+        up = 1 if tag else 2
+        content = f"\r\x1b[{rows}A\x1b[{rows + 1}M{shown}{marker}\x1b[{up}A"
         literal = json.dumps("/" + content).replace(MARK, "\\u005f" + MARK[1:])
         expr = f"/. + builtins.fromJSON ''{literal}''"
         end = len(NIX_PROMPT) + len(expr)
