@@ -269,3 +269,25 @@ def test_psql_echoing_its_input_echoes_no_plumbing(
         expected += [f"postgres=# [tmux-send] {code}", *out.split("\n")[:-1]]
     expected.append("postgres=#")
     b.wait_for(lambda: transcript(b) == expected, f"the transcript {expected}")
+
+
+def test_an_error_that_stops_psql_leaves_the_persons_echo_to_the_next_call(
+    make_bridge: Callable[[str], TestPane], request: pytest.FixtureRequest
+) -> None:
+    """With ON_ERROR_STOP on, an error in the agent's code ends every file psql reads
+    and the line that read them: no end marker comes, the call ends at its idle timeout
+    with what psql printed, and the person's ECHO (``-a``) is back after the next call."""
+    if shutil.which("psql") is None:
+        pytest.skip("psql is not installed")
+    db = request.getfixturevalue("postgres")
+    start = f"psql -X -q -a -v ON_ERROR_STOP=1 -h {db} -U postgres -d postgres -A -t"
+    b = make_bridge("bash")
+    b.start()
+    assert b.send_text("--timeout", "60", "--repl", "psql", "--", start)[0] == 0
+    failed = json.loads(b.send("--json", "-t", "1", "--repl", "psql", "--", "select x;").stdout)
+    assert failed["timed_out"] == "idle" and 'column "x" does not exist' in failed["stdout"]
+    assert b.send_text("--repl", "psql", "--", "select 2;") == (0, "2\n", "")
+    b.tmux("send-keys", "-t", b.target, "-l", "\\echo :ECHO")
+    b.tmux("send-keys", "-t", b.target, "Enter")
+    shown = ["postgres=# \\echo :ECHO", "all", "postgres=#"]
+    b.wait_for(lambda: transcript(b)[-3:] == shown, "the person's ECHO back")

@@ -398,13 +398,21 @@ _PSQL_PAGER_OFF = (
 # typed line saves the person's value first; each line that changes it is read before
 # the change), then the person's value again, unless the code set ECHO itself (any value
 # but ``none``: an ``\\if`` on a variable named after the value tells).
-_PSQL_ECHO_OFF = "\\set __tmux_send_echo :ECHO \\\\ \\set ECHO none \\\\ "
+# With ON_ERROR_STOP on, an error in the code ends every file being read and the line
+# that read them: psql goes back to its prompt, no end marker comes (the call ends at
+# its idle timeout) and ECHO stays ``none``; so the person's ECHO is saved only when no
+# call left it saved, and the next call that ends puts it back.
+_PSQL_SAVED = "__tmux_send_echo"
+_PSQL_ECHO_OFF = (
+    f"\\if :{{?{_PSQL_SAVED}}} \\\\ \\else \\\\ \\set {_PSQL_SAVED} :ECHO \\\\ \\endif"
+    " \\\\ \\set ECHO none \\\\ "
+)
 _PSQL_ECHO_AFTER = "\\set __tmux_send_after :ECHO \\\\ \\set ECHO none"
 _PSQL_ECHO_BACK = (
     "\\set ECHO :__tmux_send_after \\\\ \\set __tmux_send_e_:__tmux_send_after 1 \\\\"
-    " \\if :{?__tmux_send_e_none} \\\\ \\set ECHO :__tmux_send_echo \\\\ \\endif \\\\"
+    f" \\if :{{?__tmux_send_e_none}} \\\\ \\set ECHO :{_PSQL_SAVED} \\\\ \\endif \\\\"
     " \\unset __tmux_send_e_:__tmux_send_after \\\\ \\unset __tmux_send_after \\\\"
-    " \\unset __tmux_send_echo\n"
+    f" \\unset {_PSQL_SAVED}\n"
 )
 
 
