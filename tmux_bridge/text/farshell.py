@@ -375,6 +375,14 @@ def piece_size(kind: ShellKind) -> int:
     return POSIX_PIECE if kind == "posix" else PIECE
 
 
+# How a command collected in ``__tmux_send_c`` (a printf format) runs and ends.
+_SH_RUN = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
+_FISH_RUN = (
+    "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err;"
+    " __tmux_send_end $status END"
+)
+
+
 def command_lines(
     kind: ShellKind, call_id: str, command: bytes, look: FarLook | None = None
 ) -> list[str]:
@@ -393,11 +401,7 @@ def command_lines(
         else:
             before = "$__tmux_send_c" if lines else ""
             lines.append(f" __tmux_send_c={before}'{piece}'")
-    if kind == "fish":
-        run = "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err"
-        return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $status END", look)]
-    run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"'
-    return [*lines, _begin_line(call_id, f"{run}; __tmux_send_end $? END", look)]
+    return [*lines, _begin_line(call_id, _FISH_RUN if kind == "fish" else _SH_RUN, look)]
 
 
 def quiet_lines(
@@ -414,22 +418,21 @@ def quiet_lines(
         return None
     pieces = _pieces(text, size)
     answer = _hidden_printf(f"{MARK_PRINTF}{PIECES}_%s ok___\\n")
+    # (in fish, the answer goes to stderr, the terminal: stdout is the text fish keeps)
+    to = " >&2" if kind == "fish" else ""
     read = (
-        f"{{ stty -echo 2>/dev/null || :; }}; printf '{answer}' {call_id}; __tmux_send_c=;"
+        f"{{ stty -echo 2>/dev/null || :; }}; printf '{answer}' {call_id}{to}; __tmux_send_c=;"
         f" __tmux_send_n={len(pieces)}; while [ $__tmux_send_n -gt 0 ]"
         " && IFS= read -r __tmux_send_l; do __tmux_send_c=$__tmux_send_c$__tmux_send_l;"
         " __tmux_send_n=$((__tmux_send_n - 1)); done; { stty echo 2>/dev/null || :; };"
     )
-    run = '{ eval " $(printf "$__tmux_send_c")"; } 2>"$__tmux_send_err"; __tmux_send_end $? END'
+    run = _SH_RUN
     if kind == "fish":
-        # fish's own `read` draws with its line editor: a POSIX sh reads the pieces
-        # (its answer on stderr, the terminal), and prints the text for fish to keep
-        sh = f'{read.replace(f" {call_id};", f" {call_id} >&2;")} printf %s "$__tmux_send_c"'
+        # fish's own `read` draws with its line editor: a POSIX sh reads the pieces and
+        # prints the text for fish to keep
+        sh = f'{read} printf %s "$__tmux_send_c"'
         read = f"set -g __tmux_send_c (command sh -c {fish_quoted(sh)} | string collect);"
-        run = (
-            "begin; eval (printf $__tmux_send_c | string collect); end 2>$__tmux_send_err;"
-            " __tmux_send_end $status END"
-        )
+        run = _FISH_RUN
     head, pad = head_printf(call_id, look), max(look.width, 1)
     line = _erased(
         lambda erase: f" {read} __tmux_send_begin {call_id} '{erase}{head}' {pad}; {run}",
