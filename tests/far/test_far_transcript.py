@@ -145,6 +145,54 @@ def test_a_far_shell_leaves_the_clean_transcript(request: pytest.FixtureRequest,
         assert (status["transcript"], status["transcript_note"]) == ("clean", None)
 
 
+# a far shell slow between a line's end and its next prompt (a git status in the prompt):
+# zsh's precmd, bash's PROMPT_COMMAND, a fish_prompt that takes its time
+SLOW_PROMPTS = {
+    "zsh": "precmd() { sleep 0.5; }",
+    "bash": "PROMPT_COMMAND='sleep 0.5'",
+    "fish": "function fish_prompt; sleep 0.5; printf '$ '; end",
+}
+
+
+@pytest.mark.parametrize("shell", list(SLOW_PROMPTS))
+def test_a_far_shell_slow_to_draw_its_prompt_is_not_typed_into_before_it(
+    sshd: Sshd, shell: str
+) -> None:
+    """Between a line's end and its next prompt a shell reads the terminal with its echo
+    on (zsh prints its PROMPT_SP mark before precmd runs): a line typed then shows twice,
+    as the terminal echoes it and as the line editor draws it, and only the second is
+    erased. A far shell whose helpers are not defined yet gets three lines in a row
+    (probe, two helper lines), each typed once the prompt is back: none shows. The next
+    call, made while the prompt is still coming, waits for it instead of refusing the
+    empty line."""
+    shell_path(shell)
+    with private_pane("bash") as b:
+        ssh_pane(b, sshd, shell)
+        # the person starts a new shell there (no helpers) and makes its prompt slow
+        for line in (shell, SLOW_PROMPTS[shell], "echo slow''ready"):
+            b.tmux("send-keys", "-t", b.target, line, "Enter")
+        b.wait_for(lambda: b.screen().rstrip().endswith("slowready\n$"), "the slow prompt")
+        ids = []
+        for command, out in (("echo out", "out\n"), ("sh -c 'exit 3'", "")):
+            doc = json.loads(b.send("--json", "--raw", "--", command).stdout)
+            assert doc["stdout"] == out and doc["far"] is not None, doc
+            ids.append(doc["id"])
+        expected = [
+            "$ [tmux-send] echo out",
+            "out",
+            "$ [tmux-send] sh -c 'exit 3'",
+            "[exit 3]",
+            "$",
+        ]
+        b.wait_for(
+            lambda: [line.rstrip() for line in b.history().rstrip().split("\n")][-5:] == expected,
+            f"the transcript ending {expected}",
+        )
+        after = b.history().split("slowready", 1)[1]  # (the person's own lines before)
+        for plumbing in ("TMUXSEND", "__tmux_send", "\\137", str(b.runtime), *ids):
+            assert plumbing not in after, b.history()
+
+
 # (start command, its prompt, [(code, the lines it leaves after its header)]) in a far REPL
 REPLS = {
     "python": ("python3 -q", ">>>", [

@@ -18,6 +18,7 @@ from tmux_bridge.text.farshell import (
     parse_probe,
     probe_line,
     probe_pattern,
+    prompt_drawn,
     quiet_lines,
 )
 from tmux_bridge.text.seams import printf_text
@@ -198,3 +199,27 @@ def test_lines_run_under_strict_options(shell: str, options: list[str]) -> None:
     assert "TMUXSEND_DEF_0123456789 " + HELPERS_VERSION in out
     assert "\nout\n\n___TMUXSEND_END_0123456789 0___err\n" in out
     assert out.endswith("still running\n") and done.stderr == b"", done.stderr
+
+
+# what zsh 5.9 prints after output with no line end: its PROMPT_SP mark (a user's; root's
+# is "#"), then, once precmd ran, the prompt
+ZSH_MARK = b"\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m" + b" " * 79 + b"\r \r"
+
+
+@pytest.mark.parametrize(
+    ("after", "prompt", "drawn"),
+    [
+        (b"\x07", "$", False),  # the hidden answer's end: nothing drawn yet
+        (b"\x07" + ZSH_MARK, "$", False),  # zsh, before its precmd
+        (b"\x07" + ZSH_MARK, "%", False),  # (a prompt that is the mark's character)
+        (b"\x07" + ZSH_MARK + b"\r\x1b[0m\x1b[27m\x1b[24m\x1b[J$ \x1b[K\x1b[?2004h", "$", True),
+        (b"\x07\x1b[?2004h$ ", "$", True),  # bash: bracketed paste on, then the prompt
+        (b"\x1b]0;u@h: ~\x07\x1b[01;32mu@h\x1b[00m:\x1b[01;34m~\x1b[00m$ ", "u@h:~$", True),
+        (b"\x1b[01;32mu@h\x1b[00m:", "u@h:~$", False),  # half of it
+        (b"u@h ~> \r\x1b[K", "u@h ~>", False),  # drawn, then erased
+        (b"\xff\xfe$ ", "$", True),  # bytes that are no UTF-8 before it
+        (b"$ ", "", False),  # an empty prompt is never seen drawn
+    ],
+)
+def test_the_far_prompt_is_seen_drawn_in_the_stream(after: bytes, prompt: str, drawn: bool) -> None:
+    assert prompt_drawn(after, prompt) is drawn

@@ -151,6 +151,7 @@ def _run_far(
         )
     record = CallRecord("command", shown, pane, options)
     frame.records.write_inflight(record.command)
+    started = time.time()
     try:
         run_far(
             target.tmux,
@@ -169,6 +170,8 @@ def _run_far(
     finally:
         if record.job is None:  # a job's keeper holds the call (and its record) now
             frame.records.clear_inflight()
+    if record.status is not None and not (record.timed_out or record.shell_exited or record.job):
+        frame.records.mark_settled(started, record.call_id)  # (the far prompt's row unknown)
     record.duration = time.monotonic() - frame.started
     return record
 

@@ -31,7 +31,7 @@ from ..infra.tmux import Tmux, paste_commands
 from ..pane.front import Gateway, prompt_part
 from ..pane.info import PaneInfo, cursor_line, cursor_place, screen_tail
 from ..pane.readiness import NOT_READY as _NOT_READY
-from ..pane.readiness import check_not_typing_far, split_at_column
+from ..pane.readiness import SLOW_PROMPT_WAIT, check_not_typing_far, split_at_column
 from ..pane.records import PaneDir
 from ..pane.tap import PaneTap
 from ..results import CallRecord
@@ -49,11 +49,12 @@ from ..text.farshell import (
     pieces_pattern,
     probe_line,
     probe_pattern,
+    prompt_drawn,
     quiet_lines,
     recovery_line,
     with_helper_facts,
 )
-from ..text.markers import HIDDEN_CLOSE, defined_pattern
+from ..text.markers import defined_pattern
 from ..text.output import TerminalText
 from ..text.shells import ShellKind, display_command
 from .clock import CallClock, Step, cancelled, interrupt_reason
@@ -63,7 +64,9 @@ from .waiting import PaneCall, Signal
 Sink = Callable[[bytes], None]
 
 PROBE_WAIT = 3.0  # seconds for the far shell to answer the probe (a slow link)
-PROMPT_SETTLE = 0.5  # seconds at most to let the far prompt be drawn after the probe
+PROMPT_SETTLE = 0.5  # seconds at most to let an empty far prompt be drawn after the probe
+FAR_PROMPT_POLL = 0.02  # seconds between looks at an empty cursor line after our call
+PROMPT_POLL = 0.05  # seconds between looks at the cursor's row while the far prompt is drawn
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
 PROMPT_BACK = 2.0  # seconds at most for the far prompt to come back after a call's end
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
@@ -181,13 +184,25 @@ class FarCall(PaneCall):
         commands = [["copy-mode", "-q", "-t", pane_id]] if self.pane.in_mode else []
         self.tap.open(commands, list(then))
 
-    def _settle(self, rest: bytes) -> None:
-        """Let the far prompt be drawn before typing on (text typed while the shell runs
-        a command is echoed by the terminal, then again by the line editor). A hidden
-        answer's end (its OSC string's) is no part of the prompt."""
-        close = HIDDEN_CLOSE.encode()
-        until = time.monotonic() + PROMPT_SETTLE
-        self.read_until(lambda d: bool((rest + d).removeprefix(close)), until)
+    def _settle(self, after: bytes) -> None:
+        """Let the far prompt be drawn again before typing on. The lines this follows
+        (the probe, the helper lines, the fix-up) leave the cursor at the start of an
+        empty row; until the prompt shows there, the shell may still be ending the line
+        (zsh's PROMPT_SP mark, then its precmd; bash's PROMPT_COMMAND; a slow prompt)
+        with the terminal's echo on, and a line typed then would show twice: echoed by
+        the terminal, then drawn by the line editor (the copy its erasure counts). Line
+        editors set their terminal mode before they draw the prompt: the prompt seen in
+        the stream (``after``: what came after the answer), or after a silence any text
+        left of the cursor, means the next line is read by the editor. With no prompt
+        seen before the call (an empty one), :data:`PROMPT_SETTLE` s at most."""
+        until = time.monotonic() + (PROMPT_BACK if self.prompt else PROMPT_SETTLE)
+        while not prompt_drawn(after, self.prompt):
+            if self.gone or time.monotonic() >= until:
+                return
+            more = self.read_until(bool, min(until, time.monotonic() + PROMPT_POLL))
+            if not more and prompt_part(self.tmux, self.pane.pane_id):
+                return
+            after += more
 
     def _define(self, facts: FarFacts, deadline: float) -> FarFacts:
         """Define our helper functions in the far shell (once per far shell), a line at
@@ -650,9 +665,15 @@ def check_far_ready(
     gateway: Gateway,
     records: PaneDir,
     screen: list[str] | None = None,
-) -> str:
+    until: float = 0.0,
+    cancel: Cancel | None = None,
+) -> tuple[str, PaneInfo]:
     """Refuse, before typing, a far shell that is not ready (as :func:`run_far` does);
-    the far prompt as it shows (left of the cursor) when it is."""
+    the far prompt as it shows (left of the cursor) when it is, and ``pane`` with the
+    cursor's column where the prompt leaves it. An empty cursor line
+    right after a call of ours through ``gateway`` (no key pressed since) is the far
+    shell still drawing its prompt (zsh's precmd, bash's PROMPT_COMMAND, a slow
+    prompt): it is waited for until ``until`` (monotonic) and :data:`SLOW_PROMPT_WAIT`."""
     if pane.piped and not pane.watched:
         raise PanePiped(
             _NOT_READY + f"`{gateway.name}` runs in it, and a far shell is read through "
@@ -665,8 +686,24 @@ def check_far_ready(
         line, column = cursor_place(tmux, pane.pane_id)
     check_far_front(pane, gateway, line)
     left = split_at_column(line, column)[0] if column >= 0 else line
+    if not left.strip() and _ours_last(pane, gateway, records):
+        until = min(until, time.monotonic() + SLOW_PROMPT_WAIT)
+        while not left.strip() and time.monotonic() < until:
+            check_not_cancelled(cancel)
+            time.sleep(FAR_PROMPT_POLL)
+            line, column = cursor_place(tmux, pane.pane_id)
+            left = split_at_column(line, column)[0] if column >= 0 else line
+        check_far_front(pane, gateway, line)
+        pane = pane._replace(cursor_x=column)
     check_not_typing_far(left, gateway.name, gateway.pid, records)
-    return left
+    return left, pane
+
+
+def _ours_last(pane: PaneInfo, gateway: Gateway, records: PaneDir) -> bool:
+    """Whether the pane is as the last far call through ``gateway`` left it back at the
+    far prompt, with no key pressed since."""
+    memory = records.read_prompt()
+    return bool(memory.far_known(gateway.pid)) and memory.quiet_since_last_call(pane.keys_at)
 
 
 def run_far(
@@ -687,7 +724,7 @@ def run_far(
     may have been), :class:`FarShellLost` when the far side goes away mid-command.
     ``screen`` is the pane's screen when it came with the pane's lookup; ``make_call``
     makes the call (a subclass types something else than a command: a REPL's start)."""
-    left = check_far_ready(tmux, pane, gateway, records, screen)
+    left, pane = check_far_ready(tmux, pane, gateway, records, screen, deadline, io[3])
     out, err, notice, cancel = io
     call = make_call(tmux, pane, gateway, record, (out, err), notice, cancel)
     call.records = records

@@ -658,3 +658,24 @@ def _overlap(data: bytes, tail: bytes) -> int:
         if tail.startswith(data[-size:]):
             return size
     return 0
+
+
+# --- the far prompt drawn again ----------------------------------------------------------
+
+# a terminal's control sequences (CSI, OSC, charset, two-byte) and its other controls
+_CONTROLS = re.compile(
+    rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[()*+][0-~]|[ -~])"
+    rb"|[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]"
+)
+
+
+def prompt_drawn(after: bytes, prompt: str) -> bool:
+    """Whether the far shell's output ``after`` the answer of a line that erased its row
+    ends by drawing ``prompt`` (as the screen showed it left of the cursor): its text
+    after the last carriage return or line feed, without control sequences, holds it.
+    zsh's PROMPT_SP mark (``%``, spaces, carriage returns) is no prompt."""
+    if not prompt:
+        return False
+    last = max(after.rfind(b"\r"), after.rfind(b"\n"))
+    text = _CONTROLS.sub(b"", after[last + 1 :]).decode("utf-8", "replace")
+    return prompt in text
