@@ -521,22 +521,28 @@ def test_repl_names_are_validated(make_bridge: Callable[[str], TestPane], name: 
     assert [p for p in b.runtime.rglob("repl")] == []
 
 
-def test_a_repl_at_its_own_prompt_is_not_waiting_for_input(
+def test_a_repl_that_stops_at_an_error_ends_the_call_then(
     make_bridge: Callable[[str], TestPane],
 ) -> None:
     """sqlite's .bail on ends a loaded file at the first error, before the end marker:
-    the REPL sits at its prompt, which must let the idle timeout fire (not --max-time),
-    and the report must say the REPL is back at its prompt."""
+    the REPL sits at its prompt reading the terminal, which is not code waiting for
+    input (that would hold the idle timeout). The call ends there, well before its idle
+    timeout, with sqlite's report as its output, status 1 and a note that says why."""
     b = make_bridge("bash")
     b.start()
     _needs("sqlite")
     assert b.send_text("--repl", "sqlite", "--", "sqlite3")[0] == 0
     assert b.send_text("--repl", "sqlite", "--", ".bail on")[0] == 0
-    result = b.send("--json", "--timeout", "2", "--max-time", "60", "--repl", "sqlite", "--",
-                    "select nosuchcolumn;")  # fmt: skip
+    result = b.send("--json", "--timeout", "60", "--max-time", "60", "--repl", "sqlite", "--",
+                    "select 1; select nosuchcolumn; select 3;")  # fmt: skip
     document = json.loads(result.stdout)
-    assert result.returncode == 124
-    assert document["timed_out"] == "idle"
+    assert (result.returncode, document["timed_out"]) == (1, None), document
+    assert (
+        document["stdout"].startswith("1\n")
+        and "no such column: nosuchcolumn" in document["stdout"]
+    )
+    assert "3\n" not in document["stdout"] and "sqlite>" not in document["stdout"], document
     notes = "\n".join(document["notes"])
-    assert "back at its prompt" in notes, f"{notes}\n--- pane:\n{b.screen()}"
+    assert "stopped at an error (.bail is on)" in notes, f"{notes}\n--- pane:\n{b.screen()}"
+    assert b.send_text("--repl", "sqlite", "--", "select 4;") == (0, "4\n", "")
     assert "did not come back" not in notes

@@ -275,8 +275,9 @@ def test_an_error_that_stops_psql_leaves_the_persons_echo_to_the_next_call(
     make_bridge: Callable[[str], TestPane], request: pytest.FixtureRequest
 ) -> None:
     """With ON_ERROR_STOP on, an error in the agent's code ends every file psql reads
-    and the line that read them: no end marker comes, the call ends at its idle timeout
-    with what psql printed, and the person's ECHO (``-a``) is back after the next call."""
+    and the line that read them: no end marker comes; the call ends once psql is back at
+    its prompt (well before its idle timeout) with psql's report, status 1, and the
+    person's ECHO (``-a``) is back after the next call."""
     if shutil.which("psql") is None:
         pytest.skip("psql is not installed")
     db = request.getfixturevalue("postgres")
@@ -284,8 +285,12 @@ def test_an_error_that_stops_psql_leaves_the_persons_echo_to_the_next_call(
     b = make_bridge("bash")
     b.start()
     assert b.send_text("--timeout", "60", "--repl", "psql", "--", start)[0] == 0
-    failed = json.loads(b.send("--json", "-t", "1", "--repl", "psql", "--", "select x;").stdout)
-    assert failed["timed_out"] == "idle" and 'column "x" does not exist' in failed["stdout"]
+    failed = json.loads(b.send("--json", "-t", "60", "--repl", "psql", "--", "select x;").stdout)
+    assert (failed["exit_status"], failed["timed_out"]) == (1, None), json.dumps(failed)
+    assert failed["stdout"] == (
+        'psql:<tmux-send>:1: ERROR:  column "x" does not exist\nLINE 1: select x;\n'
+        "               ^\n"
+    ), failed
     assert b.send_text("--repl", "psql", "--", "select 2;") == (0, "2\n", "")
     b.tmux("send-keys", "-t", b.target, "-l", "\\echo :ECHO")
     b.tmux("send-keys", "-t", b.target, "Enter")

@@ -37,7 +37,14 @@ from ..target import Target
 from ..text.echo import after_echo, echo_prompt, prompt_after_echo, without_echo
 from ..text.markers import end_pattern, end_prefix, start_marker
 from ..text.output import MarkerScanner, PassThrough
-from ..text.presets import Look, Preset, describe_presets, find_preset, plan_eval
+from ..text.presets import (
+    STOPS_SHORT,
+    Look,
+    Preset,
+    describe_presets,
+    find_preset,
+    plan_eval,
+)
 from ..text.shells import (
     LINE_EDITOR_RESET,
     RunnerSpec,
@@ -368,6 +375,7 @@ class _ReplCall(ReplContext):
         stream.repl_known = state.pid
         stream.prompt_re = prompt = compile_pattern(preset.ready, PROMPT)
         stream.error_re = re.compile(preset.error, re.MULTILINE) if preset.error else None
+        stream.stops_short = preset.name in STOPS_SHORT and plan.markers
         collected: list[bytes] = []
         scanner: MarkerScanner | PassThrough = _markers(record.call_id, plan.lead)
         done = None
@@ -412,6 +420,13 @@ class _ReplCall(ReplContext):
                 record.status = scanner.status
             else:
                 record.status = 1 if stream.saw_error else 0
+        elif outcome == "stopped":
+            record.status = 1  # (an error in the code, as when the REPL goes on after it)
+            record.notes.append(
+                f"{preset.name} stopped at an error ({STOPS_SHORT[preset.name]} is on) and "
+                "is back at its prompt: the output is what it printed up to the error; the "
+                "rest of the code did not run."
+            )
         elif outcome == "gone":
             self.records.clear_repl()
             record.status = EXIT_FAILURE

@@ -35,7 +35,7 @@ from .waiting import PaneCall, Signal
 
 Sink = Callable[[bytes], None]
 Scanner = MarkerScanner | PassThrough
-Outcome = Literal["ended", "ready", "gone", "timeout"]
+Outcome = Literal["ended", "ready", "gone", "timeout", "stopped"]
 
 
 class PaneStream(PaneCall):
@@ -71,6 +71,12 @@ class PaneStream(PaneCall):
         self.scanner: Scanner = PassThrough()
         self.done: Callable[[], bool] | None = None
         self.collect: list[bytes] | None = None
+        # the REPL may stop reading tmux-send's files at an error (psql's ON_ERROR_STOP,
+        # sqlite's .bail), back at its prompt with no end marker; when it was first
+        # seen so (the clock's last output then), to be sure at the next look
+        self.stops_short = False
+        self.stop_seen: float | None = None
+        self.stopped = False
 
     ladder = ("INT",)  # SIGQUIT would end the REPL
 
@@ -87,8 +93,9 @@ class PaneStream(PaneCall):
     ) -> Outcome:
         """Open the stream, type ``keys`` (after ``clear``, the keys that clear the line)
         and Enter, and read until the end marker ("ended"), ``done`` ("ready"), the death
-        of ``watch_pid`` ("gone") or a timeout or cancellation that the REPL survived
-        ("timeout")."""
+        of ``watch_pid`` ("gone"), a timeout or cancellation that the REPL survived
+        ("timeout") or, with :attr:`stops_short`, the REPL back at its prompt without
+        the end marker ("stopped")."""
         pane_id = self.pane.pane_id
         self.tap = PaneTap(self.tmux, pane_id)
         self.pidfd = proc.exit_fd(watch_pid)
@@ -124,6 +131,9 @@ class PaneStream(PaneCall):
         if not clock.running and self.at_prompt():
             self._flush_text()
             return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
+        if self.stopped:
+            self.text.finish()  # the REPL's prompt, no output of the code's
+            return "stopped"
         return None
 
     def look(self, clock: CallClock, now: float) -> None:
@@ -174,9 +184,18 @@ class PaneStream(PaneCall):
         editor at its own prompt is not waiting for input, it is done or stuck."""
         if not clock.input_check_due(now):
             return
-        if proc.waiting_for_input(self.pane.pid, self.pane.tty) is True and not self.at_prompt():
+        if proc.waiting_for_input(self.pane.pid, self.pane.tty) is not True:
+            self.stop_seen = None
+            return
+        if not self.at_prompt():
             clock.hold_idle(now)
             announce_waiting(self.record, self.tmux, self.pane.pane_id, self.notice, "the REPL")
+        elif self.stops_short and not self.scanner.ended:
+            # reading its terminal at its own prompt, the end marker not come: seen so
+            # twice with no output between (what tmux had not written to the stream yet
+            # came meanwhile), the REPL stopped reading the call's files
+            self.stopped = self.stop_seen == clock.last_output
+            self.stop_seen = clock.last_output
 
     def at_prompt(self) -> bool:
         """Whether the line the cursor is on is the REPL's own prompt (from tmux)."""

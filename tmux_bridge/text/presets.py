@@ -199,6 +199,10 @@ PRESETS: dict[str, Preset] = {
     )
 }
 
+# The presets whose REPL may stop reading tmux-send's files at an error in the code, back
+# at its prompt with no end marker, by name: the setting that makes it do so.
+STOPS_SHORT = {"psql": "ON_ERROR_STOP", "sqlite": ".bail"}
+
 # The presets that run in a far shell, by name: a view of PRESETS.
 FAR_REPLS: dict[str, FarRepl] = {p.name: p.far for p in PRESETS.values() if p.far is not None}
 
@@ -399,9 +403,10 @@ _PSQL_PAGER_OFF = (
 # the change), then the person's value again, unless the code set ECHO itself (any value
 # but ``none``: an ``\\if`` on a variable named after the value tells).
 # With ON_ERROR_STOP on, an error in the code ends every file being read and the line
-# that read them: psql goes back to its prompt, no end marker comes (the call ends at
-# its idle timeout) and ECHO stays ``none``; so the person's ECHO is saved only when no
-# call left it saved, and the next call that ends puts it back.
+# that read them: psql goes back to its prompt, no end marker comes (the call ends when
+# psql is seen reading its terminal there: STOPS_SHORT) and ECHO stays ``none``; so the
+# person's ECHO is saved only when no call left it saved, and the next call that ends
+# puts it back.
 _PSQL_SAVED = "__tmux_send_echo"
 _PSQL_ECHO_OFF = (
     f"\\if :{{?{_PSQL_SAVED}}} \\\\ \\else \\\\ \\set {_PSQL_SAVED} :ECHO \\\\ \\endif"
