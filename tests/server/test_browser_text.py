@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ..support.pane import WAIT, TestPane
 from ..support.png import Image
@@ -149,12 +150,19 @@ def font_height(page: Page) -> float:
 
 
 def show_corpus(
-    page: Page, server: Server, dpr: int, out: Path
+    page: Page, server: Server, dpr: int, out: Path, pane: TestPane
 ) -> tuple[list[dict[str, Any]], Image]:
     """Open the page on the pane, wait for its rows and fonts, take the screenshot."""
     page.goto(f"{server.base_url}/#token={TOKEN}")
     page.locator("#panes button", has_text="tb-test").first.click()
-    page.locator("#terminal .xterm-rows", has_text="TMUXSEND_END").wait_for()
+    try:
+        page.locator("#terminal .xterm-rows", has_text="TMUXSEND_END").wait_for()
+    except PlaywrightTimeout as exc:
+        size = pane.pane("#{window_width}x#{window_height}")
+        raise AssertionError(
+            f"the page never showed the corpus; the pane ({size}) shows:\n{pane.screen()}\n"
+            f"the page: {page.locator('#terminal .xterm-rows').inner_text()}"
+        ) from exc
     page.wait_for_function("() => document.fonts.status === 'loaded'")
     page.evaluate("document.fonts.ready.then(() => true)")
     path = out / f"browser-text-dpr{dpr}.png"
@@ -189,10 +197,16 @@ def test_every_character_is_drawn_and_distinct(
                 viewport={"width": 1200, "height": 720}, device_scale_factor=dpr
             )
             page.set_default_timeout(WAIT * 1000)
-            rows, image = show_corpus(page, server, dpr, screenshots(tmp_path))
+            rows, image = show_corpus(page, server, dpr, screenshots(tmp_path), pane)
             glyph_height = font_height(page)
         finally:
             browser.close()
+    # the page's size is given back once its connection is gone (nobody attached: the
+    # session's default-size): waited for, or it could shrink the window under the next
+    # test's corpus once printed, and its top rows would go to the history
+    own = pane.tmux("show-options", "-A", "-v", "-t", "tb-test", "default-size").strip()
+    size = "#{window_width}x#{window_height}"
+    pane.wait_for(lambda: pane.pane(size) == own, f"the page's size given back ({own})")
     assert [row["text"].rstrip() for row in rows] == LINES
     # every underscore drawn
     for line in (0, 2):
