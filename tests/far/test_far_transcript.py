@@ -163,8 +163,8 @@ def test_a_far_shell_slow_to_draw_its_prompt_is_not_typed_into_before_it(
     as the terminal echoes it and as the line editor draws it, and only the second is
     erased. A far shell whose helpers are not defined yet gets three lines in a row
     (probe, two helper lines), each typed once the prompt is back: none shows. The next
-    call, made while the prompt is still coming, waits for it instead of refusing the
-    empty line."""
+    call (and a dry run), made while the prompt is still coming, waits for it instead of
+    refusing the empty line."""
     shell_path(shell)
     with private_pane("bash") as b:
         ssh_pane(b, sshd, shell)
@@ -177,6 +177,10 @@ def test_a_far_shell_slow_to_draw_its_prompt_is_not_typed_into_before_it(
             doc = json.loads(b.send("--json", "--raw", "--", command).stdout)
             assert doc["stdout"] == out and doc["far"] is not None, doc
             ids.append(doc["id"])
+        # a dry run right after a call (its first word expands: nothing is looked up,
+        # nothing typed) says what the call would do: wait for the prompt, then type
+        dry = b.send("--check", "--json", "--", '"$SHELL" -c true')
+        assert dry.returncode == 0 and json.loads(dry.stdout)["ready"] is True, dry.stdout
         expected = [
             "$ [tmux-send] echo out",
             "out",

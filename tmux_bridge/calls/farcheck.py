@@ -172,10 +172,14 @@ def _far(gateway: Gateway, kind: ShellKind | None, known: ShellKind | None) -> d
 def _far_ready(
     target: Target, gateway: Gateway, options: RunOptions, notice: Notice, cancel: Cancel | None
 ) -> None:
-    """The checks a far call makes before typing, under the pane's lock; typing nothing."""
+    """The checks a far call makes before typing, under the pane's lock; typing nothing
+    (a slow far prompt right after a call of ours is waited for, as by the call)."""
     with pane_call(target, options, cancel, notice) as frame:
         shell_front(frame)
-        check_far_ready(target.tmux, frame.view.pane, gateway, frame.records, frame.view.screen)
+        view = frame.view
+        check_far_ready(
+            target.tmux, view.pane, gateway, frame.records, view.screen, frame.deadline, cancel
+        )
 
 
 def _far_call(
