@@ -157,11 +157,16 @@ def _flood(page: Page, pane: str, world: World, frames: list[str]) -> None:
         return '"subscribe-output"' in f and f'"agent":"{pane}"' in f
 
     before = len(frames)
-    # the page busy for a second while the pane floods: what came meanwhile is taken in
-    # one go, a flood on any machine (a loaded one may pass less than 1 MiB/s through)
-    busy = "() => { const t = performance.now(); while (performance.now() - t < 1000); }"
-    page.evaluate(f"() => {{ setTimeout({busy}, 0); }}")
+    # the page's scripts paused (the debugger's pause) until the pane has flooded: what
+    # came meanwhile is taken in one go, a flood on any machine (a loaded one may pass
+    # less than 1 MiB/s through as it comes)
+    debugger = page.context.new_cdp_session(page)
+    debugger.send("Debugger.enable")
+    debugger.send("Debugger.pause")
     world.b.tmux("send-keys", "-t", world.b.target, "seq 1 500000; echo flood-$((6*7))", "Enter")
+    world.b.wait_for(lambda: "flood-42" in world.b.screen().split("\n"), "the flood's end")
+    debugger.send("Debugger.resume")
+    debugger.detach()
     tile(page, pane, "flood-42")
     assert "500000" in tile(page, pane).inner_text().split("flood-42")[0]
     assert any('"stream":false' in f for f in frames[before:] if asked(f)), frames[before:][:9]
