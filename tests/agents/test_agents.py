@@ -158,7 +158,10 @@ def test_python_prompt_and_cat_take_prompts(world: World) -> None:
     world.start("py", f"{PYTHON3} -q", "TMUX_BRIDGE_AGENT=py")
     world.start("cat", "cat", "TMUX_BRIDGE_AGENT=cat")
     world.wait_names({"py", "cat"})
-    assert world.facade().send_prompt("py", "print(6 * 7)").confirmed_by == "conversation"
+    # Either sign is a submission: the line above the new prompt, or the kernel showing
+    # python off its terminal read while it runs the line (caught so on a loaded machine).
+    receipt = world.facade().send_prompt("py", "print(6 * 7)")
+    assert receipt.delivered and receipt.confirmed_by in ("conversation", "working")
     world.wait_screen("py", "\n42\n")
     assert world.facade().send_prompt("cat", "meow").delivered
     world.b.wait_for(lambda: world.screen("cat").count("meow") == 2, "cat's echo and copy")
