@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -527,6 +528,82 @@ def test_the_script_with_each_digest_tool(tmp_path: Path, digest: str | None) ->
     assert got.returncode == 0, got.stderr
     assert got.stdout.split(b"\0", 9)[3] == digest_hex.encode()
     assert got.stdout.split(b"\0", 9)[9] == ALL_BYTES
+
+
+WRITERS, WRITES = 6, 8
+
+
+@pytest.mark.parametrize("sh", ["/bin/sh", "busybox sh", "bash --posix"])
+def test_backups_written_at_once_are_all_in_the_index(tmp_path: Path, sh: str) -> None:
+    """Writers in several panes at once (each prunes the index after its backup): every
+    backup kept is in the index once, none is lost from it, the index is whole lines."""
+    argv = sh.split()
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{argv[0]} is not installed")
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    # each writer writes its own file WRITES times: a backup of each version but the first;
+    # nothing is old or large enough to be pruned
+    loop = f"""i=0; while [ "$i" -lt "$2" ]; do
+        printf "%s %s" "$1" "$i" >"$1.data"
+        d=$(sha256sum <"$1.data"); d=${{d%% *}}
+        {sh} -c "$3" tmux-send-file write "$1" "$d" 1 - 30 {1 << 30} "" <"$1.data" >/dev/null \\
+            || exit 1
+        i=$((i + 1))
+    done"""
+    writers = [
+        subprocess.Popen(
+            [*argv, "-c", loop, "w", f"f{n}", str(WRITES), SCRIPT],
+            cwd=work,
+            env=env,
+            stderr=subprocess.PIPE,
+        )
+        for n in range(WRITERS)
+    ]
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err.decode(errors="replace")
+    backups = home / ".cache" / "tmux-bridge" / "backups"
+    kept = sorted(p.name for p in backups.iterdir() if p.name != "index")
+    lines = (backups / "index").read_text().splitlines()
+    assert len(kept) == WRITERS * (WRITES - 1), kept
+    assert sorted(line.split(" ")[0] for line in lines) == kept
+    for line in lines:
+        name, _when, _sha, size, path = line.split(" ")
+        assert int(size) == (backups / name).stat().st_size
+        assert bytes.fromhex(path).decode().startswith(f"{work}/f")
+
+
+def test_a_backup_index_lock_left_behind_is_taken_over(tmp_path: Path) -> None:
+    """The index's lock names a writer that was killed (a process gone), or one still
+    working that lets go soon: the next write takes the lock and records its backup."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    backups = home / ".cache" / "tmux-bridge" / "backups"
+    backups.mkdir(parents=True)
+    work.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    holder = subprocess.Popen(["sh", "-c", "read -r _"], stdin=subprocess.PIPE)
+    for n, owner in enumerate([dead.pid, holder.pid]):
+        (backups / "index.lock").symlink_to(str(owner))
+        (work / "f").write_bytes(b"old %d" % n)
+        if owner == holder.pid:
+            threading.Timer(0.3, holder.communicate, [b"done\n"]).start()
+        new = b"new %d" % n
+        written = subprocess.run(
+            ["/bin/sh", "-c", SCRIPT, "tmux-send-file", "write", "f",
+             hashlib.sha256(new).hexdigest(), "1", "-", "30", "1000000", ""],
+            input=new, capture_output=True, cwd=work, env=env, timeout=30,
+        )  # fmt: skip
+        assert written.returncode == 0, written.stderr
+        assert b"locked" not in written.stderr
+        assert not (backups / "index.lock").is_symlink()  # let go after it
+        lines = (backups / "index").read_text().splitlines()
+        assert len(lines) == n + 1
+        assert (backups / lines[-1].split(" ")[0]).read_bytes() == b"old %d" % n
 
 
 def test_the_script_without_mktemp(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ from ..pane.info import find_pane
 from ..pane.records import PaneDir
 from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_call_id
 from ..target import Target
-from ..text.seams import printf_text, sh_backup_file, sh_temp_beside
+from ..text.seams import printf_text, sh_backup_file, sh_lock_link, sh_temp_beside
 from ..text.transfer import NO_TRANSFER
 from .command import run_in_frame
 from .frame import CallFrame, Notice, pane_call, shell_front
@@ -65,7 +65,8 @@ BACKUP_DAYS = 30
 BACKUP_BYTES = 256 * 1024 * 1024
 _HEADER_MAX = 3 * 4096 + 256  # two paths of at most PATH_MAX, and the rest
 
-SCRIPT = r"""# tmux-send's file operations, run by /bin/sh in the pane's shell: data on
+SCRIPT = (
+    r"""# tmux-send's file operations, run by /bin/sh in the pane's shell: data on
 # stdin, results on stdout, a line for the person on stderr.
 #   read PATH MAX                 the header, then the file's bytes
 #   stat PATH                     the header alone, with the MD5
@@ -81,11 +82,12 @@ SCRIPT = r"""# tmux-send's file operations, run by /bin/sh in the pane's shell: 
 # one line each in its file index: ID TIME SHA256 SIZE PATH (PATH in hex).
 # Status: 0 done, 81 no such file or directory, 82 too large, 83 SHA-256 mismatch,
 # 84 no SHA-256 tool, 85 changed since it was read, 80 anything else.
-op=$1 p=$2 tmp= bk= done= cur= state=
+op=$1 p=$2 tmp= bk= done= cur= state= locked= bdir=
 case $p in -*) p=./$p ;; esac  # never an option, and cat takes - for stdin
 say() { printf 'tmux-send: %s\n' "$*" >&2; }
 die() { status=$1; shift; say "$*"; exit "$status"; }
-trap 'if [ -z "$done" ]; then rm -f -- "$tmp" "$bk"; fi' EXIT
+trap 'if [ -z "$done" ]; then rm -f -- "$tmp" "$bk"; fi
+      [ -z "$locked" ] || rm -f -- "$bdir/index.lock"' EXIT
 trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
 if command -v sha256sum >/dev/null 2>&1; then
     sha() { sha256sum | { read -r h _ && printf %s "$h"; }; }
@@ -183,13 +185,32 @@ make_backup() {  # a copy of the file in the backup directory: $bk, with its mod
     cat -- "$p" >"$bk" || die 80 "cannot copy the file to the backup"
     [ "$mode" = - ] || chmod "$mode" "$bk" || die 80 "cannot set the mode of the backup"
 }
-record() {  # DAYS BYTES: the backup in the index, then the old ones pruned
-    size_of "$bk"; where
-    hex=$(printf %s "$real" | od -An -v -tx1 | tr -d ' \n')
-    printf '%s %s %s %s %s\n' "${bk##*/}" "$now" "$cur" "$size" "$hex" >>"$bdir/index" \
-        || { say "could not add the backup to $bdir/index"; return 0; }
-    (prune "$(( now - $1 * 86400 ))" "$2") 2>/dev/null || say "could not prune the old backups"
+stale_lock() {  # the index's lock names a process that is gone: taken away (0)
+    o=$(readlink -- "$bdir/index.lock" 2>/dev/null) || return 1
+    case $o in "" | *[!0-9]*) return 1 ;; esac
+    ! kill -0 "$o" 2>/dev/null || return 1
+    [ "$(readlink -- "$bdir/index.lock" 2>/dev/null)" = "$o" ] && rm -f -- "$bdir/index.lock"
 }
+lock_index() {  # the index to ourselves: a link naming our process, made whole or not at
+    n=0         # all; waited for 5 s at most (1 when not had)
+    until {lock_index} 2>/dev/null; do
+        stale_lock && continue
+        n=$(( n + 1 )); [ "$n" -lt 100 ] || return 1
+        sleep 0.05 2>/dev/null || { sleep 1; n=$(( n + 19 )); }
+    done
+    locked=1
+}
+record() {  # DAYS BYTES: the backup in the index, then the old ones pruned, the index
+    size_of "$bk"; where  # held the while (two writers pruning at once lose lines)
+    hex=$(printf %s "$real" | od -An -v -tx1 | tr -d ' \n')
+    lock_index || say "the backup index stayed locked; added without pruning"
+    printf '%s %s %s %s %s\n' "${bk##*/}" "$now" "$cur" "$size" "$hex" >>"$bdir/index" \
+        || { say "could not add the backup to $bdir/index"; unlock_index; return 0; }
+    [ -z "$locked" ] || (prune "$(( now - $1 * 86400 ))" "$2") 2>/dev/null \
+        || say "could not prune the old backups"
+    unlock_index
+}
+unlock_index() { [ -z "$locked" ] || rm -f -- "$bdir/index.lock"; locked=; }
 prune() {  # CUT BYTES: out with backups older than CUT, then the oldest while over BYTES
     total=0
     while read -r i t h s x; do
@@ -264,8 +285,9 @@ case $op in
     backups) do_backups ;;
     *) die 80 "unknown operation: $op" ;;
 esac
-""".replace("{make_temp}", sh_temp_beside("dir", "base")).replace(
-    "{make_backup}", sh_backup_file("bdir", "now")
+""".replace("{make_temp}", sh_temp_beside("dir", "base"))
+    .replace("{make_backup}", sh_backup_file("bdir", "now"))
+    .replace("{lock_index}", sh_lock_link("bdir"))
 )
 
 

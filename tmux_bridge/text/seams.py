@@ -472,6 +472,15 @@ def sh_backup_file(directory: str, stamp: str) -> str:
     return f'mktemp "${directory}/${stamp}-XXXXXX"'
 
 
+def sh_lock_link(directory: str) -> str:
+    """The POSIX sh command that makes the lock ``$DIRECTORY/index.lock`` whole or not at
+    all (it fails when the lock exists): a symbolic link naming this shell's process, so
+    a lock left by a process that is gone can be told from one held (the backups'
+    index). ``directory`` is a shell variable name (``ValueError`` otherwise)."""
+    _check_name(directory)
+    return f'ln -s "$$" "${directory}/index.lock"'
+
+
 def _check_name(variable: str) -> None:
     if not variable or variable[0] not in _NAME_FIRST or not set(variable) <= _NAME_REST:
         raise ValueError(f"not a shell variable name: {variable!r}")
