@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -63,6 +64,7 @@ class PrivateServer:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
         self.env = env
         self.panes: list[Pane] = []
+        self.pid: int | None = None  # the server's process, once a pane is open
 
     def open_pane(self, shell: str) -> Pane:
         """Create a bridge session running ``shell`` with the real ``tmux-bridge --detach``
@@ -92,13 +94,35 @@ class PrivateServer:
             )
         pane = Pane(shell, session, env)
         self.panes.append(pane)
+        if self.pid is None:
+            self.pid = int(pane.tmux("display-message", "-p", "#{pid}").strip())
         pane.wait_for_prompt()
         return pane
 
     def kill(self) -> None:
-        """Kill the server (and every shell and command in it); quiet if none runs."""
+        """Kill the server (and every shell and command in it); quiet if none runs. A
+        server still there after ``kill-server`` (seen once after a full run: its socket
+        then goes with the directory, and nothing could reach it) gets SIGKILL."""
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             shared.run_tmux(self.env, ("kill-server",), TMUX_TIMEOUT)
+        if self.pid is None:
+            return
+        deadline = time.monotonic() + TMUX_TIMEOUT
+        while _alive(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling a process we cannot wait for (not our child)
+        if _alive(self.pid):
+            print(f"the tmux server {self.pid} outlived kill-server: SIGKILL", file=sys.stderr)
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` is there and not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
