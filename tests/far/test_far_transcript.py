@@ -192,6 +192,11 @@ def test_a_far_shell_slow_to_draw_its_prompt_is_not_typed_into_before_it(
             lambda: [line.rstrip() for line in b.history().rstrip().split("\n")][-5:] == expected,
             f"the transcript ending {expected}",
         )
+        # an edit reads, then writes at once, while the prompt after its read is coming
+        assert b.send("--", "echo old > tb-slow.txt").returncode == 0
+        edit = b.send("--edit", "tb-slow.txt", "--old", "old", "--new", "new")
+        assert edit.returncode == 0, (edit.stderr, b.screen())
+        assert b.send("--", "cat tb-slow.txt; rm tb-slow.txt").stdout == b"new\n"
         after = b.history().split("slowready", 1)[1]  # (the person's own lines before)
         for plumbing in ("TMUXSEND", "__tmux_send", "\\137", str(b.runtime), *ids):
             assert plumbing not in after, b.history()

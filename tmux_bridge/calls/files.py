@@ -535,10 +535,9 @@ def replace_once(old: bytes, new: bytes) -> Change:
 
 
 def _again(call: _Call) -> _Call:
-    """The call with the pane looked at anew, for a second run of the script in it (a
-    far shell's prompt waited for first)."""
-    if isinstance(call.frame.front, FarShell):
-        _far_prompt_back(call)
+    """The call with the pane looked at anew, for a second run of the script in it (in a
+    far shell, the run waits for the prompt the first left coming, as any far call
+    right after one of ours does: :func:`~tmux_bridge.calls.far.check_far_ready`)."""
     frame = call.frame
     view = find_pane(call.target.tmux, call.target.session, frame.view.pane.pane_id)
     front = pane_front(call.target.tmux, view.pane, frame.records)
@@ -665,28 +664,6 @@ def _run_with(
         return _Run(record, text, header, body)
     finally:
         transport.close()
-
-
-# A far fish draws its prompt a moment after a call's end marker, and a far call refuses
-# a cursor line with no prompt on it: an edit's write waits for the prompt after its read.
-FAR_PROMPT_WAIT = 2.0  # seconds
-
-
-def _far_prompt_back(call: _Call) -> None:
-    """Wait until the far shell's prompt shows on the cursor's line again (polled every
-    20 ms, at most :data:`FAR_PROMPT_WAIT` seconds, less when the call is cancelled);
-    if it never does, the write refuses as any far call would."""
-    import select
-    import time
-
-    from ..pane.front import prompt_part
-
-    until = time.monotonic() + FAR_PROMPT_WAIT
-    fds = [call.cancel.fd] if call.cancel is not None else []
-    while not prompt_part(call.target.tmux, call.frame.view.pane.pane_id):
-        left = until - time.monotonic()
-        if left <= 0 or select.select(fds, [], [], min(left, 0.02))[0]:
-            return
 
 
 def _discard(_chunk: bytes) -> None:
