@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -577,8 +578,10 @@ def test_backups_written_at_once_are_all_in_the_index(tmp_path: Path, sh: str) -
 
 
 def test_a_backup_index_lock_left_behind_is_taken_over(tmp_path: Path) -> None:
-    """The index's lock names a writer that was killed (a process gone), or one still
-    working that lets go soon: the next write takes the lock and records its backup."""
+    """The index's lock names a writer that was killed (a process gone), one whose
+    process id is in use but whose lock is over a minute old (a pid used again), or one
+    still working that lets go soon: the next write takes the lock and records its
+    backup, and lets go of it after."""
     home, work = tmp_path / "home", tmp_path / "work"
     backups = home / ".cache" / "tmux-bridge" / "backups"
     backups.mkdir(parents=True)
@@ -587,10 +590,12 @@ def test_a_backup_index_lock_left_behind_is_taken_over(tmp_path: Path) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
     holder = subprocess.Popen(["sh", "-c", "read -r _"], stdin=subprocess.PIPE)
-    for n, owner in enumerate([dead.pid, holder.pid]):
-        (backups / "index.lock").symlink_to(str(owner))
+    now = int(time.time())
+    locks = [f"{dead.pid}-{now}", f"{os.getpid()}-{now - 3600}", f"{holder.pid}-{now}"]
+    for n, lock in enumerate(locks):
+        (backups / "index.lock").symlink_to(lock)
         (work / "f").write_bytes(b"old %d" % n)
-        if owner == holder.pid:
+        if lock.startswith(f"{holder.pid}-"):
             threading.Timer(0.3, holder.communicate, [b"done\n"]).start()
         new = b"new %d" % n
         written = subprocess.run(
@@ -599,7 +604,7 @@ def test_a_backup_index_lock_left_behind_is_taken_over(tmp_path: Path) -> None:
             input=new, capture_output=True, cwd=work, env=env, timeout=30,
         )  # fmt: skip
         assert written.returncode == 0, written.stderr
-        assert b"locked" not in written.stderr
+        assert b"locked" not in written.stderr, lock
         assert not (backups / "index.lock").is_symlink()  # let go after it
         lines = (backups / "index").read_text().splitlines()
         assert len(lines) == n + 1

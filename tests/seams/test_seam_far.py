@@ -212,7 +212,8 @@ def test_names_are_refused_unless_plain() -> None:
                 lambda t: sh_temp_beside("dir", t),
                 lambda t: sh_backup_file(t, "now"),
                 lambda t: sh_backup_file("bdir", t),
-                sh_lock_link,
+                lambda t: sh_lock_link(t, "now"),
+                lambda t: sh_lock_link("bdir", t),
             ]
             for make in makers:
                 if set(text) <= name_chars and not text[0].isdigit():
@@ -469,7 +470,7 @@ def test_far_shell_text_holds_only_the_seams_paths() -> None:
     """Everything typed into or run by a far shell, for every kind, with the seam's own
     code taken out, holds no guessable name, temporary directory or mktemp call."""
     seam_code = [far_dir_function(), far_dir_function(fish=True), sh_temp_beside("dir", "base")]
-    seam_code += [sh_backup_file("bdir", "now"), sh_lock_link("bdir"), sh_private_dir()]
+    seam_code += [sh_backup_file("bdir", "now"), sh_lock_link("bdir", "lk_now"), sh_private_dir()]
     seam_code += [far_temp_file("__tmux_send_err", "err", fish=f) for f in (False, True)]
     texts = [SCRIPT, FarTransport.WRAPPER, *FarTransport().words(SCRIPT, ["read", "-"], b"-x")]
     texts += [VALIDATE_SCRIPT, transfer_wrapper(SCRIPT)]

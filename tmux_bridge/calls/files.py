@@ -185,18 +185,19 @@ make_backup() {  # a copy of the file in the backup directory: $bk, with its mod
     cat -- "$p" >"$bk" || die 80 "cannot copy the file to the backup"
     [ "$mode" = - ] || chmod "$mode" "$bk" || die 80 "cannot set the mode of the backup"
 }
-stale_lock() {  # the index's lock names a process that is gone: taken away (0)
-    o=$(readlink -- "$bdir/index.lock" 2>/dev/null) || return 1
-    case $o in "" | *[!0-9]*) return 1 ;; esac
-    ! kill -0 "$o" 2>/dev/null || return 1
-    [ "$(readlink -- "$bdir/index.lock" 2>/dev/null)" = "$o" ] && rm -f -- "$bdir/index.lock"
+stale_lock() {  # the index's lock names a process that is gone, or is over a minute
+    lk=$(readlink -- "$bdir/index.lock" 2>/dev/null) || return 1  # old: taken away (0)
+    lk_pid=${lk%%-*} lk_time=${lk#*-}
+    case $lk_pid$lk_time in "" | *[!0-9]*) return 1 ;; esac
+    ! kill -0 "$lk_pid" 2>/dev/null || [ "$(( $(date +%s) - lk_time ))" -gt 60 ] || return 1
+    [ "$(readlink -- "$bdir/index.lock" 2>/dev/null)" = "$lk" ] && rm -f -- "$bdir/index.lock"
 }
-lock_index() {  # the index to ourselves: a link naming our process, made whole or not at
-    n=0         # all; waited for 5 s at most (1 when not had)
-    until {lock_index} 2>/dev/null; do
+lock_index() {  # the index to ourselves: a link naming our process and the time, made
+    lk_end=$(( $(date +%s) + 5 ))  # whole or not at all; waited for 5 s at most (1: not had)
+    until lk_now=$(date +%s) && {lock_index} 2>/dev/null; do
         stale_lock && continue
-        n=$(( n + 1 )); [ "$n" -lt 100 ] || return 1
-        sleep 0.05 2>/dev/null || { sleep 1; n=$(( n + 19 )); }
+        [ "$lk_now" -lt "$lk_end" ] || return 1
+        sleep 0.05 2>/dev/null || sleep 1
     done
     locked=1
 }
@@ -287,7 +288,7 @@ case $op in
 esac
 """.replace("{make_temp}", sh_temp_beside("dir", "base"))
     .replace("{make_backup}", sh_backup_file("bdir", "now"))
-    .replace("{lock_index}", sh_lock_link("bdir"))
+    .replace("{lock_index}", sh_lock_link("bdir", "lk_now"))
 )
 
 

@@ -472,13 +472,16 @@ def sh_backup_file(directory: str, stamp: str) -> str:
     return f'mktemp "${directory}/${stamp}-XXXXXX"'
 
 
-def sh_lock_link(directory: str) -> str:
+def sh_lock_link(directory: str, stamp: str) -> str:
     """The POSIX sh command that makes the lock ``$DIRECTORY/index.lock`` whole or not at
-    all (it fails when the lock exists): a symbolic link naming this shell's process, so
-    a lock left by a process that is gone can be told from one held (the backups'
-    index). ``directory`` is a shell variable name (``ValueError`` otherwise)."""
+    all (it fails when the lock exists): a symbolic link to ``PID-STAMP``, this shell's
+    process and ``$STAMP`` (the time in seconds since the epoch), so that a lock left by a
+    process that is gone, or held far longer than any holder takes, can be told from one
+    held (the backups' index). ``directory`` and ``stamp`` are shell variable names
+    (``ValueError`` otherwise)."""
     _check_name(directory)
-    return f'ln -s "$$" "${directory}/index.lock"'
+    _check_name(stamp)
+    return f'ln -s "$$-${stamp}" "${directory}/index.lock"'
 
 
 def _check_name(variable: str) -> None:
