@@ -18,7 +18,8 @@ import pytest
 from tmux_bridge.api import Bridge
 from tmux_bridge.errors import TmuxError, TmuxTimeout
 from tmux_bridge.infra import tmux as tmux_module
-from tmux_bridge.infra.tmux import Tmux, use_channels
+from tmux_bridge.infra.channel import ChannelClosed
+from tmux_bridge.infra.tmux import Tmux, end_channels, use_channels
 
 from ..support.pane import WAIT, TestPane, target_of
 
@@ -113,6 +114,26 @@ def test_a_killed_client_is_replaced(pane: TestPane, channels: None) -> None:
     assert t.run("display-message", "-p", "-t", pane.target, "#{pane_id}").stdout.startswith("%")
     second = _channel_pid(t)
     assert second not in (None, first)
+
+
+def test_ended_channels_leave_no_client_behind(pane: TestPane, channels: None) -> None:
+    """At a resident process's end its control clients are killed (one left attached
+    could keep its tmux server from ever exiting), and a command after that runs in a
+    client of its own, opening no channel again."""
+    t = _server(pane)
+    t.run("display-message", "-p", "x")
+    channel = tmux_module._channels[t.socket_args]
+    assert channel.process is not None
+    end_channels()
+    assert channel.process.poll() is not None  # ended, not left to tmux
+    pane.wait_for(
+        lambda: "1" not in t.run("list-clients", "-F", "#{client_control_mode}").stdout.split(),
+        "the ended channel's client to be gone from the server",
+    )
+    assert t.run("display-message", "-p", "-t", pane.target, "#{pane_id}").stdout.startswith("%")
+    assert _channel_pid(t) is None  # no channel again
+    with pytest.raises(ChannelClosed):
+        channel.run([["display-message", "-p", "x"]], WAIT)  # one held on to refuses
 
 
 def test_its_session_gone_it_attaches_to_another(pane: TestPane, channels: None) -> None:

@@ -383,6 +383,12 @@ def test_an_mcp_prompt_that_backtracks_cannot_freeze_the_server(mcp_pane: TestPa
         with server.client() as client:
             assert client.get("/health").status_code == 200
         assert server.stop(signal.SIGTERM, timeout=WAIT)[0] == 0
+    # its control clients went with it (one left attached kept the tmux server from
+    # ever exiting: kill-server then left it running, unreachable)
+    mcp_pane.wait_for(
+        lambda: "1" not in mcp_pane.tmux("list-clients", "-F", "#{client_control_mode}").split(),
+        "the stopped server's control clients to be gone",
+    )
     mcp_pane.tmux("send-keys", "-t", mcp_pane.target, "C-c")
     mcp_pane.wait_for_prompt()
 

@@ -78,6 +78,7 @@ class Channel:
         self.process: subprocess.Popen[bytes] | None = None
         self.buffer = b""
         self.count = 0
+        self.ended = False  # for good: the process is ending (see :meth:`end`)
 
     def run(self, commands: list[list[str]], timeout: float | None) -> tuple[int, str, str]:
         """Run ``commands`` (one group, as a chain would) and wait for their reply; the
@@ -87,6 +88,8 @@ class Channel:
         with self.lock:
             if self.process is None or self.process.poll() is not None or self._ended():
                 self._close()
+                if self.ended:
+                    raise ChannelClosed(sent=False)
                 try:
                     self._open(timeout)
                 except BaseException:  # TimeoutError: tmux did not answer (stopped?)
@@ -114,6 +117,19 @@ class Channel:
     def close(self) -> None:
         with self.lock:
             self._close()
+
+    def end(self) -> None:
+        """End the client now and for good, whatever command is on its way (the lock is
+        not waited for: the process is ending): the command's reader sees the end, and
+        the channel is not opened again. A client left behind by its process could stay
+        attached and keep its tmux server from ever exiting (tmux 3.3a, seen when the
+        client's stdin closed with a command on its way)."""
+        self.ended = True
+        process = self.process
+        if process is not None and process.poll() is None:
+            process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(1)
 
     # --- the client ----------------------------------------------------------------------
 

@@ -185,6 +185,17 @@ def use_channels(on: bool) -> None:
             _channels.clear()
 
 
+def end_channels() -> None:
+    """At a resident process's end: its control clients killed now, whatever command is
+    on its way, and every command after this run as a subprocess."""
+    global _channels_on
+    _channels_on = False
+    ending = list(_channels.values())
+    _channels.clear()  # (a command already holding one sees it ended, and runs alone)
+    for channel in ending:
+        channel.end()
+
+
 def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
     """``args`` run down the server's channel; ``None`` when it cannot serve them (no
     session to attach to, a command that must have its own client). A channel that ends

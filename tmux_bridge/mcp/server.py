@@ -21,7 +21,7 @@ from mcp_types import ToolAnnotations
 from .. import __version__
 from ..api import NO_ORIGIN, Origin
 from ..infra.patterns import use_time_limit
-from ..infra.tmux import use_channels
+from ..infra.tmux import end_channels, use_channels
 from ..target import Target
 from .progress import Calls
 from .texts import INSTRUCTIONS, TOOLS
@@ -78,6 +78,7 @@ async def serve_stdio(base: Target, readonly: bool = False) -> None:
             group.cancel_scope.cancel()
     finally:
         calls.pool.shutdown(wait=True)
+        end_channels()  # our control clients end with us, not left to tmux
 
 
 async def _stop_on_signal(calls: Calls) -> None:
@@ -89,6 +90,7 @@ async def _stop_on_signal(calls: Calls) -> None:
             deadline = time.monotonic() + GRACE
             while len(calls) and time.monotonic() < deadline:
                 await anyio.sleep(0.02)
+            end_channels()
             sys.stderr.flush()
             os._exit(0)
 

@@ -35,7 +35,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..errors import InvalidRequest, RuntimeDirError
 from ..infra.patterns import use_time_limit
-from ..infra.tmux import use_channels
+from ..infra.tmux import end_channels, use_channels
 from ..target import Target
 from ..web.mount import McpMount
 from ..web.replies import error_reply
@@ -446,7 +446,10 @@ def serve(options: ServeOptions) -> int:
         server = _Server(config, calls)
         sys.stdout.write(banner(options, sock, token, mcp))
         sys.stdout.flush()
-        with _tending(options):
-            server.run(sockets=[sock])
+        try:
+            with _tending(options):
+                server.run(sockets=[sock])
+        finally:
+            end_channels()  # our control clients end with us, not left to tmux
     print("tmux-bridge serve: stopped.", flush=True)
     return 0
