@@ -189,9 +189,10 @@ def end_channels() -> None:
     """At a resident process's end: its control clients killed now, whatever command is
     on its way, and every command after this run as a subprocess."""
     global _channels_on
-    _channels_on = False
-    ending = list(_channels.values())
-    _channels.clear()  # (a command already holding one sees it ended, and runs alone)
+    with _channels_lock:  # held briefly by the others: no new channel after this
+        _channels_on = False
+        ending = list(_channels.values())
+        _channels.clear()  # (a command already holding one sees it ended, and runs alone)
     for channel in ending:
         channel.end()
 
@@ -208,6 +209,8 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
     if any(command and command[0] in _OWN_CLIENT for command in commands):
         return None
     with _channels_lock:
+        if not _channels_on:  # switched off (or ended) since the caller looked
+            return None
         channel = _channels.get(tmux.socket_args)
         if channel is None:
             channel = _channels[tmux.socket_args] = Channel(["tmux", *tmux.socket_args])
