@@ -6,9 +6,11 @@ went away. The expected values are what a subprocess of tmux gives for the same 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -252,3 +254,61 @@ def test_a_call_through_the_facade_uses_the_channel(pane: TestPane, channels: No
     result = bridge.run("echo through-$((6*7))")
     assert result.stdout == b"through-42\n" and result.status == 0
     assert _channel_pid(target_of(pane).tmux) is not None
+
+
+# a resident process of its own: its channel open, the client's pid said; "fork": a
+# child forked then (as a job's keeper is) runs a command, says how, and lives on
+_RESIDENT = """
+import os, sys, time
+from tmux_bridge.infra import tmux as tmux_module
+tmux_module.use_channels(True)
+t = tmux_module.Tmux(socket_path=sys.argv[1])
+t.run("display-message", "-p", "x")
+print(tmux_module._channels[t.socket_args].process.pid, flush=True)
+if sys.argv[2] == "fork" and os.fork() == 0:
+    out = t.run("display-message", "-p", "child").stdout.strip()
+    print(out, tmux_module._channels_on, len(tmux_module._channels), flush=True)
+    time.sleep(300)
+    os._exit(0)
+time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize("how", ["stopped", "fork"])
+def test_a_killed_process_takes_its_control_client_along(pane: TestPane, how: str) -> None:
+    """A resident process killed outright (no chance to end its clients) takes its
+    channel's client along: one that does not leave by itself (``stopped``: as tmux
+    3.3a's stayed attached) is killed by its guard, and a child forked from the process
+    (a job's keeper) holds none of its pipes, runs its own commands as subprocesses, and
+    keeps nothing attached by living on."""
+    t = _server(pane)
+    socket = str(pane.tmpdir / f"tmux-{os.getuid()}" / "default")
+    resident = subprocess.Popen(
+        [sys.executable, "-c", _RESIDENT, socket, how],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert resident.stdout is not None
+    client = int(resident.stdout.readline())
+    try:
+        if how == "fork":
+            assert resident.stdout.readline().split() == ["child", "False", "0"]
+        else:
+            os.kill(client, signal.SIGSTOP)
+
+        def clients() -> list[str]:
+            listed = t.run("list-clients", "-F", "#{client_control_mode} #{client_pid}").stdout
+            return [line.split()[1] for line in listed.splitlines() if line.startswith("1 ")]
+
+        assert clients() == [str(client)]
+        resident.kill()  # SIGKILL: the forked child lives on
+        resident.wait(WAIT)
+        pane.wait_for(lambda: clients() == [], "the killed process's control client to go")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(resident.pid, signal.SIGKILL)  # the forked child
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(client, signal.SIGKILL)
+        resident.stdout.close()
+        resident.wait(WAIT)

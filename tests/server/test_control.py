@@ -45,14 +45,19 @@ def about(name: str, *types: str) -> Callable[[dict[str, Any]], bool]:
     return wanted
 
 
-def control_clients(world: World) -> list[str]:
+def control_clients(world: World, *, channels: bool = False) -> list[str]:
     """``session_name`` of each lifecycle client of the test's tmux server: the
-    read-only control-mode clients (serve's command channel is not read-only)."""
+    read-only control-mode clients (serve's command channel is not read-only), with
+    ``channels`` every control-mode client."""
     listed = world.b.tmux(
         "list-clients", "-F", "#{client_control_mode} #{client_flags} #{session_name}"
     )
     found = [line.split(" ", 2) for line in listed.splitlines()]
-    return [name for mode, flags, name in found if mode == "1" and "read-only" in flags.split(",")]
+    return [
+        name
+        for mode, flags, name in found
+        if mode == "1" and (channels or "read-only" in flags.split(","))
+    ]
 
 
 def person_attaches(world: World, session: str) -> pexpect.spawn:
@@ -192,11 +197,18 @@ def test_no_control_client_outlives_serve(world: World) -> None:
                 await asyncio.to_thread(
                     wait_until, lambda: control_clients(world) == ["alpha"], "the control client"
                 )
+                # the command channel too: serve's tmux commands go down it
+                listed = await request(ws, {"id": "2", "type": "list-panes"})
+                assert listed["ok"] is True, listed
+                assert len(control_clients(world, channels=True)) == 2
                 os.kill(server.proc.pid, signal.SIGKILL)  # no chance to stop it itself
 
         with contextlib.suppress(ConnectionClosed):  # closing the dropped connection may say so
             asyncio.run(subscribed())
-    wait_until(lambda: control_clients(world) == [], "the control client to end with serve")
+    wait_until(
+        lambda: control_clients(world, channels=True) == [],
+        "the control clients to end with serve",
+    )
 
 
 def test_the_client_waits_out_a_server_gone_and_stops_clean(world: World) -> None:

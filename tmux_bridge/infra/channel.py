@@ -38,6 +38,7 @@ import threading
 import time
 
 from ..text.seams import command_line, format_text_timed
+from .tied import Tied
 
 OPEN_WAIT = 2.0  # seconds for a new client to say it is attached
 
@@ -76,6 +77,7 @@ class Channel:
         self.argv = argv
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
+        self.tied: Tied | None = None  # the client and its guard (the process ends it)
         self.buffer = b""
         self.count = 0
         self.ended = False  # for good: the process is ending (see :meth:`end`)
@@ -125,11 +127,9 @@ class Channel:
         attached and keep its tmux server from ever exiting (tmux 3.3a, seen when the
         client's stdin closed with a command on its way)."""
         self.ended = True
-        process = self.process
-        if process is not None and process.poll() is None:
-            process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(1)
+        tied = self.tied
+        if tied is not None:
+            tied.end(1)
 
     # --- the client ----------------------------------------------------------------------
 
@@ -138,9 +138,8 @@ class Channel:
         if session is None:
             raise ChannelClosed(sent=False)
         argv = [*self.argv, "-C", "attach-session", "-t", session, "-f", "no-output,ignore-size"]
-        self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+        self.tied = Tied(argv)  # killed by its guard if this process is killed
+        self.process = self.tied.process
         assert self.process.stdout is not None
         os.set_blocking(self.process.stdout.fileno(), False)
         self.buffer = b""
@@ -250,11 +249,10 @@ class Channel:
 
     def _close(self) -> None:
         process, self.process = self.process, None
-        if process is None:
+        tied, self.tied = self.tied, None
+        if process is None or tied is None:
             return
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+        tied.end()
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):

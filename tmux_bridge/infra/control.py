@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 
 from ..errors import BridgeError
+from .tied import Tied
 from .tmux import Tmux
 
 NO_SESSION_CHECK = 2.0  # seconds between looks for a session while there is none
@@ -109,10 +110,8 @@ class ControlClient:
         with self.lock:
             if self.stopped.is_set():
                 return
-            process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-            )
-            self.process = process
+            tied = Tied(argv)  # killed by its guard if this process is killed
+            process = self.process = tied.process
         assert process.stdin is not None and process.stdout is not None
         subscribed = False
         try:
@@ -130,16 +129,15 @@ class ControlClient:
         except (OSError, ValueError):  # the client died under us: attach again
             pass
         finally:
-            _end(process)
+            _end(tied)
             with self.lock:
                 self.process = None
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
+def _end(tied: Tied) -> None:
     """Kill a control client (closing its stdin alone would do too) and reap it."""
-    if process.poll() is None:
-        process.kill()
-    process.wait()
+    tied.end()
+    process = tied.process
     for pipe in (process.stdin, process.stdout):
         with contextlib.suppress(OSError):
             pipe.close() if pipe is not None else None

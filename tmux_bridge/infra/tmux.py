@@ -197,6 +197,19 @@ def end_channels() -> None:
         channel.end()
 
 
+def _forget_channels_in_child() -> None:
+    """In a forked child (a job's keeper): the channels are the parent's (their pipes
+    are already ``/dev/null`` here, :mod:`~tmux_bridge.infra.tied`): commands run as
+    subprocesses, and the lock another thread may have held at the fork is a new one."""
+    global _channels_on, _channels_lock
+    _channels_on = False
+    _channels.clear()
+    _channels_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_channels_in_child)
+
+
 def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
     """``args`` run down the server's channel; ``None`` when it cannot serve them (no
     session to attach to, a command that must have its own client). A channel that ends
