@@ -523,6 +523,7 @@ def files(state: ShellState, cfg: Config) -> Outcome:
     pane = state.pane
     data = file_text(cfg.file_bytes)
     exact: dict[str, list[bool]] = {"write": [], "read": [], "cat": []}
+    held = [data]  # what the file holds now: the last write's bytes
     with tempfile.TemporaryDirectory(prefix="tb-bench-files-") as work:
         path = Path(work) / "file.txt"
         path.write_bytes(data)
@@ -537,12 +538,13 @@ def files(state: ShellState, cfg: Config) -> Outcome:
             if result.returncode != 0:
                 raise BenchError(f"tmux-send --write exited {result.returncode}: {result.stderr!r}")
             exact["write"].append(path.read_bytes() == other)
+            held[0] = other
             return elapsed
 
         def read(*args: str) -> Step:
             def step() -> float:
                 elapsed, out = timed_send(pane, *args, str(path))
-                exact["cat" if "cat" in args else "read"].append(out == data)
+                exact["cat" if "cat" in args else "read"].append(out == held[0])
                 return elapsed
 
             return step
