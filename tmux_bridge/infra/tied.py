@@ -32,8 +32,7 @@ _guards: weakref.WeakSet[Tied] = weakref.WeakSet()
 
 class Tied:
     """``argv`` started with pipes on its stdin and stdout (stderr dropped), and its
-    guard. :meth:`end` kills and reaps it; :meth:`reaped` lets the guard go once the
-    client was reaped elsewhere."""
+    guard. :meth:`end` kills and reaps it, and lets the guard go."""
 
     def __init__(self, argv: list[str]) -> None:
         self.process = subprocess.Popen(
@@ -64,16 +63,17 @@ class Tied:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(wait)
-        self.reaped()
+        self._release()
 
-    def reaped(self) -> None:
-        """Let the guard go (the client was reaped: its id is no longer ours to kill)."""
+    def _release(self) -> None:
+        """Tell the guard to leave without killing (the client is ended: its id is soon
+        no longer ours to kill)."""
         guard, self.guard = self.guard, None
         if guard is None or guard.stdin is None:
             return
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):  # (closed by another thread)
             guard.stdin.write(b"\n")
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             guard.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             guard.wait(1)
