@@ -1,7 +1,8 @@
 """The jobs measurement (issue 22): starting a job (``tmux-send --background -- true``)
 against a normal ``tmux-send -- true``; ``--job`` on an idle job (a ``sleep`` in a second
 pane) against a normal call; and ``seq 1 N`` started as a job and read in one ``--wait``
-(md5 checked) against the same command typed into the pane and awaited on its stream.
+(md5 checked) against the same command typed into the pane and awaited on its stream,
+and against the same command in a normal call (what a job adds to it).
 """
 
 from __future__ import annotations
@@ -46,36 +47,53 @@ def jobs(state: ShellState, cfg: Config) -> Outcome:
         matches.append(hashlib.md5(result.stdout).hexdigest() == expected)
         return elapsed
 
+    def called() -> float:
+        elapsed, out = timed_send(pane, "--", command)
+        matches_call.append(hashlib.md5(out).hexdigest() == expected)
+        return elapsed
+
+    matches_call: list[bool] = []
     with _idle_job(pane) as idle:
         steps: dict[str, Step] = {
             "true": lambda: timed_send(pane, "--", "true")[0],
             "start": start,
             "read": lambda: timed_send(pane, "--job", idle)[0],
             "wait": waited,
+            "call": called,
             "pane": lambda: pane.round_trip(command),
         }
         s = interleaved(pane, steps, cfg.runs)
-    return _figures(pane.shell, s, short(lines), matches)
+    return _figures(pane.shell, s, short(lines), matches, matches_call)
 
 
 def _figures(
-    shell: str, s: dict[str, list[float]], label: str, matches: list[bool]
+    shell: str,
+    s: dict[str, list[float]],
+    label: str,
+    matches: list[bool],
+    matches_call: list[bool],
 ) -> list[Metric]:
     true = Metric("jobs", shell, "tmux-send -- true", "ms", to_ms(s["true"]))
     start = Metric("jobs", shell, "tmux-send --background -- true", "ms", to_ms(s["start"]))
     read = Metric("jobs", shell, "tmux-send --job ID (idle job)", "ms", to_ms(s["read"]))
     wait = Metric("jobs", shell, f"job seq 1 {label}: start + --wait", "ms", to_ms(s["wait"]))
     own = Metric("jobs", shell, f"seq 1 {label} in the pane", "ms", to_ms(s["pane"]))
+    call = Metric("jobs", shell, f"tmux-send -- seq 1 {label}", "ms", to_ms(s["call"]))
     return [
         true,
         start,
         read,
         wait,
+        call,
         own,
         ratio("jobs", shell, "--background / -- true", start, true).at_most(1.5),
         ratio("jobs", shell, "--job (idle) / -- true", read, true).at_most(1.0),
         ratio("jobs", shell, "job + --wait / pane", wait, own).at_most(1.3),
+        # what a job adds to the same command in a normal call (no target: a baseline)
+        ratio("jobs", shell, "job + --wait / normal call", wait, call),
+        ratio("jobs", shell, "normal call / pane", call, own),
         count_ok("jobs", shell, "--wait stdout md5 == local seq md5", matches[1:]),
+        count_ok("jobs", shell, "normal call stdout md5 == local seq md5", matches_call[1:]),
     ]
 
 
