@@ -135,7 +135,8 @@ class ControlClient:
 
 
 def _end(tied: Tied) -> None:
-    """Kill a control client (closing its stdin alone would do too) and reap it."""
+    """Kill a control client and reap it (closing its stdin does not always end one),
+    let its guard go, and close its pipes."""
     tied.end()
     process = tied.process
     for pipe in (process.stdin, process.stdout):

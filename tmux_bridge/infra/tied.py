@@ -12,8 +12,8 @@ client alone.
 
 A process forked from this one (a job's keeper) must not hold these pipes: the guard and
 the client would wait for it, and a write of the child would go down the parent's
-channel. The child closes them at once (:func:`os.register_at_fork`), leaving the
-parent's clients and guards as they are.
+channel. In the child they become ``/dev/null`` at once (:func:`os.register_at_fork`),
+leaving the parent's clients and guards as they are.
 """
 
 from __future__ import annotations
