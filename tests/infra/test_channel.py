@@ -282,9 +282,8 @@ def test_a_killed_process_takes_its_control_client_along(pane: TestPane, how: st
     (a job's keeper) holds none of its pipes, runs its own commands as subprocesses, and
     keeps nothing attached by living on."""
     t = _server(pane)
-    socket = str(pane.tmpdir / f"tmux-{os.getuid()}" / "default")
     resident = subprocess.Popen(
-        [sys.executable, "-c", _RESIDENT, socket, how],
+        [sys.executable, "-c", _RESIDENT, t.socket_path(), how],
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,

@@ -29,7 +29,6 @@ subprocess. Whether a process uses channels at all is decided in one place:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import select
@@ -76,11 +75,15 @@ class Channel:
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self.lock = threading.Lock()
-        self.process: subprocess.Popen[bytes] | None = None
         self.tied: Tied | None = None  # the client and its guard (the process ends it)
         self.buffer = b""
         self.count = 0
         self.ended = False  # for good: the process is ending (see :meth:`end`)
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The client's process, while the channel is open."""
+        return None if self.tied is None else self.tied.process
 
     def run(self, commands: list[list[str]], timeout: float | None) -> tuple[int, str, str]:
         """Run ``commands`` (one group, as a chain would) and wait for their reply; the
@@ -139,9 +142,8 @@ class Channel:
             raise ChannelClosed(sent=False)
         argv = [*self.argv, "-C", "attach-session", "-t", session, "-f", "no-output,ignore-size"]
         self.tied = Tied(argv)  # killed by its guard if this process is killed
-        self.process = self.tied.process
-        assert self.process.stdout is not None
-        os.set_blocking(self.process.stdout.fileno(), False)
+        assert self.tied.process.stdout is not None
+        os.set_blocking(self.tied.process.stdout.fileno(), False)
         self.buffer = b""
         # a command read before the client is attached may run without one (tmux 3.3a):
         # wait for the attach's own notification first
@@ -248,12 +250,6 @@ class Channel:
         return None if line.startswith(b"%exit") else line
 
     def _close(self) -> None:
-        process, self.process = self.process, None
         tied, self.tied = self.tied, None
-        if process is None or tied is None:
-            return
-        tied.end()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        if tied is not None:
+            tied.close()

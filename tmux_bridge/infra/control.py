@@ -20,7 +20,6 @@ client counts in ``#{session_attached}``: ``pane.py`` counts people without it.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import threading
 from collections.abc import Callable
@@ -129,16 +128,6 @@ class ControlClient:
         except (OSError, ValueError):  # the client died under us: attach again
             pass
         finally:
-            _end(tied)
+            tied.close()  # killed: closing its stdin does not always end a client
             with self.lock:
                 self.process = None
-
-
-def _end(tied: Tied) -> None:
-    """Kill a control client and reap it (closing its stdin does not always end one),
-    let its guard go, and close its pipes."""
-    tied.end()
-    process = tied.process
-    for pipe in (process.stdin, process.stdout):
-        with contextlib.suppress(OSError):
-            pipe.close() if pipe is not None else None

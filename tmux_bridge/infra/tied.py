@@ -32,7 +32,8 @@ _guards: weakref.WeakSet[Tied] = weakref.WeakSet()
 
 class Tied:
     """``argv`` started with pipes on its stdin and stdout (stderr dropped), and its
-    guard. :meth:`end` kills and reaps it, and lets the guard go."""
+    guard. :meth:`end` kills and reaps it, and lets the guard go; :meth:`close` also
+    closes its pipes."""
 
     def __init__(self, argv: list[str]) -> None:
         self.process = subprocess.Popen(
@@ -64,6 +65,14 @@ class Tied:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(wait)
         self._release()
+
+    def close(self) -> None:
+        """:meth:`end`, waiting as long as it takes, then close the pipes."""
+        self.end()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
     def _release(self) -> None:
         """Tell the guard to leave without killing (the client is ended: its id is soon
