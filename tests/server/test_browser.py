@@ -9,6 +9,7 @@ sent from the page to a stand-in agent shows its receipt. The screenshot on the 
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 from pathlib import Path
@@ -149,3 +150,78 @@ def test_a_late_subscription_reply_does_not_take_the_persons_typing(
             browser.close()
     assert typed == "keep quokka"
     assert "quokka" not in pane.screen()
+
+
+def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server) -> None:
+    """The page's first picture of a pane is a snapshot drawn at the pane's size, and the
+    page then fits the pane to itself: the new size must take effect after the snapshot
+    is drawn, however late xterm.js gets to it (it parses on a timer), or the snapshot's
+    rows are laid out in the new size, its top rows scrolled out of sight (seen once
+    under load). Here Playwright's clock holds the page's timers from the click until the
+    new size has come, and the server's answers are held until the snapshot is there."""
+    pane.tmux("resize-window", "-t", "tb-test", "-x", "100", "-y", "40")
+    pane.tmux("set-option", "-w", "-u", "-t", "tb-test", "window-size")
+    pane.tmux("send-keys", "-t", "tb-test", "clear; seq 1 20", "Enter")
+    pane.wait_for(lambda: pane.screen().startswith("1\n2\n"), "seq's rows on a clear screen")
+    route: dict[str, WebSocketRoute] = {}
+    held: list[str | bytes] = []
+    holding = [False]
+
+    def handle(ws: WebSocketRoute) -> None:
+        route["ws"] = ws
+        to_server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            # the focused view's subscription (a tile's names the pane by its id)
+            if isinstance(message, str) and '"agent":"tb-test:' in message.replace(" ", ""):
+                holding[0] = True
+            to_server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            (held.append if holding[0] else ws.send)(message)
+
+        ws.on_message(from_page)
+        to_server.on_message(from_server)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.set_default_timeout(WAIT * 1000)
+            page.clock.install()
+            page.route_web_socket("**/ws", handle)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            # the page settled: no pane chosen, every pane at a glance
+            page.wait_for_function("() => window.tmuxBridgeView.mode() === 'tiles'")
+            page.locator("#panes button", has_text="tb-test").first.wait_for()
+            page.evaluate(
+                """() => { window.sized = 0; window.tmuxBridgeView.onEvent((m) => {
+                if (m.type === 'resize' || m.type === 'size') window.sized += 1; }); }"""
+            )
+            page.clock.pause_at(datetime.datetime.now() + datetime.timedelta(seconds=1))
+            # from here on, no Playwright wait that needs the page's timers
+            page.evaluate(
+                """() => [...document.querySelectorAll('#panes button')]
+                .find((b) => b.textContent.includes('tb-test')).click()"""
+            )
+            # (a call into Playwright lets it hand the messages to the route's handlers)
+            pane.wait_for(
+                lambda: page.evaluate("() => 0") == 0 and any(isinstance(m, bytes) for m in held),
+                "the snapshot",
+            )
+            holding[0] = False
+            for message in held:  # the answer and the snapshot, at the pane's size
+                route["ws"].send(message)
+            pane.wait_for(lambda: page.evaluate("window.sized") > 0, "the page's size, told")
+            fitted = pane.pane("#{window_width}x#{window_height}")
+            assert fitted != "100x40", "the page fitted the pane to itself"
+            page.clock.resume()
+            page.locator("#terminal .xterm-rows", has_text="20").wait_for()
+            shown = _terminal_text(page)
+        finally:
+            browser.close()
+    own = pane.tmux("show-options", "-A", "-v", "-t", "tb-test", "default-size").strip()
+    size = "#{window_width}x#{window_height}"
+    pane.wait_for(lambda: pane.pane(size) == own, f"the page's size given back ({own})")
+    rows = [row.rstrip() for row in shown.split("\n")]
+    assert rows[:20] == [str(n) for n in range(1, 21)], f"the page ({fitted}) shows:\n{shown}"

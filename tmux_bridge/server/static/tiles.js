@@ -149,8 +149,7 @@
   function sized(tile, cols, rows) {
     tile.cols = cols;
     tile.rows = rows;
-    tile.term.resize(cols, rows);
-    fitFont(tile);
+    view.resizeInOrder(tile.term, cols, rows, () => fitFont(tile));
   }
 
   function fitFont(tile) {

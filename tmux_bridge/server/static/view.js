@@ -45,6 +45,11 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     for (const b of bytes) { out.set(b, at); at += b.length; }
     return out;
   };
+  // A new size takes effect after the output that came before it: xterm.js parses what it
+  // is given later (on a timer), and a resize done at once would lay out a snapshot drawn
+  // at the old size in the new one (its top rows scrolled away, the cursor on the wrong row).
+  const resizeInOrder = (terminal, cols, rows, then) =>
+    terminal.write(new Uint8Array(0), () => { terminal.resize(cols, rows); if (then) then(); });
   const open = () => ws && ws.readyState === WebSocket.OPEN;
   const send = (data) => { if (open()) ws.send(data); };
   // a request's reply; {ok: false} at once when not connected, or when the connection drops
@@ -106,7 +111,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     if (message.type === "agent-added" || message.type === "agent-updated") { agents.set(message.agent.name, message.agent); showAgents(); }
     else if (message.type === "agent-removed") { agents.delete(message.name); showAgents(); }
     else if (message.type === "lagging") { lagged = { agent: message.agent, at: performance.now() }; showLag(); notice(`${message.agent}: ${message.reason}; redrawn from a fresh snapshot`); }
-    else if ((message.type === "resize" || message.type === "size") && message.agent === chosen) term.resize(message.cols, message.rows);
+    else if ((message.type === "resize" || message.type === "size") && message.agent === chosen) resizeInOrder(term, message.cols, message.rows);
     else if (message.type === "upload") notice(`uploaded ${message.path} (${message.pasted})`);
     else if (message.type === "error") notice(message.error);
   }
@@ -195,7 +200,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     term.reset();
     const reply = await request({ type: "subscribe-output", agent: target });
     if (!reply.ok) { notice(reply.error); return; }
-    term.resize(reply.cols, reply.rows);
+    resizeInOrder(term, reply.cols, reply.rows);
     // the reply comes later: if the person went on to type elsewhere (the prompt box),
     // their keys stay there and do not go to the pane
     const typing = document.activeElement;
@@ -331,7 +336,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
     send, onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
     onMode: (f) => modeListeners.add(f), mode: () => mode, setMode, fontSize: () => fontSize,
-    role: () => role, notice, showPanes, lookAfterPanes: () => { panesByLook = true; },
+    role: () => role, notice, resizeInOrder, showPanes, lookAfterPanes: () => { panesByLook = true; },
     choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
