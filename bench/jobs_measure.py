@@ -2,12 +2,15 @@
 against a normal ``tmux-send -- true``; ``--job`` on an idle job (a ``sleep`` in a second
 pane) against a normal call; and ``seq 1 N`` started as a job and read in one ``--wait``
 (md5 checked) against the same command typed into the pane and awaited on its stream,
-and against the same command in a normal call (what a job adds to it).
+and against the same command in a normal call (what a job adds to it). For those three,
+also the CPU the whole machine spent in the step (``/proc/stat``; no target: it shows
+what the two cores are asked for, the floor under the times).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,17 +56,51 @@ def jobs(state: ShellState, cfg: Config) -> Outcome:
         return elapsed
 
     matches_call: list[bool] = []
+    cpu: dict[str, list[float]] = {"wait": [], "call": [], "pane": []}
     with _idle_job(pane) as idle:
         steps: dict[str, Step] = {
             "true": lambda: timed_send(pane, "--", "true")[0],
             "start": start,
             "read": lambda: timed_send(pane, "--job", idle)[0],
-            "wait": waited,
-            "call": called,
-            "pane": lambda: pane.round_trip(command),
+            "wait": _counted(waited, cpu["wait"]),
+            "call": _counted(called, cpu["call"]),
+            "pane": _counted(lambda: pane.round_trip(command), cpu["pane"]),
         }
         s = interleaved(pane, steps, cfg.runs)
-    return _figures(pane.shell, s, short(lines), matches, matches_call)
+    label = short(lines)
+    figures = _figures(pane.shell, s, label, matches, matches_call)
+    if all(cpu.values()):  # /proc/stat was there
+        names = {"pane": "in the pane", "call": "in a normal call", "wait": "as a job + --wait"}
+        figures += [
+            Metric("jobs", pane.shell, f"machine CPU, seq 1 {label} {names[k]}", "ms", to_ms(v))
+            for k, v in cpu.items()
+        ]
+    return figures
+
+
+def _busy() -> float | None:
+    """CPU seconds the whole machine has spent busy since it started (not idle, waiting
+    for I/O or taken by the hypervisor); ``None`` without ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as stat:
+            ticks = [int(v) for v in stat.readline().split()[1:]]
+    except OSError:
+        return None
+    return (sum(ticks[:7]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # not steal
+
+
+def _counted(step: Step, into: list[float]) -> Step:
+    """``step``, noting the machine's CPU seconds during it in ``into``."""
+
+    def run() -> float:
+        before = _busy()
+        elapsed = step()
+        after = _busy()
+        if before is not None and after is not None:
+            into.append(after - before)
+        return elapsed
+
+    return run
 
 
 def _figures(
