@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,39 @@ from ..support.shots import screenshots
 
 pytestmark = pytest.mark.tmux
 CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
+
+
+class HeldAnswers:
+    """The page's WebSocket through Playwright, the server's messages held back from the
+    page's first text message that ``starts`` accepts until :meth:`release`."""
+
+    def __init__(self, starts: Callable[[str], bool]) -> None:
+        self.starts = starts
+        self.route: WebSocketRoute | None = None
+        self.held: list[str | bytes] = []
+        self.holding = False
+
+    def handle(self, ws: WebSocketRoute) -> None:
+        self.route = ws
+        to_server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if isinstance(message, str) and self.starts(message):
+                self.holding = True
+            to_server.send(message)
+
+        def from_server(message: str | bytes) -> None:
+            (self.held.append if self.holding else ws.send)(message)
+
+        ws.on_message(from_page)
+        to_server.on_message(from_server)
+
+    def release(self) -> None:
+        """Hand the held messages to the page, in order; pass the next ones on at once."""
+        assert self.route is not None
+        self.holding = False
+        for message in self.held:
+            self.route.send(message)
 
 
 def _terminal_text(page: Page) -> str:
@@ -108,41 +142,22 @@ def test_a_late_subscription_reply_does_not_take_the_persons_typing(
     """The person clicks a pane, then types in the prompt box before the page's
     subscription is answered: when the answer comes, their keys stay in the box and never
     reach the pane. (Playwright holds the server's messages back to make it so.)"""
-    route: dict[str, WebSocketRoute] = {}
-    held: list[str | bytes] = []
-    holding = [False]
-
-    def handle(ws: WebSocketRoute) -> None:
-        route["ws"] = ws
-        to_server = ws.connect_to_server()
-
-        def from_page(message: str | bytes) -> None:
-            if isinstance(message, str) and '"subscribe-output"' in message:
-                holding[0] = True
-            to_server.send(message)
-
-        def from_server(message: str | bytes) -> None:
-            (held.append if holding[0] else ws.send)(message)
-
-        ws.on_message(from_page)
-        to_server.on_message(from_server)
+    answers = HeldAnswers(lambda message: '"subscribe-output"' in message)
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 640})
             page.set_default_timeout(WAIT * 1000)
-            page.route_web_socket("**/ws", handle)
+            page.route_web_socket("**/ws", answers.handle)
             page.goto(f"{server.base_url}/#token={TOKEN}")
             page.locator("#status").filter(has_text="connected (full)").wait_for()
             page.locator("#panes button", has_text="tb-test").first.click()
             page.wait_for_function("true")  # the click's handler ran
-            assert holding[0], "the page asked for the pane's output"
+            assert answers.holding, "the page asked for the pane's output"
             page.locator("#prompt-text").click()
             page.keyboard.type("keep ")
-            holding[0] = False
-            for message in held:  # the answer arrives now
-                route["ws"].send(message)
+            answers.release()  # the answer arrives now
             page.locator("#terminal .xterm-rows", has_text="$").wait_for()
             page.keyboard.type("quokka")
             typed = page.locator("#prompt-text").input_value()
@@ -163,25 +178,8 @@ def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server)
     pane.tmux("set-option", "-w", "-u", "-t", "tb-test", "window-size")
     pane.tmux("send-keys", "-t", "tb-test", "clear; seq 1 20", "Enter")
     pane.wait_for(lambda: pane.screen().startswith("1\n2\n"), "seq's rows on a clear screen")
-    route: dict[str, WebSocketRoute] = {}
-    held: list[str | bytes] = []
-    holding = [False]
-
-    def handle(ws: WebSocketRoute) -> None:
-        route["ws"] = ws
-        to_server = ws.connect_to_server()
-
-        def from_page(message: str | bytes) -> None:
-            # the focused view's subscription (a tile's names the pane by its id)
-            if isinstance(message, str) and '"agent":"tb-test:' in message.replace(" ", ""):
-                holding[0] = True
-            to_server.send(message)
-
-        def from_server(message: str | bytes) -> None:
-            (held.append if holding[0] else ws.send)(message)
-
-        ws.on_message(from_page)
-        to_server.on_message(from_server)
+    # the focused view's subscription (a tile's names the pane by its id)
+    answers = HeldAnswers(lambda message: '"agent":"tb-test:' in message.replace(" ", ""))
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -189,7 +187,7 @@ def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server)
             page = browser.new_page(viewport={"width": 1100, "height": 640})
             page.set_default_timeout(WAIT * 1000)
             page.clock.install()
-            page.route_web_socket("**/ws", handle)
+            page.route_web_socket("**/ws", answers.handle)
             page.goto(f"{server.base_url}/#token={TOKEN}")
             # the page settled: no pane chosen, every pane at a glance
             page.wait_for_function("() => window.tmuxBridgeView.mode() === 'tiles'")
@@ -206,12 +204,13 @@ def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server)
             )
             # (a call into Playwright lets it hand the messages to the route's handlers)
             pane.wait_for(
-                lambda: page.evaluate("() => 0") == 0 and any(isinstance(m, bytes) for m in held),
+                lambda: (
+                    page.evaluate("() => 0") == 0
+                    and any(isinstance(m, bytes) for m in answers.held)
+                ),
                 "the snapshot",
             )
-            holding[0] = False
-            for message in held:  # the answer and the snapshot, at the pane's size
-                route["ws"].send(message)
+            answers.release()  # the answer and the snapshot, at the pane's size
             pane.wait_for(lambda: page.evaluate("window.sized") > 0, "the page's size, told")
             fitted = pane.pane("#{window_width}x#{window_height}")
             assert fitted != "100x40", "the page fitted the pane to itself"
@@ -220,8 +219,6 @@ def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server)
             shown = _terminal_text(page)
         finally:
             browser.close()
-    own = pane.tmux("show-options", "-A", "-v", "-t", "tb-test", "default-size").strip()
-    size = "#{window_width}x#{window_height}"
-    pane.wait_for(lambda: pane.pane(size) == own, f"the page's size given back ({own})")
+    pane.wait_for_own_size()
     rows = [row.rstrip() for row in shown.split("\n")]
     assert rows[:20] == [str(n) for n in range(1, 21)], f"the page ({fitted}) shows:\n{shown}"

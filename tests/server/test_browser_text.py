@@ -204,9 +204,7 @@ def test_every_character_is_drawn_and_distinct(
     # the page's size is given back once its connection is gone (nobody attached: the
     # session's default-size): waited for, or it could shrink the window under the next
     # test's corpus once printed, and its top rows would go to the history
-    own = pane.tmux("show-options", "-A", "-v", "-t", "tb-test", "default-size").strip()
-    size = "#{window_width}x#{window_height}"
-    pane.wait_for(lambda: pane.pane(size) == own, f"the page's size given back ({own})")
+    pane.wait_for_own_size()
     assert [row["text"].rstrip() for row in rows] == LINES
     # every underscore drawn
     for line in (0, 2):

@@ -158,6 +158,13 @@ class TestPane:
                 pytest.fail(f"timed out waiting for {what}; the pane shows:\n{self.screen()}")
             time.sleep(0.02)
 
+    def wait_for_own_size(self) -> None:
+        """Wait until the window has the session's ``default-size`` again: a browser's
+        size is given back once its connection is gone (nobody attached)."""
+        own = self.tmux("show-options", "-A", "-v", "-t", self.session, "default-size").strip()
+        size = "#{window_width}x#{window_height}"
+        self.wait_for(lambda: self.pane(size) == own, f"the page's size given back ({own})")
+
     def wait_for_text(self, text: str, timeout: float = WAIT) -> None:
         self.wait_for(lambda: text in self.history(), repr(text), timeout)
 
