@@ -218,6 +218,33 @@ def test_stream_crlf_split_between_cr_and_lf() -> None:
     assert text.feed(b"\n") == b"two\n"
 
 
+# What each byte leaves of "ab" + byte + "c" on a terminal; every byte not named here is
+# text and stays. ESC c is a whole sequence (RIS): both go.
+_ONE_BYTE_SHOWS = {
+    0x1B: b"ab",
+    0x0D: b"cb",  # carriage return: "c" overwrites "a"
+    0x08: b"ac",  # backspace: "c" overwrites "b"
+    0x07: b"abc",  # BEL, SO, SI draw nothing
+    0x0E: b"abc",
+    0x0F: b"abc",
+}
+
+
+@pytest.mark.parametrize("byte", [b for b in range(256) if b != 0x0A])
+def test_every_byte_in_a_block_of_plain_lines(byte: int) -> None:
+    """A relay read is a block of whole lines, looked at once for a byte that needs
+    cleaning: each of those bytes is found wherever it is in the block."""
+    plain = b"".join(b"%d\n" % n for n in range(2000))  # about 9 KB of plain lines
+    line = b"ab" + bytes([byte]) + b"c"
+    visible = _ONE_BYTE_SHOWS.get(byte, line)
+    for block, shows in (
+        (plain + line + b"\n", plain + visible + b"\n"),
+        (line + b"\n" + plain, visible + b"\n" + plain),
+    ):
+        text = TerminalText()
+        assert text.feed(block) + text.finish() == shows
+
+
 # --- memory bound on endless lines -----------------------------------------------------
 
 
