@@ -168,21 +168,26 @@ _SHOWN = """() => ({
 
 
 def _wait_tiles(page: Any) -> None:
-    page.wait_for_function(_PAINTED % AGENTS, polling="raf")
+    """Until every agent's tile shows its line; a :class:`BenchError` with what the page
+    shows when that takes longer than the page's wait."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(_PAINTED % AGENTS, polling="raf")
+    except PlaywrightTimeout:
+        shown = page.evaluate(_SHOWN)
+        raise BenchError(f"the tiles not drawn in {PAGE_WAIT} s: {shown}") from None
 
 
 def _first_paint(browser: Any, url: str) -> float:
     """ms from navigation start to every agent tile drawn, in a fresh context. A load
     that draws them not within the page's wait (30 s) counts as that long: a miss of the
     target, not a measurement that could not be made; what the page showed is printed."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     with _page(browser, url) as page:
         try:
             _wait_tiles(page)
-        except PlaywrightTimeout:
-            print(f"bench: view: the tiles not drawn in {PAGE_WAIT} s: {page.evaluate(_SHOWN)}",
-                  file=sys.stderr)  # fmt: skip
+        except BenchError as exc:
+            print(f"bench: view: {exc}", file=sys.stderr)
             return PAGE_WAIT * 1000.0
         return float(page.evaluate("window.__painted"))
 
