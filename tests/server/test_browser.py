@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, WebSocketRoute, sync_playwright
+from playwright.sync_api import Page, Route, WebSocketRoute, sync_playwright
 
 from ..support.agent_world import World
 from ..support.pane import WAIT, MakeBridge, TestPane
@@ -222,3 +222,46 @@ def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server)
     pane.wait_for_own_size()
     rows = [row.rstrip() for row in shown.split("\n")]
     assert rows[:20] == [str(n) for n in range(1, 21)], f"the page ({fitted}) shows:\n{shown}"
+
+
+# Counts the page's WebSockets (run before the page's own scripts).
+_COUNT_SOCKETS = """(() => {
+  const Real = window.WebSocket;
+  window.__sockets = 0;
+  window.WebSocket = class extends Real {
+    constructor(...args) { super(...args); window.__sockets += 1; }
+  };
+})()"""
+
+
+def test_the_tiles_come_when_the_last_script_arrives_after_the_connection(
+    pane: TestPane, server: Server
+) -> None:
+    """The page's scripts come one by one (view.js, tiles.js, mission.js): one that is
+    slow to arrive (a loaded machine, a slow link) must not miss the connection's
+    ``auth`` event, or mission control never looks at the server and the page shows no
+    tile at all (seen in the benchmark). Here mission.js is held back until the page
+    has connected, if it connects before its last script."""
+    held: list[Route] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.set_default_timeout(WAIT * 1000)
+            page.add_init_script(_COUNT_SOCKETS)
+            page.route("**/mission.js", lambda route: held.append(route))
+            page.goto(f"{server.base_url}/#token={TOKEN}", wait_until="commit")
+            # tiles.js ran: everything before mission.js did (Playwright hands the route
+            # to its handler during a call of ours: the page is asked first)
+            pane.wait_for(
+                lambda: page.evaluate("() => Boolean(window.tmuxBridgeTiles)") and bool(held),
+                "the scripts before mission.js",
+            )
+            if page.evaluate("() => window.__sockets") > 0:  # it connected already
+                page.wait_for_function(
+                    "() => document.getElementById('status').textContent.startsWith('connected')"
+                )
+            held[0].continue_()
+            page.locator(".tile .target", has_text="tb-test").first.wait_for()
+        finally:
+            browser.close()

@@ -342,5 +342,10 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
   if (fromHash) history.replaceState(null, "", location.pathname);
   const saved = fromHash || sessionStorage.getItem("tmux-bridge-token");
-  if (saved) connect(saved); // while the font loads: the terminals open once it is there
+  // Connected once the page's other scripts (tiles.js, mission.js) have run, so that every
+  // listener hears the `auth` event (a script slow to arrive would miss it: no look at the
+  // server, no tiles); while the font loads: the terminals open once it is there.
+  const start = () => { if (saved) connect(saved); };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();
