@@ -27,7 +27,7 @@ from .. import __version__
 from ..cancel import Cancel, InFlight
 from ..errors import BridgeError, InvalidRequest
 from ..web.mount import McpMount
-from ..web.replies import error_reply
+from ..web.replies import SERVER_FAILED, error_reply
 from ..web.security import AUTHORIZED, READING_ACTIONS, ROLE, ASGIApp, GateMiddleware, Gates
 from .actions import error_metadata
 from .contract import (
@@ -241,8 +241,7 @@ def create_app(
             return _error(parsed.action, exc, parsed)
         except Exception:
             LOG.exception("action %s failed", parsed.action)
-            message = "the server failed; its log says why."
-            return _json(*error_reply(parsed.action, "internal_error", message))
+            return _json(*error_reply(parsed.action, "internal_error", SERVER_FAILED))
         return _json(200, document)
 
     pools = Pools()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -26,11 +27,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ..api import Bridge, ServerWatch
 from ..errors import BridgeError, InvalidRequest, NotDelivered
+from ..web.replies import SERVER_FAILED
 from ..web.security import ROLE, Gates, role_of
 from .contract import check_encodable
 from .frames import join_frame, parse_size, split_frame
 from .jobfeed import JobFeed
 from .sizes import Sizes
+
+LOG = logging.getLogger("tmux_bridge.server")
 
 if TYPE_CHECKING:
     from ..api import Agent
@@ -295,6 +299,9 @@ class Connection:
                 self.send({**reply, **result})
         except BridgeError as exc:
             self.send({**reply, "ok": False, "error": str(exc) or exc.render(), "code": exc.code})
+        except Exception:  # a fault of ours: logged whole; the client is answered all the same
+            LOG.exception("websocket request %s failed", kind)
+            self.send({**reply, "ok": False, "error": SERVER_FAILED, "code": "internal_error"})
 
     async def subscribe(self, message: dict[str, Any]) -> None:
         """Ack, then a snapshot, then (unless ``stream`` is false) live output."""

@@ -78,6 +78,11 @@ HTTP_STATUS: dict[str, int] = {
 }
 
 
+# What a client is told when a request failed by a fault of the server's own (an
+# exception no rule of the core raises): the log has the traceback.
+SERVER_FAILED = "the server failed; its log says why."
+
+
 def http_status(code: str) -> int:
     """The HTTP status for an error code (500 for a code the table does not know)."""
     return HTTP_STATUS.get(code, 500)
