@@ -57,3 +57,38 @@ def test_a_cat_slow_to_tell_its_pid_keeps_its_pipe(
     finally:
         watch.stop()
     assert (seen.resyncs, watch.armings) == ([], 1)
+
+
+def test_a_watch_that_stops_leaves_the_next_watchs_mark(
+    make_bridge: MakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page reloaded, or a tab closed as another opens: one page's watch of a pane stops
+    while the next page's watch of it starts. The pane's mark that it is watched
+    (``@tmux-bridge-watch``: a REPL or far call may take a watch's pipe, and the watch
+    re-arms after it) must stay the new watch's, or those calls are refused as if a
+    logging plugin held the pipe (``pane_piped``)."""
+    from tmux_bridge.infra.tmux import Tmux
+    from tmux_bridge.pane import watch as watching
+
+    b = make_bridge("bash")
+    b.start()
+    monkeypatch.setenv("TMUX_TMPDIR", b.env["TMUX_TMPDIR"])
+    tmux, pane_id = Tmux(socket_name="default"), b.pane("#{pane_id}")
+    old = watching.PaneWatch(tmux, pane_id, lambda: None)
+    old.add(Seen())
+    old.start()
+    new = watching.PaneWatch(tmux, pane_id, lambda: None)
+    seen = Seen()
+    new.add(seen)
+    new.start()  # the old watch's pipe is open: the new one arms at a check after it
+    try:
+        old.stop()
+        assert b.pane("#{@tmux-bridge-watch}") == new.fifo
+        b.wait_for(lambda: bool(new.token) and b.pane("#{pane_pipe}") == "1", "the new pipe")
+        opened = b.send_text("--repl", "python", "--", "python3 -q")
+        assert opened[0] == 0, opened
+        assert b.send_text("--close")[0] == 0
+        b.wait_for(lambda: seen.resyncs != [] and b.pane("#{pane_pipe}") == "1", "a re-arm")
+    finally:
+        new.stop()
+    assert b.pane("#{@tmux-bridge-watch}") == ""  # the last watch took its mark away

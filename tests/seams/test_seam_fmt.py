@@ -633,3 +633,18 @@ def test_unpipe_if_ours_refuses_a_token_that_is_not_ours(token: str) -> None:
     with pytest.raises(ValueError):
         unpipe_if_ours("%1", token)
     assert unpipe_if_ours("%1", "tmux-bridge-watch-ab_C9-3")[0] == "if-shell"
+
+
+@pytest.mark.parametrize(
+    "fifo", ["/tmp/x}/stream", "/tmp/tmux-bridge-watch-ab/s,#{pid}", "/tmp/a b/stream", "stream"]
+)
+def test_unmark_if_ours_refuses_a_fifo_that_is_not_ours(fifo: str) -> None:
+    """The watch's mark is matched in an ``if-shell`` format by the FIFO's directory and
+    name, which must be ours (a token's letters); the directories above them, which may
+    hold any byte, never reach the format."""
+    from tmux_bridge.pane.tap import unmark_if_ours
+
+    with pytest.raises(ValueError):
+        unmark_if_ours("%1", fifo)
+    ours = unmark_if_ours("%1", "/tmp/#{pid},}/tmux-bridge-watch-ab_C9/stream")
+    assert ours[0] == "if-shell" and "#{pid}" not in ours[4], ours

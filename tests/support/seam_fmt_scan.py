@@ -82,6 +82,10 @@ ALLOWED = {
         "tap.py: unpipe_if_ours refuses a token that is not [A-Za-z0-9_-]+ (the live view's:"
         " the basename of mkdtemp and a count)"
     ),
+    "f'#{{m:*/{folder}/{leaf},#{{{WATCH_OPTION}}}}}'": (
+        "tap.py: unmark_if_ours refuses a FIFO whose directory or name is not [A-Za-z0-9_-]+"
+        " (the live view's: the basename of mkdtemp and 'stream'); the path above stays out"
+    ),
 }
 
 

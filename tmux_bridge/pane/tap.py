@@ -21,7 +21,7 @@ from ..infra.process import proc
 from ..infra.relay import close_fd
 from ..infra.tmux import Tmux
 from ..text.seams import command_line, pipe_command
-from .info import WATCH_PIPE_OPTION
+from .info import WATCH_OPTION, WATCH_PIPE_OPTION
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+")
 LOST_DRAIN = 0.3  # seconds to read on after closing the pipe, when its cat is not found
@@ -109,6 +109,20 @@ def unpipe_if_ours(pane_id: str, token: str) -> list[str]:
     )
     condition = f"#{{==:#{{{WATCH_PIPE_OPTION}}},{token}}}"
     return ["if-shell", "-F", "-t", pane_id, condition, closing]
+
+
+def unmark_if_ours(pane_id: str, fifo: str) -> list[str]:
+    """The tmux command that takes the pane's watch mark (:data:`WATCH_OPTION`, the path of
+    the watching FIFO) away if it still names ``fifo`` (one command, so that a watch of the
+    pane started meanwhile keeps its own mark). The mark is matched by the FIFO's
+    directory and name, ours and random (a token's letters), at the end of the path:
+    the directory above them may hold any byte, which a format would read."""
+    folder, leaf = os.path.basename(os.path.dirname(fifo)), os.path.basename(fifo)
+    if not (_TOKEN.fullmatch(folder) and _TOKEN.fullmatch(leaf)):
+        raise ValueError(f"not a watch FIFO of ours: {fifo!r}")
+    unmark = command_line(["set-option", "-p", "-u", "-t", pane_id, WATCH_OPTION])
+    condition = f"#{{m:*/{folder}/{leaf},#{{{WATCH_OPTION}}}}}"
+    return ["if-shell", "-F", "-t", pane_id, condition, unmark]
 
 
 class PaneTap:

@@ -31,7 +31,7 @@ from typing import NamedTuple, Protocol
 from ..infra.process import proc
 from ..infra.tmux import Tmux
 from .info import WATCH_OPTION
-from .tap import StreamFifo, pipe_if_free, unpipe_if_ours
+from .tap import StreamFifo, pipe_if_free, unmark_if_ours, unpipe_if_ours
 
 CHECK_EVERY = 0.5  # seconds between checks that our pipe is alive
 READ_SIZE = 65536
@@ -140,7 +140,7 @@ class PaneWatch:
         os.write(self.stop_w, b"x")
         if self.thread.is_alive() and threading.current_thread() is not self.thread:
             self.thread.join(5)
-        self.tmux.run("set-option", "-p", "-u", "-t", self.pane_id, WATCH_OPTION, check=False)
+        self.tmux.run(*unmark_if_ours(self.pane_id, self.fifo), check=False)
         self._close_ours()
         self._kill_cat()
         for fd in (self.stop_r, self.stop_w):
