@@ -14,9 +14,9 @@ import re
 
 from .markers import HIDDEN_CLOSE, HIDDEN_OPEN
 
-# Bytes that make a line need the slow path.
-_SPECIAL = re.compile(rb"[\x1b\r\x08\x07\x0e\x0f]")
+# Bytes that make a line need the slow path (ESC, CR, BS, BEL, SO, SI).
 _SPECIAL_BYTES = (b"\x1b", b"\r", b"\x08", b"\x07", b"\x0e", b"\x0f")
+_SPECIAL = re.compile(b"[" + b"".join(_SPECIAL_BYTES) + b"]")
 
 # One control token inside a line (ECMA-48 shapes).
 _TOKEN = re.compile(
