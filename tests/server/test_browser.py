@@ -265,3 +265,102 @@ def test_the_tiles_come_when_the_last_script_arrives_after_the_connection(
             page.locator(".tile .target", has_text="tb-test").first.wait_for()
         finally:
             browser.close()
+
+
+# Watches the focused view while a pane floods it (run in the page, given the flooding
+# pane's id): the most bytes its terminal held unparsed as a frame came, the largest
+# frame, and after ``window.flood.switchAfter`` bytes of the flood the view switches to
+# ``window.flood.other`` and notes any flood line drawn in the terminal from then on.
+_WATCH_FLOOD = """(pane) => {
+  const view = window.tmuxBridgeView;
+  const state = window.flood = { most: 0, largest: 0, bytes: 0, switchAfter: Infinity,
+    other: null, switched: false, drawnAfter: [] };
+  view.onFrame((name, bytes) => {
+    if (name !== pane || state.switched) return;
+    state.most = Math.max(state.most, view.backlog());
+    state.largest = Math.max(state.largest, bytes.length);
+    state.bytes += bytes.length;
+    if (state.bytes < state.switchAfter) return;
+    state.switched = true;
+    setTimeout(() => {
+      view.choose(state.other);
+      const terminal = document.getElementById("terminal");
+      const look = () => {
+        const text = terminal.textContent, at = text.indexOf("flood");
+        if (at >= 0) state.drawnAfter.push(text.slice(at, at + 60));
+      };
+      const all = { childList: true, subtree: true, characterData: true };
+      new MutationObserver(look).observe(terminal, all);
+      look();
+    });
+  });
+}"""
+
+
+def _flood_while_paused(page: Page, pane: TestPane, target: str, command: str, end: str) -> None:
+    """``command`` run in ``target`` while the page's scripts are paused (the debugger's
+    pause), until the pane shows ``end``: the flood's frames then reach the page in one
+    go, faster than xterm.js can parse them on any machine."""
+    debugger = page.context.new_cdp_session(page)
+    debugger.send("Debugger.enable")
+    debugger.send("Debugger.pause")
+    try:
+        pane.tmux("send-keys", "-t", target, command, "Enter")
+        pane.wait_for(
+            lambda: end in pane.tmux("capture-pane", "-p", "-t", target).split("\n"),
+            f"{end} in the pane",
+        )
+    finally:
+        debugger.send("Debugger.resume")
+        debugger.detach()
+
+
+def test_a_flood_keeps_the_focused_view_near_the_pane_and_a_switch_leaves_it_behind(
+    pane: TestPane, server: Server
+) -> None:
+    """A pane that prints faster than xterm.js parses (a build log, ``seq``) must not put
+    the focused view seconds behind it: the page holds at most half a MiB unparsed (one
+    frame more), then leaves the stream, draws what it holds, and redraws the pane from a
+    fresh snapshot. And a pane chosen while the last one's output waits to be parsed
+    shows none of it: it was drawn over the new pane before (for a second, after a
+    flood)."""
+    flooding = pane.pane("#{pane_id}")
+    other = pane.tmux("new-window", "-d", "-t", "tb-test", "-P", "-F", "#{pane_id}").strip()
+    pane.tmux("send-keys", "-t", other, "clear; echo quiet-$((6*7))", "Enter")
+    pane.wait_for(lambda: "quiet-42" in pane.tmux("capture-pane", "-p", "-t", other), "quiet-42")
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 640})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.set_default_timeout(WAIT * 1000)
+            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page.locator("#status").filter(has_text="connected (full)").wait_for()
+            page.evaluate("(pane) => window.tmuxBridgeView.choose(pane)", flooding)
+            page.locator("#terminal .xterm-rows", has_text="$").wait_for()
+            page.evaluate(_WATCH_FLOOD, flooding)
+            # a flood watched to its end
+            _flood_while_paused(
+                page, pane, flooding, "seq -f flood-%g 1 300000; echo end-$((6*7))", "end-42"
+            )
+            page.locator("#terminal .xterm-rows", has_text="end-42").wait_for()
+            rows = _terminal_text(page).split("\n")
+            first = page.evaluate("() => ({ ...window.flood })")
+            # a second one, and the other pane chosen in its midst
+            page.evaluate(
+                "([after, other]) => Object.assign(window.flood, { switchAfter: after, other })",
+                [first["bytes"] + 1024 * 1024, other],
+            )
+            _flood_while_paused(
+                page, pane, flooding, "seq -f flood-%g 1 300000; echo again-$((6*7))", "again-42"
+            )
+            page.locator("#terminal .xterm-rows", has_text="quiet-42").wait_for()
+            second = page.evaluate("() => ({ ...window.flood })")
+        finally:
+            browser.close()
+    assert errors == []
+    assert first["bytes"] > 2 * 1024 * 1024, first  # a flood indeed
+    assert first["most"] <= 512 * 1024 + first["largest"], first
+    assert rows[rows.index("end-42") - 1] == "flood-300000", rows[-8:]
+    assert second["switched"] and second["drawnAfter"] == [], second

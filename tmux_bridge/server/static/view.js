@@ -16,21 +16,47 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   const FONT = '"tmux-bridge DejaVu Sans Mono", "Noto Sans Symbols 2", "Noto Sans Symbols", "Noto Sans Math", "Noto Emoji", "Noto Sans SC", "Noto Sans KR", monospace';
   const FONT_SIZES = [9, 10, 11, 12, 13, 14, 16, 18, 20, 24];
   let fontSize = Number(localStorage.getItem("tmux-bridge-font-size")) || 14;
-  const term = new Terminal({
-    convertEol: false, scrollback: 10000, fontSize, fontFamily: FONT, lineHeight: LINE_HEIGHT,
-    allowProposedApi: true,
-  });
-  const fit = new FitAddon.FitAddon();
-  term.loadAddon(fit);
-  term.loadAddon(new Unicode11Addon.Unicode11Addon());
-  term.unicode.activeVersion = "11";
+  // The focused pane's terminal is a new one for every subscription (a pane chosen, the
+  // connection back): what xterm.js was given of the last pane and not yet parsed goes
+  // with the old one, never drawn over the new pane. Output waiting to be parsed is
+  // bounded (BEHIND bytes): past it, the stream is left, and once the terminal has drawn
+  // what it holds, the pane is redrawn from a fresh snapshot and streams again (a flood
+  // would otherwise keep the view seconds behind the pane, growing while it lasts).
+  const BEHIND = 512 * 1024;
+  let term = null, fit = null;
+  let backlog = 0; // bytes handed to the terminal and not parsed yet
+  let hits = [], hit = -1, searched = ""; // the search on it (see search())
+  let live = false; // the chosen pane's stream is being drawn (its subscription answered)
   // xterm.js measures its cell once, on open: the font must be there by then
-  const opened = Promise.all(["14px", "bold 14px"].map((f) => document.fonts.load(`${f} "tmux-bridge DejaVu Sans Mono"`)))
-    .catch(() => null).then(() => term.open($("terminal")));
+  const fonts = Promise.all(["14px", "bold 14px"].map((f) => document.fonts.load(`${f} "tmux-bridge DejaVu Sans Mono"`)))
+    .catch(() => null);
+  function newTerminal() {
+    const old = term;
+    const made = new Terminal({
+      convertEol: false, scrollback: 10000, fontSize, fontFamily: FONT, lineHeight: LINE_HEIGHT,
+      allowProposedApi: true, disableStdin: role === "read",
+    });
+    fit = new FitAddon.FitAddon();
+    made.loadAddon(fit);
+    made.loadAddon(new Unicode11Addon.Unicode11Addon());
+    made.unicode.activeVersion = "11";
+    made.onData((data) => { if (chosen && role === "full") send(frame(2, chosen, enc.encode(data))); });
+    made.attachCustomKeyEventHandler((e) => {
+      if (e.type === "keydown" && e.ctrlKey && (e.key === "]" || e.code === "BracketRight")) { e.preventDefault(); made.blur(); $("title").focus(); return false; }
+      if (e.type === "keydown" && e.key === "Tab" && e.shiftKey) { if (chosen) send(frame(2, chosen, enc.encode("\x1b[Z"))); e.preventDefault(); return false; }
+      return true;
+    });
+    term = made;
+    backlog = 0;
+    hits = []; hit = -1; searched = "";
+    if (old) old.dispose();
+    return fonts.then(() => { if (term === made) made.open($("terminal")); });
+  }
   let ws = null, chosen = null, chosenAgent = null, nextId = 1, role = null, mode = "focus";
   let token = null, retries = 0, retryTimer = null, rtt = null, lagged = null;
   let stale = false; // the open pane's subscription was lost with a connection
   let panesByLook = false; // mission.js lists the panes for the side list too
+  const opened = newTerminal(); // the first pane's, until one is chosen
   const agents = new Map();
   const pending = new Map();
   // for tiles.js and mission.js: every output frame, every event, the view's changes
@@ -101,7 +127,34 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     if (data[0] !== 1) return;
     const name = dec.decode(data.subarray(1, zero));
     for (const listener of frameListeners) listener(name, data.subarray(zero + 1));
-    if (name === chosen) term.write(data.subarray(zero + 1));
+    if (name !== chosen || !live) return;
+    if (backlog > BEHIND) { fellBehind(); return; }
+    const bytes = data.subarray(zero + 1), mine = term;
+    backlog += bytes.length;
+    term.write(bytes, () => { if (term === mine) backlog -= bytes.length; });
+  }
+
+  // the terminal is BEHIND bytes behind the pane: no stream until it has drawn them, then
+  // a fresh snapshot (with the scrollback) and the stream again
+  function fellBehind() {
+    const target = chosen, mine = term;
+    live = false;
+    send(JSON.stringify({ type: "unsubscribe-output", agent: target }));
+    lagged = { agent: target, at: performance.now() };
+    showLag();
+    mine.write(new Uint8Array(0), () => {
+      if (term === mine && chosen === target && mode === "focus" && !stale) subscribe(target);
+    });
+  }
+
+  async function subscribe(target) {
+    const mine = term;
+    const reply = await request({ type: "subscribe-output", agent: target });
+    if (term !== mine || chosen !== target) return false;
+    if (!reply.ok) { notice(reply.error); return false; }
+    live = true; // the snapshot comes next, then the stream
+    resizeInOrder(term, reply.cols, reply.rows);
+    return true;
   }
 
   function onJson(message) {
@@ -180,6 +233,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     if (mode === "focus" && next === "tiles" && chosen && !stale) {
       send(JSON.stringify({ type: "unsubscribe-output", agent: chosen }));
       stale = true;
+      live = false;
     }
     mode = next;
     $("tiles").hidden = next !== "tiles";
@@ -197,10 +251,9 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     if (mode !== "focus") setMode("focus");
     for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("chosen", b.dataset.target === target);
     $("title").textContent = target;
-    term.reset();
-    const reply = await request({ type: "subscribe-output", agent: target });
-    if (!reply.ok) { notice(reply.error); return; }
-    resizeInOrder(term, reply.cols, reply.rows);
+    live = false;
+    newTerminal();
+    if (!(await subscribe(target))) return;
     // the reply comes later: if the person went on to type elsewhere (the prompt box),
     // their keys stay there and do not go to the pane
     const typing = document.activeElement;
@@ -227,7 +280,6 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
   };
 
   // --- search and copy, on the focused pane's terminal ---------------------------------
-  let hits = [], hit = -1, searched = "";
   function search(text, step) {
     const buffer = term.buffer.active;
     if (text !== searched) {
@@ -267,12 +319,6 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     notice(`copied ${text.length} characters${term.hasSelection() ? " (the selection)" : " (the screen)"}`);
   }
 
-  term.onData((data) => { if (chosen && role === "full") send(frame(2, chosen, enc.encode(data))); });
-  term.attachCustomKeyEventHandler((e) => {
-    if (e.type === "keydown" && e.ctrlKey && (e.key === "]" || e.code === "BracketRight")) { e.preventDefault(); term.blur(); $("title").focus(); return false; }
-    if (e.type === "keydown" && e.key === "Tab" && e.shiftKey) { if (chosen) send(frame(2, chosen, enc.encode("\x1b[Z"))); e.preventDefault(); return false; }
-    return true;
-  });
   let resizeTimer = null;
   window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendSize, 200); });
 
@@ -336,7 +382,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
     send, onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
     onMode: (f) => modeListeners.add(f), mode: () => mode, setMode, fontSize: () => fontSize,
-    role: () => role, notice, resizeInOrder, showPanes, lookAfterPanes: () => { panesByLook = true; },
+    role: () => role, backlog: () => backlog, notice, resizeInOrder, showPanes, lookAfterPanes: () => { panesByLook = true; },
     choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
