@@ -1,8 +1,10 @@
 """The live view's watch of a pane (``pane/watch.py``) against a real tmux server: a
-``cat`` slow to tell its pid (a loaded machine) keeps its working pipe."""
+``cat`` slow to tell its pid (a loaded machine) keeps its working pipe; a watch that
+stops leaves the next one its mark; a pane's new watch arms once the last has stopped."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -92,3 +94,54 @@ def test_a_watch_that_stops_leaves_the_next_watchs_mark(
     finally:
         new.stop()
     assert b.pane("#{@tmux-bridge-watch}") == ""  # the last watch took its mark away
+
+
+def test_a_panes_new_watch_arms_once_its_last_has_stopped(
+    make_bridge: MakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last listener of a pane leaves (its watch stops: it closes the pipe and ends
+    its ``cat``) as a new one comes (a page reloaded; the view's own redraw after a
+    flood): the new watch must arm once the old pipe is closed, not while it is open, or
+    it streams nothing until a check re-arms it (half a second, a ``lagging`` event and
+    a snapshot to every page). The old watch's stop is held here until the new listener
+    waits for it, or has come through without waiting."""
+    from tmux_bridge.infra.tmux import Tmux
+    from tmux_bridge.pane import watch as watching
+
+    b = make_bridge("bash")
+    b.start()
+    monkeypatch.setenv("TMUX_TMPDIR", b.env["TMUX_TMPDIR"])
+    tmux, pane_id = Tmux(socket_name="default"), b.pane("#{pane_id}")
+    watches = watching.Watches()
+    first, second = Seen(), Seen()
+    old = watches.add(tmux, pane_id, first)
+    events: list[str] = []
+    added: list[watching.PaneWatch] = []
+    adding = threading.Thread(target=lambda: added.append(watches.add(tmux, pane_id, second)))
+
+    def wait_stopped(stopping: threading.Event) -> None:
+        events.append("waiting")
+        stopping.wait()
+
+    def stop() -> None:  # the old watch's stop, held until the new listener came
+        adding.start()
+        b.wait_for(lambda: bool(events or added), "the new listener to wait, or to be in")
+        real_stop()
+        events.append("stopped")
+
+    real_stop = old.stop
+    monkeypatch.setattr(watches, "_wait_stopped", wait_stopped)
+    monkeypatch.setattr(old, "stop", stop)
+    watches.remove(tmux, pane_id, first)
+    adding.join(10)
+    assert added, "the new listener came in"
+    new = added[0]
+    try:
+        assert events == ["waiting", "stopped"]
+        assert new.token and b.pane("#{@tmux-bridge-watch}") == new.fifo  # armed at its start
+        b.tmux("send-keys", "-t", b.target, "echo watched-$((6*7))", "Enter")
+        b.wait_for(lambda: b"watched-42" in second.data, "the watched output")
+    finally:
+        watches.remove(tmux, pane_id, second)
+    assert (second.resyncs, new.armings) == ([], 1)
+    assert b.pane("#{pane_pipe}") == "0"

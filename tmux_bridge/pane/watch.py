@@ -20,6 +20,7 @@ clears it), since tmux itself notices a dead ``-O`` reader only when it next wri
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -286,10 +287,14 @@ def _stopped(pid: int) -> bool:
 
 class Watches:
     """Every watch of this process, by tmux server and pane id: the first listener of
-    a pane starts its watch, the last one to leave stops it."""
+    a pane starts its watch, the last one to leave stops it. A pane's new watch starts
+    once its last one has stopped: armed while the old pipe was still open, it would
+    find the pane piped, and stream only after a check re-armed it (half a second, a
+    ``lagging`` event and a snapshot: a page reloaded, a view redrawn after a flood)."""
 
     def __init__(self) -> None:
         self._watches: dict[tuple[Tmux, str], PaneWatch] = {}
+        self._stopping: dict[tuple[Tmux, str], threading.Event] = {}
         self._lock = threading.Lock()
 
     def add(self, tmux: Tmux, pane_id: str, listener: Listener) -> PaneWatch:
@@ -298,13 +303,18 @@ class Watches:
         different panes start side by side (arming a pipe waits on tmux and ``cat``);
         a listener that joins a watch still starting waits for its start."""
         key = (tmux, pane_id)
-        with self._lock:
-            watch = self._watches.get(key)
-            first = watch is None
-            if watch is None:
-                watch = PaneWatch(tmux, pane_id, lambda: self._forget(key))
-                self._watches[key] = watch
-            watch.add(listener)
+        while True:
+            with self._lock:
+                stopping = self._stopping.get(key)
+                if stopping is None:
+                    watch = self._watches.get(key)
+                    first = watch is None
+                    if watch is None:
+                        watch = self._watches[key] = PaneWatch(tmux, pane_id, lambda: None)
+                        watch.on_gone = functools.partial(self._forget, key, watch)
+                    watch.add(listener)
+                    break
+            self._wait_stopped(stopping)
         if not first:
             watch.wait_started()
             return watch
@@ -312,33 +322,60 @@ class Watches:
             watch.start()
         except BaseException as exc:
             with self._lock:
-                if self._watches.get(key) is watch:
-                    del self._watches[key]
+                retired = self._retire(key) if self._watches.get(key) is watch else None
             watch.start_ended(exc)
-            watch.stop()
+            self._stop(key, watch, retired)
             raise
         watch.start_ended(None)
         return watch
 
     def remove(self, tmux: Tmux, pane_id: str, listener: Listener) -> None:
+        key = (tmux, pane_id)
         with self._lock:
-            watch = self._watches.get((tmux, pane_id))
+            watch = self._watches.get(key)
             if watch is None or watch.remove(listener) > 0:
                 return
-            del self._watches[(tmux, pane_id)]
-        watch.stop()
+            retired = self._retire(key)
+        self._stop(key, watch, retired)
 
     def get(self, tmux: Tmux, pane_id: str) -> PaneWatch | None:
         with self._lock:
             return self._watches.get((tmux, pane_id))
 
-    def _forget(self, key: tuple[Tmux, str]) -> None:
+    def _forget(self, key: tuple[Tmux, str], watch: PaneWatch) -> None:
+        """``watch`` found its pane gone: its listeners are told, and it stops (unless
+        it is stopping already)."""
         with self._lock:
-            watch = self._watches.pop(key, None)
-        if watch is not None:
-            for listener in watch._listeners():
-                listener.resync("the pane is gone")
+            if self._watches.get(key) is not watch:
+                return
+            retired = self._retire(key)
+        for listener in watch._listeners():
+            listener.resync("the pane is gone")
+        self._stop(key, watch, retired)
+
+    def _retire(self, key: tuple[Tmux, str]) -> threading.Event:
+        """(With the lock held.) The pane's watch out of the registry, and stopping: a
+        new one waits for the event."""
+        del self._watches[key]
+        stopping = self._stopping[key] = threading.Event()
+        return stopping
+
+    def _stop(
+        self, key: tuple[Tmux, str], watch: PaneWatch, retired: threading.Event | None
+    ) -> None:
+        """Stop ``watch``; then a new watch of its pane may start."""
+        try:
             watch.stop()
+        finally:
+            if retired is not None:
+                with self._lock:
+                    if self._stopping.get(key) is retired:
+                        del self._stopping[key]
+                retired.set()
+
+    def _wait_stopped(self, stopping: threading.Event) -> None:
+        """Wait for a pane's last watch to stop (it kills its ``cat``: moments)."""
+        stopping.wait()
 
 
 WATCHES = Watches()
