@@ -314,7 +314,8 @@ class Connection:
             self.send({**ack, "cols": shot.cols, "rows": shot.rows, "stream": False})
             self.outbox.put_nowait(("bytes", None, join_frame(OUTPUT, name, shot.data)))
             return
-        self.drop(name)
+        if name in self.subs:  # its watch may stop (tmux, a process ended): not on the loop
+            await asyncio.to_thread(self.drop, name)
         sub = Sub(self, name, bridge)
         sub.history = history
         sub.lagging = True  # dropped until the first snapshot, which holds it
