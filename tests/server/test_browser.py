@@ -10,7 +10,6 @@ sent from the page to a stand-in agent shows its receipt. The screenshot on the 
 from __future__ import annotations
 
 import datetime
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -19,12 +18,12 @@ import pytest
 from playwright.sync_api import Page, Route, WebSocketRoute, sync_playwright
 
 from ..support.agent_world import World
+from ..support.browser import CHROMIUM, launch, opened
 from ..support.pane import WAIT, MakeBridge, TestPane
 from ..support.serve import TOKEN, Server, running
 from ..support.shots import screenshots
 
 pytestmark = pytest.mark.tmux
-CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
 
 
 class HeldAnswers:
@@ -76,7 +75,7 @@ def test_the_page_types_a_command_and_shows_its_output(
     errors: list[str] = []
     assert shutil.which(CHROMIUM), f"no Chromium at {CHROMIUM} (.ci/deps installs it)"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 640})
             page.on("request", lambda r: requests.append(r.url))
@@ -118,12 +117,9 @@ def test_a_prompt_sent_from_the_page_shows_its_receipt(make_bridge: MakeBridge) 
     world.wait_names({"alpha"})
     errors: list[str] = []
     with running(world.b.env) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 640})
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.set_default_timeout(WAIT * 1000)
-            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page = opened(browser, f"{server.base_url}/#token={TOKEN}", errors)
             page.locator("#agents button", has_text="alpha (claude)").click()
             page.locator("#prompt-text").fill("review the page")
             page.locator("#prompt button").click()
@@ -145,7 +141,7 @@ def test_a_late_subscription_reply_does_not_take_the_persons_typing(
     answers = HeldAnswers(lambda message: '"subscribe-output"' in message)
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 640})
             page.set_default_timeout(WAIT * 1000)
@@ -182,7 +178,7 @@ def test_a_resize_waits_for_the_output_before_it(pane: TestPane, server: Server)
     answers = HeldAnswers(lambda message: '"agent":"tb-test:' in message.replace(" ", ""))
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 640})
             page.set_default_timeout(WAIT * 1000)
@@ -244,7 +240,7 @@ def test_the_tiles_come_when_the_last_script_arrives_after_the_connection(
     has connected, if it connects before its last script."""
     held: list[Route] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 640})
             page.set_default_timeout(WAIT * 1000)
@@ -330,12 +326,9 @@ def test_a_flood_keeps_the_focused_view_near_the_pane_and_a_switch_leaves_it_beh
     pane.wait_for(lambda: "quiet-42" in pane.tmux("capture-pane", "-p", "-t", other), "quiet-42")
     errors: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 640})
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.set_default_timeout(WAIT * 1000)
-            page.goto(f"{server.base_url}/#token={TOKEN}")
+            page = opened(browser, f"{server.base_url}/#token={TOKEN}", errors)
             page.locator("#status").filter(has_text="connected (full)").wait_for()
             page.evaluate("(pane) => window.tmuxBridgeView.choose(pane)", flooding)
             page.locator("#terminal .xterm-rows", has_text="$").wait_for()

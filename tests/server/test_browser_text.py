@@ -10,7 +10,6 @@ screenshots are kept in ``docs/`` (shown on docs/browser-view.md), refreshed wit
 from __future__ import annotations
 
 import itertools
-import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,13 +17,13 @@ import pytest
 from playwright.sync_api import Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from ..support.browser import launch
 from ..support.pane import WAIT, TestPane
 from ..support.png import Image
 from ..support.serve import TOKEN, Server
 from ..support.shots import screenshots
 
 pytestmark = pytest.mark.tmux
-CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
 UNDERSCORES = "echo my_file_name.txt __init__.py"
 GLYPHS = [
     "⎿", "⏸", "⏺", "⏵", "✻", "✶", "●", "⧉", "╭", "╯", "│", "─", "▛", "⠋", "⠹",
@@ -191,7 +190,7 @@ def test_every_character_is_drawn_and_distinct(
         lambda: pane.screen().startswith(UNDERSCORES + "\n"), "the corpus on a clear screen"
     )
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = browser.new_page(
                 viewport={"width": 1200, "height": 720}, device_scale_factor=dpr

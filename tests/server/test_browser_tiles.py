@@ -14,7 +14,6 @@ ones on docs/browser-view.md), else to the test's own directory (tests/support/s
 from __future__ import annotations
 
 import getpass
-import os
 import socket
 import time
 from collections.abc import Callable
@@ -22,7 +21,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import (
-    Browser,
     Locator,
     Page,
     WebSocketRoute,
@@ -33,12 +31,12 @@ from playwright.sync_api import (
 from tmux_bridge import Bridge
 
 from ..support.agent_world import World
+from ..support.browser import launch, opened
 from ..support.pane import WAIT, MakeBridge, enter_nested, target_of
 from ..support.serve import TOKEN, running
 from ..support.shots import screenshots
 
 pytestmark = pytest.mark.tmux
-CHROMIUM = os.environ.get("TMUX_BRIDGE_CHROMIUM", "/usr/bin/chromium")
 READ_ONLY = "read-only-token-0123456789-abcdef"
 
 
@@ -47,30 +45,6 @@ def tile(page: Page, pane: str, text: str = "") -> Locator:
     found = page.locator(f'.tile[data-pane="{pane}"]', has_text=text)
     found.wait_for()
     return found
-
-
-def opened(
-    browser: Browser,
-    url: str,
-    errors: list[str],
-    frames: list[str] | None = None,
-    **context: object,
-) -> Page:
-    """A page at ``url``; its errors in ``errors``, the text frames it sends in ``frames``
-    and, as ``<< NAME``, the subscription each output frame it gets is for."""
-    page = browser.new_context(**context).new_page()  # type: ignore[arg-type]
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    if frames is not None:
-        page.on("websocket", lambda ws: ws.on("framesent", lambda f: frames.append(str(f))))
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: _got(frames, f)))
-    page.set_default_timeout(WAIT * 1000)
-    page.goto(url)
-    return page
-
-
-def _got(frames: list[str], frame: str | bytes) -> None:
-    if isinstance(frame, bytes) and frame[:1] == b"\x01":  # an output frame: 1 NAME NUL ...
-        frames.append("<< " + frame[1 : frame.index(b"\x00")].decode())
 
 
 def _ids(world: World) -> dict[str, str]:
@@ -97,7 +71,7 @@ def test_mission_control_tiles_lists_notices_keys_search_copy(
     frames: list[str] = []  # what the page sent
     out = screenshots(tmp_path)
     with running(world.b.env) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = opened(
                 browser, f"{server.base_url}/#token={TOKEN}", errors, frames,
@@ -253,7 +227,7 @@ def test_a_read_only_viewer_on_a_phone_and_a_dropped_connection(
         running(world.b.env, "--read-only-token-file", str(token)) as server,
         sync_playwright() as p,
     ):
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch(p)
         try:
             page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
