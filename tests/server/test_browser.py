@@ -338,7 +338,7 @@ def test_a_flood_keeps_the_focused_view_near_the_pane_and_a_switch_leaves_it_beh
                 page, pane, flooding, "seq -f flood-%g 1 300000; echo end-$((6*7))", "end-42"
             )
             page.locator("#terminal .xterm-rows", has_text="end-42").wait_for()
-            rows = _terminal_text(page).split("\n")
+            rows = [row.rstrip() for row in _terminal_text(page).split("\n")]
             first = page.evaluate("() => ({ ...window.flood })")
             # a second one, and the other pane chosen in its midst
             page.evaluate(
