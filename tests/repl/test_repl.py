@@ -281,6 +281,65 @@ def test_wrong_repl_name_names_the_open_one(repl: tuple[TestPane, ReplCase]) -> 
     assert f"the open REPL is {case.name}" in err
 
 
+# A statement or block begun at each REPL's prompt and not finished (its Enter pressed):
+# the REPL then shows its continuation prompt. nix repl 2.8 shows none.
+UNFINISHED = {
+    "python": "for i in range(2):",
+    "node": "function f() {",
+    "sqlite": "select 1",
+    "psql": "select 1",
+}
+
+
+def _bottom(b: TestPane) -> str:
+    return b.screen().rstrip().split("\n")[-1]
+
+
+def test_the_persons_line_at_the_repl_prompt_is_never_typed_into(
+    repl: tuple[TestPane, ReplCase],
+) -> None:
+    """The person types at the REPL's prompt (their code, not run yet): an evaluation, and
+    the REPL's closing, are refused and leave the line as it is; it ran as they typed it
+    once they pressed Enter. The same with a statement begun and not finished (the
+    continuation prompt): the agent's code would be read as part of it."""
+    b, case = repl
+    b.person_types(case.value)
+    b.wait_for(lambda: _bottom(b).endswith(case.value), "the typing to show")
+    typed = _bottom(b)
+    for call in (["--repl", case.name, "--", case.after], ["--close"]):
+        result = b.send("--json", *call)
+        document = json.loads(result.stdout)
+        assert (result.returncode, document["error_code"]) == (125, "half_typed_line"), document
+        assert "not run it yet" in document["error"]
+        assert _bottom(b) == typed  # untouched
+    b.person_types("\r")
+    b.wait_for(lambda: case.expected.strip() in b.screen(), "the person's code to run")
+    assert _eval(b, case, case.after)[:2] == (0, case.after_expected)
+    if case.name not in UNFINISHED:
+        return
+    b.person_types(UNFINISHED[case.name] + "\r")
+    b.wait_for(lambda: UNFINISHED[case.name] in b.screen(), "the statement begun")
+    result = b.send("--json", "--repl", case.name, "--", case.after)
+    document = json.loads(result.stdout)
+    assert (result.returncode, document["error_code"]) == (125, "half_typed_line"), document
+    assert "is not finished" in document["error"]
+
+
+def test_the_persons_program_reading_input_in_the_repl_is_left_alone(python: TestPane) -> None:
+    """The person's code in the REPL waits for their answer (``input()``): an evaluation
+    would be typed as that answer. It is refused (busy), and the answer is theirs."""
+    python.person_types("input('who? ')\r")
+    python.wait_for(lambda: _bottom(python) == "who?", "the person's input() prompt")
+    result = python.send("--json", "--repl", "python", "--", "6 * 7")
+    document = json.loads(result.stdout)
+    assert (result.returncode, document["error_code"]) == (125, "pane_busy"), document
+    assert "prompt does not show" in document["error"]
+    python.person_types("Ada\r")
+    python.wait_for(lambda: "'Ada'" in python.screen(), "the person's answer, echoed")
+    assert "6 * 7" not in python.screen()
+    assert python.send_text("--repl", "python", "--", "6 * 7") == (0, "42\n", "")
+
+
 # --- python in depth (the other presets share the mechanism) ----------------------------
 
 

@@ -18,6 +18,7 @@ from ..cancel import Cancel, check_not_cancelled
 from ..errors import (
     EXIT_FAILURE,
     InvalidRequest,
+    PaneBusy,
     PaneNotReady,
     PanePiped,
     ReplError,
@@ -27,9 +28,9 @@ from ..errors import (
 from ..infra.patterns import compile_pattern
 from ..infra.process import proc
 from ..infra.relay import close_fd
-from ..infra.tmux import paste_commands
+from ..infra.tmux import Tmux, paste_commands
 from ..pane import readiness
-from ..pane.front import FarShell, OpenRepl
+from ..pane.front import FarShell, OpenRepl, check_local_repl_ready, far_repl_drawn
 from ..pane.info import screen_tail
 from ..pane.records import ReplRecord
 from ..results import CallRecord, RunOptions
@@ -139,7 +140,7 @@ def run_repl(
         preset_for(_as_recorded(request, None))  # a bad name or regex: refused unlocked
     with pane_call(target, options, cancel, notice) as frame:
         preset = preset_for(_as_recorded(request, frame))
-        repl = _open_repl(frame, preset)
+        repl = _open_repl(frame, preset, target.tmux, cancel)
         call = _ReplCall(target.tmux, frame, frame.view.pane, options, stdout, notice, cancel)
         if repl is not None:
             return call.evaluate(preset, repl, text, request.template)
@@ -159,7 +160,7 @@ def start_repl(
     :class:`ReplMismatch` when a REPL tmux-send started is open already."""
     preset = preset_for(request)
     with pane_call(target, options, cancel, notice) as frame:
-        repl = _open_repl(frame, preset)
+        repl = _open_repl(frame, preset, target.tmux, cancel)
         if repl is not None:
             name = repl.record.name
             raise ReplMismatch(f"a {name} REPL is open already; evaluate code in it.", repl=name)
@@ -181,7 +182,7 @@ def evaluate(
     preset_for(_as_recorded(request, None))
     with pane_call(target, options, cancel, notice) as frame:
         preset = preset_for(_as_recorded(request, frame))
-        repl = _open_repl(frame, preset)
+        repl = _open_repl(frame, preset, target.tmux, cancel)
         if repl is None:
             raise ReplNotOpen(
                 f"no {preset.name} REPL is open in the bridge terminal; start it first.",
@@ -220,10 +221,13 @@ def close_repl(
         return record
 
 
-def _open_repl(frame: CallFrame, preset: Preset) -> OpenRepl | None:
+def _open_repl(
+    frame: CallFrame, preset: Preset, tmux: Tmux, cancel: Cancel | None
+) -> OpenRepl | None:
     """The REPL tmux-send started that is still in front, checked against ``preset``;
     a stale record is forgotten. Refuses a pane with a pipe of its own, unless it is
-    the live view's watch (which re-arms its pipe after the call and resyncs)."""
+    the live view's watch (which re-arms its pipe after the call and resyncs), and a far
+    REPL whose line shows something else (its prompt given a moment to come)."""
     pane = frame.view.pane
     if pane.piped and not pane.watched:
         raise PanePiped(
@@ -232,8 +236,11 @@ def _open_repl(frame: CallFrame, preset: Preset) -> OpenRepl | None:
         )
     front = frame.front
     if isinstance(front, OpenRepl):
-        if front.refusal is not None:
-            raise front.refusal
+        refusal = front.refusal
+        if refusal is not None and not (
+            isinstance(refusal, PaneBusy) and far_repl_drawn(tmux, front.record, pane, cancel)
+        ):
+            raise refusal
         name = front.record.name
         if name != preset.name:
             raise ReplMismatch(
@@ -359,6 +366,7 @@ class _ReplCall(ReplContext):
 
             code = template.encode().replace(b"{code}", code) if template else code
             return evaluate_far(self, state, code)
+        check_local_repl_ready(self.tmux, state, self.pane, self.cancel)
         record = self.record("repl_eval", code.decode("utf-8", "surrogateescape"), state.name)
         if template is not None:
             code = template.encode().replace(b"{code}", code)
@@ -443,6 +451,7 @@ class _ReplCall(ReplContext):
             from .farrepl import close_far
 
             return close_far(self, state)
+        check_local_repl_ready(self.tmux, state, self.pane, self.cancel)
         record = self.record("repl_close", state.quit, state.name)
         pidfd = proc.exit_fd(state.pid)
         pane_id = self.pane.pane_id

@@ -118,7 +118,9 @@ again later; do not press keys to clear their work.
     x + 1'                                      # stdout: 42; status 1 on a traceback
     tmux-send --close                           # quit it (exit(), \\q, .exit, ...)
 Presets: python, node, psql, sqlite, nix. While a REPL is open, plain commands are
-refused: evaluate with --repl NAME or --close first.
+refused: evaluate with --repl NAME or --close first. Like a shell, the REPL is left
+alone while the person uses it: text typed at its prompt, a statement begun there
+(`...`), or their code running or reading input refuses the call (125).
 
 ## Files
     tmux-send --write app.conf < app.conf       # stdin to the file, exactly

@@ -11,8 +11,10 @@ cursor's line are looked at; nothing is typed.
 from __future__ import annotations
 
 import re
+import time
 from typing import NamedTuple
 
+from ..cancel import Cancel, check_not_cancelled
 from ..errors import HalfTypedLine, PaneBusy, PaneNotReady
 from ..infra.process import proc
 from ..infra.tmux import Tmux
@@ -162,6 +164,70 @@ def prompt_part(tmux: Tmux, pane_id: str) -> str:
     prompt (zsh's RPROMPT, fish's right prompt), which may change (a clock)."""
     line, column = cursor_place(tmux, pane_id)
     return (split_at_column(line, column)[0] if column >= 0 else line).rstrip()
+
+
+# How long a local REPL may take to draw its prompt (right after a call of ours that
+# ended at its end marker, printed just before the prompt) before it is called busy.
+REPL_PROMPT_WAIT = 1.0
+
+
+def check_local_repl_ready(
+    tmux: Tmux, state: ReplRecord, pane: PaneInfo, cancel: Cancel | None = None
+) -> None:
+    """Before typing into the local REPL ``state`` names (in front): its prompt must be
+    the cursor's line, with nothing after it. Raises :class:`HalfTypedLine` when the
+    person has typed at the prompt, or begun a statement or block not finished (a
+    continuation prompt), and :class:`PaneBusy` when no prompt shows within
+    :data:`REPL_PROMPT_WAIT` (busy with the person's code, or reading their input):
+    what an evaluation types would go to the person's line or program."""
+    from ..infra.patterns import compile_pattern  # only with a REPL open
+    from ..text.presets import find_preset
+
+    prompt = compile_pattern(state.prompt_re, "the prompt")
+    preset = find_preset(state.name)
+    continued = preset.continued if preset is not None else None
+    deadline = time.monotonic() + REPL_PROMPT_WAIT
+    while True:
+        line = prompt_part(tmux, pane.pane_id)
+        if continued is not None and re.fullmatch(continued, line):
+            raise HalfTypedLine(
+                f"the {state.name} REPL shows `{line}`: a statement or block begun there is "
+                "not finished. tmux-send will not add to it; ask the person to finish or "
+                "clear it."
+            )
+        if prompt.search(line):
+            return
+        if any(prompt.search(line[:end]) for end in range(len(line) - 1, 0, -1)):
+            raise HalfTypedLine(
+                f"the person has typed at the {state.name} REPL's prompt (`{line}`) and not "
+                "run it yet. tmux-send will not add to their input or clear it; ask them "
+                "to run or clear it."
+            )
+        if time.monotonic() >= deadline:
+            raise PaneBusy(
+                f"the {state.name} REPL's prompt does not show (the cursor's line shows "
+                f"`{line}`): it may be busy with something the person started, or reading "
+                "their input. Ask the person."
+            )
+        check_not_cancelled(cancel)
+        time.sleep(0.01)
+
+
+def far_repl_drawn(
+    tmux: Tmux, state: ReplRecord, pane: PaneInfo, cancel: Cancel | None = None
+) -> bool:
+    """:func:`far_repl_shows`, given up to :data:`REPL_PROMPT_WAIT` to draw its prompt
+    before it is called busy: over a slow link a far REPL's prompt comes a while after
+    the end of the call before."""
+    deadline = time.monotonic() + REPL_PROMPT_WAIT
+    while True:
+        try:
+            return far_repl_shows(tmux, state, pane)
+        except PaneBusy:
+            if time.monotonic() >= deadline:
+                raise
+        check_not_cancelled(cancel)
+        time.sleep(0.01)
 
 
 def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:

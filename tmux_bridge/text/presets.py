@@ -144,6 +144,8 @@ class Preset(NamedTuple):
     quit: str  # typed to leave the REPL the way it expects
     error: str | None  # regex over the output when the end marker carries no status
     far: FarRepl | None = None  # how it runs in a far shell (python, node), if it can
+    # its prompt while a statement or block the person began is unfinished (rstripped)
+    continued: str | None = None
 
 
 PRESETS: dict[str, Preset] = {
@@ -164,6 +166,7 @@ PRESETS: dict[str, Preset] = {
                 "__tmux_send_c = '';"
                 " print({lit} if '__tmux_send_far' in globals() else '', end='')",
             ),
+            r"\.\.\.",
         ),
         Preset(
             "node",
@@ -180,6 +183,7 @@ PRESETS: dict[str, Preset] = {
                 "globalThis.__tmux_send_c = '';"
                 " void process.stdout.write(globalThis.__tmux_send_far ? {lit} : '')",
             ),
+            r"\.\.\.",
         ),
         Preset(
             "psql",
@@ -187,6 +191,7 @@ PRESETS: dict[str, Preset] = {
             r"^[^\s]*[=(-][#>] ?$",
             "\\q",
             r"^(psql:.*?)?(ERROR|FATAL|PANIC):",
+            continued=r"[^\s]*[-('\"*$][#>]",  # PROMPT2: in a statement, parentheses, a quote
         ),
         Preset(
             "sqlite",
@@ -194,6 +199,7 @@ PRESETS: dict[str, Preset] = {
             r"^sqlite> ?$",
             ".quit",
             r"^(Error|Parse error|Runtime error)\b",
+            continued=r"\s*\.\.\.>",
         ),
         Preset("nix", ("nix-repl",), r"^nix-repl> ?$", ":q", r"^error:"),
     )
