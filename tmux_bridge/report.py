@@ -142,11 +142,12 @@ def error_document(
     error: BridgeError, command: str, mode: str, notes: list[str] | None = None
 ) -> dict[str, Any]:
     """The JSON document of a call that could not be made (nothing was typed), or that
-    failed midway: ``stdout``/``stderr`` then hold what it printed until then."""
+    failed midway: ``stdout``/``stderr`` then hold what it printed until then; ``pane``
+    once the pane was found (a refusal names the pane that refused)."""
     return {
         "id": None,
         "mode": mode,
-        "pane": None,
+        "pane": error.pane,
         "target": None,
         "label": None,
         "command": command,

@@ -311,6 +311,7 @@ def test_the_persons_line_at_the_repl_prompt_is_never_typed_into(
         document = json.loads(result.stdout)
         assert (result.returncode, document["error_code"]) == (125, "half_typed_line"), document
         assert "not run it yet" in document["error"]
+        assert document["pane"] == b.pane("#{pane_id}")  # the pane that refused
         assert _bottom(b) == typed  # untouched
     b.person_types("\r")
     b.wait_for(lambda: case.expected.strip() in b.screen(), "the person's code to run")
