@@ -292,7 +292,9 @@ UNFINISHED = {
 
 
 def _bottom(b: TestPane) -> str:
-    return b.screen().rstrip().split("\n")[-1]
+    """The cursor's line (node shows a preview of the value below it)."""
+    rows = b.tmux("capture-pane", "-p", "-t", b.target).split("\n")
+    return rows[int(b.pane("#{cursor_y}"))].rstrip()
 
 
 def test_the_persons_line_at_the_repl_prompt_is_never_typed_into(
@@ -324,6 +326,31 @@ def test_the_persons_line_at_the_repl_prompt_is_never_typed_into(
     document = json.loads(result.stdout)
     assert (result.returncode, document["error_code"]) == (125, "half_typed_line"), document
     assert "is not finished" in document["error"]
+
+
+# Code that prints without ending its line: the REPL's prompt then follows the output on
+# the same line (`x>>> `), and the next evaluation goes on.
+NO_NEWLINE = {
+    "python": ("print('x', end='')", "x"),
+    "node": ("void process.stdout.write('x')", "x"),
+    "psql": ("\\echo -n x", "x"),
+    "sqlite": (".print x", "x\n"),
+    "nix": ('"x"', '"x"\n'),
+}
+
+
+def test_output_that_does_not_end_its_line_leaves_the_repl_usable(
+    repl: tuple[TestPane, ReplCase],
+) -> None:
+    b, case = repl
+    code, output = NO_NEWLINE[case.name]
+    assert _eval(b, case, code)[:2] == (0, output)
+    assert _eval(b, case, case.value) == (0, case.expected, "")
+    b.person_types(code + "\r")  # the person's own, then an evaluation
+    b.wait_for(lambda: _bottom(b) != "" and not _bottom(b).endswith(code), "their output")
+    assert _eval(b, case, case.value) == (0, case.expected, "")
+    code_, out, err = b.send_text("--close")
+    assert code_ == 0, (out, err, b.screen())
 
 
 def test_the_persons_program_reading_input_in_the_repl_is_left_alone(python: TestPane) -> None:

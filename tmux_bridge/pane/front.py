@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import HalfTypedLine, PaneBusy, PaneNotReady
@@ -21,6 +21,9 @@ from ..infra.tmux import Tmux
 from .info import PaneInfo, cursor_place
 from .readiness import split_at_column
 from .records import PaneDir, ReplRecord
+
+if TYPE_CHECKING:
+    from ..infra.patterns import Pattern
 
 # --- the registry of ways to another shell -------------------------------------------------
 
@@ -174,12 +177,12 @@ REPL_PROMPT_WAIT = 1.0
 def check_local_repl_ready(
     tmux: Tmux, state: ReplRecord, pane: PaneInfo, cancel: Cancel | None = None
 ) -> None:
-    """Before typing into the local REPL ``state`` names (in front): its prompt must be
-    the cursor's line, with nothing after it. Raises :class:`HalfTypedLine` when the
-    person has typed at the prompt, or begun a statement or block not finished (a
-    continuation prompt), and :class:`PaneBusy` when no prompt shows within
-    :data:`REPL_PROMPT_WAIT` (busy with the person's code, or reading their input):
-    what an evaluation types would go to the person's line or program."""
+    """Before typing into the local REPL ``state`` names (in front): the cursor must
+    stand right after its prompt, with nothing typed (see :func:`repl_line`). Raises
+    :class:`HalfTypedLine` when the person has typed at the prompt, or begun a statement
+    or block not finished (a continuation prompt), and :class:`PaneBusy` when no prompt
+    shows within :data:`REPL_PROMPT_WAIT` (busy with the person's code, or reading their
+    input): what an evaluation types would go to the person's line or program."""
     from ..infra.patterns import compile_pattern  # only with a REPL open
     from ..text.presets import find_preset
 
@@ -188,16 +191,17 @@ def check_local_repl_ready(
     continued = preset.continued if preset is not None else None
     deadline = time.monotonic() + REPL_PROMPT_WAIT
     while True:
-        line = prompt_part(tmux, pane.pane_id)
-        if continued is not None and re.fullmatch(continued, line):
+        line, column = cursor_place(tmux, pane.pane_id)
+        kind = repl_line(line, column, prompt, continued)
+        if kind == "ready":
+            return
+        if kind == "continued":
             raise HalfTypedLine(
                 f"the {state.name} REPL shows `{line}`: a statement or block begun there is "
                 "not finished. tmux-send will not add to it; ask the person to finish or "
                 "clear it."
             )
-        if prompt.search(line):
-            return
-        if any(prompt.search(line[:end]) for end in range(len(line) - 1, 0, -1)):
+        if kind == "typed":
             raise HalfTypedLine(
                 f"the person has typed at the {state.name} REPL's prompt (`{line}`) and not "
                 "run it yet. tmux-send will not add to their input or clear it; ask them "
@@ -211,6 +215,33 @@ def check_local_repl_ready(
             )
         check_not_cancelled(cancel)
         time.sleep(0.01)
+
+
+def repl_line(line: str, column: int, prompt: Pattern, continued: str | None) -> str:
+    """What the cursor's ``line`` (right-trimmed; the cursor at ``column``, -1 unknown)
+    shows of a REPL whose prompt ``prompt`` matches (the prompt alone) and whose
+    continuation prompt ``continued`` matches: ``"ready"`` (the cursor right after the
+    prompt, alone on the line or after output that did not end its line, as in
+    ``x>>> ``), ``"continued"``, ``"typed"`` (text right of the cursor, or after the
+    prompt) or ``"other"`` (no prompt: busy, or reading input)."""
+    left, right = split_at_column(line, column) if column >= 0 else (line, "")
+    if right.strip():
+        return "typed"
+    bare = left.rstrip()
+    if continued is not None and re.fullmatch(continued, bare):
+        return "continued"
+    if prompt.search(bare):
+        return "ready"
+    # a prompt after output: every preset's prompt ends with a blank the cursor follows
+    before = split_at_column(line, column - 1)[0] if column > 0 else line
+    if line[len(before) : len(before) + 1] in ("", " "):
+        for start in range(1, len(bare)):
+            tail = bare[start:]
+            if prompt.search(tail) and not (continued and re.fullmatch(continued, tail)):
+                return "ready"
+    if any(prompt.search(bare[:end]) for end in range(len(bare) - 1, 0, -1)):
+        return "typed"
+    return "other"
 
 
 def far_repl_drawn(
