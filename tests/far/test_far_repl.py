@@ -269,7 +269,11 @@ def test_a_half_typed_repl_line_is_refused(sshd: Sshd) -> None:
         b.wait_for(lambda: b.screen().rstrip().endswith(">>> impo"), "the typed text")
         code, _, err = repl(b, "1")
         assert code == 125 and "impo" in err, err
-        b.tmux("send-keys", "-t", b.target, "C-u")
+        b.tmux("send-keys", "-t", b.target, "Home")  # the cursor back to the prompt's end
+        b.wait_for(lambda: b.pane("#{cursor_x}") == "4", "the cursor after the prompt")
+        code, _, err = repl(b, "1")
+        assert code == 125 and "impo" in err, err
+        b.tmux("send-keys", "-t", b.target, "End", "C-u")
         b.wait_for(lambda: b.screen().rstrip().endswith(">>>"), "the line cleared")
         assert repl(b, "2") == (0, "2\n", "")
         b.tmux("send-keys", "-t", b.target, "for i in range(2):", "Enter")  # a block begun

@@ -269,8 +269,15 @@ def far_repl_shows(tmux: Tmux, state: ReplRecord, pane: PaneInfo) -> bool:
     from ..infra.patterns import compile_pattern  # only with a far REPL open
     from ..text.presets import FAR_REPLS
 
-    line = prompt_part(tmux, pane.pane_id)
+    whole, column = cursor_place(tmux, pane.pane_id)
+    line, right = split_at_column(whole, column) if column >= 0 else (whole, "")
+    line = line.rstrip()  # the prompt part (see prompt_part)
     far = state.far or {}
+    if right.strip():  # typed, the cursor moved back into it
+        raise HalfTypedLine(
+            f"the person has typed at the far {state.name} REPL's prompt (`{whole}`) and not "
+            "run it yet. tmux-send will not add to their input; ask them to run or clear it."
+        )
     if re.fullmatch(r"\.\.\.", line):  # python's and node's continuation prompt
         raise HalfTypedLine(
             f"the far {state.name} REPL shows `...`: the person has begun a block there and "
