@@ -6,8 +6,11 @@ gives the test its own (see :mod:`tests.support.pane`); none touches the user's 
 
 from __future__ import annotations
 
+import compileall
 import contextlib
+import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -29,6 +32,21 @@ PROCESS_FACT_FILES = frozenset(
     }
 )  # fmt: skip
 PORTABLE_PASS = os.environ.get("TMUX_BRIDGE_PROCESS") == "portable"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode, where ``PYTHONDONTWRITEBYTECODE`` is set (this machine image sets it).
+    An editable install then never writes any, and every tmux-send, serve and mcp the
+    tests start would compile the modules it imports again (``tmux-send -- true``: 175 ms
+    of CPU against 50 ms); a regular install is compiled by pip, so compiling tmux_bridge
+    once tests what a user runs. The xdist controller compiles it (a worker has
+    ``workerinput``; modules compiled and unchanged are left alone), and each pytest
+    process keeps the test modules it rewrites (13 s of collection against 4)."""
+    sys.dont_write_bytecode = False
+    if not hasattr(config, "workerinput"):
+        spec = importlib.util.find_spec("tmux_bridge")
+        for package in (spec.submodule_search_locations or []) if spec else []:
+            compileall.compile_dir(package, quiet=1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
