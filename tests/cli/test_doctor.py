@@ -99,3 +99,32 @@ def test_tmux_versions() -> None:
     assert check_tmux("tmux 3.1c").status == "missing"
     assert check_tmux("tmux 3.2").status == "ok"
     assert check_tmux(None).fix.startswith("install tmux 3.2 or later")
+
+
+def test_modules_without_bytecode_that_python_may_not_write_are_told_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    """An install without bytecode (editable, uv's, read-only) where
+    PYTHONDONTWRITEBYTECODE is set: every tmux-send compiles its modules again. An empty
+    PYTHONPYCACHEPREFIX stands for it; the fix doctor gives, run as given, ends it."""
+    cache = tmp_path / "pycache"
+    cache.mkdir()
+    env = {"PYTHONPYCACHEPREFIX": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}
+    code, document = _doctor(tmp_path, ["tmux"], **env)
+    (note,) = _by_name(document, "bytecode")
+    assert (code, note["status"]) == (0, "note"), note
+    assert "PYTHONDONTWRITEBYTECODE is set" in note["detail"], note
+    assert not any(cache.iterdir()), "doctor wrote bytecode although it may not"
+    fixed = subprocess.run(note["fix"], shell=True, env={**os.environ, **env}, timeout=120)
+    assert fixed.returncode == 0
+    (after,) = _by_name(_doctor(tmp_path, ["tmux"], **env)[1], "bytecode")
+    assert after["status"] == "ok" and "compiled" in after["detail"], after
+
+
+def test_modules_python_may_still_compile_are_not_a_concern(tmp_path: Path) -> None:
+    cache = tmp_path / "pycache"
+    cache.mkdir()
+    code, document = _doctor(tmp_path, ["tmux"], PYTHONPYCACHEPREFIX=str(cache))
+    (check,) = _by_name(document, "bytecode")
+    assert code == 0 and check["status"] == "ok" and "compile once" in check["detail"], check
+    assert any(cache.rglob("*.pyc")), "the modules doctor imported were not compiled"
