@@ -175,8 +175,12 @@ def test_the_documented_installers_install_the_wheel(
 ) -> None:
     """docs/platforms.md's recipes with the built wheel in place of the name on PyPI:
     ``uvx --from 'tmux-bridge[mcp]' tmux-bridge mcp`` answers a tool call;
-    ``uv tool install`` and ``pipx install`` of ``tmux-bridge[server,mcp]`` give a
-    ``tmux-send`` that runs a command and a ``tmux-bridge doctor`` that finds its extras."""
+    ``uv tool install --compile-bytecode`` and ``pipx install`` of
+    ``tmux-bridge[server,mcp]`` give a ``tmux-send`` that runs a command and a
+    ``tmux-bridge doctor`` that finds its extras, and no start compiling the modules
+    again where ``PYTHONDONTWRITEBYTECODE`` is set (as container images often do): uv
+    compiled them, pipx's commands ignore the environment (``python -E``) and keep what
+    their first start compiled."""
     wheel, _, _ = built
     pane = make_bridge("bash")
     pane.start()
@@ -186,13 +190,13 @@ def test_the_documented_installers_install_the_wheel(
         "UV_PYTHON": sys.executable, "UV_PYTHON_DOWNLOADS": "never",
         "UV_TOOL_DIR": str(tmp_path / "uv-tools"), "UV_TOOL_BIN_DIR": str(bins["uv"]),
         "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(bins["pipx"]),
-        "PIPX_DEFAULT_PYTHON": sys.executable,
+        "PIPX_DEFAULT_PYTHON": sys.executable, "PYTHONDONTWRITEBYTECODE": "1",
     }  # fmt: skip
     tools = Path(sys.executable).parent  # uv and pipx, from the test extra
     spec = f"tmux-bridge[server,mcp] @ {wheel.as_uri()}"
     uvx = [str(tools / "uvx"), "--from", spec.replace("server,mcp", "mcp"), "tmux-bridge", "mcp"]
     _answers_a_tool_call(uvx, env, pane)
-    _run_env([str(tools / "uv"), "tool", "install", spec], env)
+    _run_env([str(tools / "uv"), "tool", "install", "--compile-bytecode", spec], env)
     _run_env([str(tools / "pipx"), "install", f"{wheel}[server,mcp]"], env)
     for installer, folder in bins.items():
         sent = subprocess.run(
@@ -207,6 +211,9 @@ def test_the_documented_installers_install_the_wheel(
         checks = json.loads(doctor.stdout)["checks"]
         extras = {c["name"]: c["status"] for c in checks if "extra" in c["name"]}
         assert extras == {"serve extra": "ok", "mcp extra": "ok"}, installer
+        (bytecode,) = [c for c in checks if c["name"] == "bytecode"]
+        assert bytecode["status"] == "ok", (installer, bytecode)
+        assert installer == "pipx" or "compiled" in bytecode["detail"], bytecode
 
 
 def _run_env(argv: list[str], env: dict[str, str]) -> None:
