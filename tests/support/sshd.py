@@ -87,6 +87,12 @@ def ensure_user(shell: str) -> str:
         folders = [home / p for p in target.relative_to(home).parents if p != Path(".")]
         for owned in [target, *folders]:
             shutil.chown(owned, user, user)
+    # no man-page parse in the background at fish's first start (tmuxserver.prepare)
+    completions = home / ".local/share/fish/generated_completions"
+    completions.mkdir(parents=True, exist_ok=True)
+    for owned in [completions, *completions.relative_to(home).parents]:
+        if owned != Path("."):
+            shutil.chown(home / owned, user, user)
     return user
 
 

@@ -49,6 +49,10 @@ def prepare(root: Path, rc_files: Mapping[str, str] | None = None) -> dict[str, 
         path = home / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    # A fish that finds no generated completions in its HOME starts a Python script in
+    # the background that parses every man page (10 to 18 s of CPU here), at the first
+    # start in every new HOME: a person's fish did that once, long ago.
+    (home / ".local/share/fish/generated_completions").mkdir(parents=True, exist_ok=True)
     # (an agent running the tests names itself: not in the test's calls' headers)
     env = {
         k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "TMUX_BRIDGE_AGENT")
