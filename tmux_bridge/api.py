@@ -79,6 +79,12 @@ class ServerWatch(Protocol):
 
     def start(self) -> None: ...
 
+    def ready(self, timeout: float = ...) -> bool:
+        """Wait until the watch's control client is attached (tmux before 3.7 crashes if
+        a session is created or closed while one is attaching): a face answers the
+        subscriber after this. Whether it was within ``timeout`` seconds."""
+        ...
+
     def stop(self, wait: bool = True) -> None: ...
 
 

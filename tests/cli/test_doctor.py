@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tmux_bridge.infra.doctor import check_tmux, parse_version
+from tmux_bridge.infra.doctor import check_control_mode, check_tmux, parse_version
 
 from ..support.pane import BIN
 
@@ -128,3 +128,12 @@ def test_modules_python_may_still_compile_are_not_a_concern(tmp_path: Path) -> N
     (check,) = _by_name(document, "bytecode")
     assert code == 0 and check["status"] == "ok" and "compile once" in check["detail"], check
     assert any(cache.rglob("*.pyc")), "the modules doctor imported were not compiled"
+
+
+def test_a_tmux_that_crashes_under_an_attaching_control_client_is_noted() -> None:
+    """tmux GitHub issue 4980: fixed in 3.7; 3.2 to 3.6 have it."""
+    for version in ("tmux 3.2a", "tmux 3.3a", "tmux 3.6b"):
+        (note,) = check_control_mode(version)
+        assert note.status == "note" and version in note.detail and "3.7" in note.fix
+    for fixed in ("tmux 3.7", "tmux 3.7c", "tmux next-3.8", "tmux 3.1", None):
+        assert check_control_mode(fixed) == [], fixed

@@ -211,6 +211,56 @@ def test_no_control_client_outlives_serve(world: World) -> None:
     )
 
 
+def test_a_subscription_is_answered_once_its_control_client_is_attached(world: World) -> None:
+    """tmux before 3.7 crashes, every session with it, when a session is created while a
+    control client is still attaching (seen: a session started right after
+    ``subscribe-agents``' answer). The answer now comes once the client is attached: it
+    is in ``list-clients`` (which shows attached clients only) the moment the answer is
+    read, without waiting, and a session created then leaves the server up. Five times:
+    a new client each (the last subscriber gone, the client is stopped)."""
+    world.start("alpha", "claude")
+    with running(world.b.env) as server:
+        url = server.base_url.replace("http://", "ws://") + "/ws"
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+
+        async def subscribed() -> list[list[str]]:
+            seen = []
+            async with connect(url, additional_headers=headers) as ws:
+                for n in range(5):
+                    answer = await request(ws, {"id": f"s{n}", "type": "subscribe-agents"})
+                    assert answer["ok"] is True, answer
+                    seen.append(control_clients(world))
+                    world.start(f"beta{n}", "bash --norc")
+                    await request(ws, {"id": f"u{n}", "type": "unsubscribe-agents"})
+                    await asyncio.to_thread(
+                        wait_until, lambda: control_clients(world) == [], "the client stopped"
+                    )
+            return seen
+
+        assert asyncio.run(subscribed()) == [["alpha"]] * 5
+    sessions = world.b.tmux("list-sessions", "-F", "#{session_name}").split()
+    assert {f"beta{n}" for n in range(5)} <= set(sessions), sessions
+
+
+def test_the_client_is_ready_once_attached_or_with_no_session(world: World) -> None:
+    world.start("first", "bash --norc")
+    told: list[str] = []
+    client = ControlClient(Tmux(socket_path=world.socket), told.append)
+    client.start()
+    try:
+        assert client.ready(WAIT)
+        assert "%attached" in told and control_clients(world) == ["first"]
+    finally:
+        client.stop()
+    world.b.tmux("kill-server")
+    alone = ControlClient(Tmux(socket_path=world.socket), told.append)
+    alone.start()
+    try:
+        assert alone.ready(WAIT) and "%no-session" in told
+    finally:
+        alone.stop()
+
+
 def test_the_client_waits_out_a_server_gone_and_stops_clean(world: World) -> None:
     told: list[str] = []
     world.start("first", "bash --norc")

@@ -16,6 +16,12 @@ When its session goes away tmux ends the client (``%exit``); it then attaches to
 another session. While no session (or no server) exists at all it looks again every
 :data:`NO_SESSION_CHECK` seconds, the only periodic check, and only then. A control
 client counts in ``#{session_attached}``: ``pane.py`` counts people without it.
+
+tmux before 3.7 crashes (every session with it) when a session is created, closed or
+renamed while a control client is still introducing itself to the server (tmux GitHub
+issue 4980, fixed in 3.7; seen here once, a test creating a session right after its
+subscription). :meth:`ControlClient.ready` waits until the client is attached, so a face
+answers its subscriber only then: what the subscriber does next cannot meet that moment.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from .tied import Tied
 from .tmux import Tmux
 
 NO_SESSION_CHECK = 2.0  # seconds between looks for a session while there is none
+READY_WAIT = 5.0  # seconds a face waits for its client to be attached (ready)
 SUBSCRIPTION = "tmux-bridge-lifecycle"
 _FORMAT = (
     "#{S:#{session_id}=#{session_attached}"
@@ -64,14 +71,21 @@ class ControlClient:
         self.lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
         self.thread = threading.Thread(target=self._run, name="tmux-control", daemon=True)
+        self.attached = threading.Event()  # attached once, found no session, or stopped
 
     def start(self) -> None:
         self.thread.start()
+
+    def ready(self, timeout: float = READY_WAIT) -> bool:
+        """Wait until the client has attached for the first time (or found no session to
+        attach to, or was stopped); whether it did within ``timeout`` seconds."""
+        return self.attached.wait(timeout)
 
     def stop(self, wait: bool = True) -> None:
         """Kill the client process; ``wait``: and wait for the thread to end (it reaps
         the process)."""
         self.stopped.set()
+        self.attached.set()  # nobody waits on a stopped client
         with self.lock:
             process = self.process
         if process is not None and process.poll() is None:
@@ -87,6 +101,7 @@ class ControlClient:
                 if not told:
                     self.on_change("%no-session")
                 told = True
+                self.attached.set()  # nothing is attaching
                 self.stopped.wait(NO_SESSION_CHECK)
                 continue
             told = False
@@ -123,6 +138,7 @@ class ControlClient:
                     process.stdin.flush()
                     subscribed = True
                     name = "%attached"
+                    self.attached.set()
                 if name in LIFECYCLE or name == "%attached":
                     self.on_change(name)
         except (OSError, ValueError):  # the client died under us: attach again

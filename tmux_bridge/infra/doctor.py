@@ -56,6 +56,22 @@ def check_tmux(version: str | None) -> Check:
     return Check("tmux", "ok", version)
 
 
+def check_control_mode(version: str | None) -> list[Check]:
+    """tmux before 3.7 crashes, every session with it, when a session is created, closed
+    or renamed while a control-mode client is attaching (tmux GitHub issue 4980, fixed in
+    3.7). ``serve`` and ``mcp`` attach such clients (the command channel, the lifecycle
+    watch): a note, with what tmux-bridge does about it."""
+    number = parse_version(version or "")
+    if number is None or number < MIN_TMUX or number >= (3, 7):
+        return []
+    detail = (
+        f"{version} can crash when a session is created or closed at the moment a "
+        "control-mode client attaches; serve and mcp attach one or two, each once (a "
+        "subscriber is answered only once attached)"
+    )
+    return [Check("control mode", "note", detail, "tmux 3.7 or later fixes it")]
+
+
 def _find(name: str) -> str | None:
     path = os.environ.get("PATH", os.defpath).split(os.pathsep)
     for folder in [*path, *SHELL_DIRS]:
@@ -194,9 +210,11 @@ def _writable(folder: str) -> bool:
 def checks() -> list[Check]:
     """Every check, in the order a person fixes them."""
     python = f"Python {sys.version.split()[0]}"
+    version = tmux_version()
     return [
         Check("python", "ok", python),
-        check_tmux(tmux_version()),
+        check_tmux(version),
+        *check_control_mode(version),
         *check_shells(),
         check_runtime_dir(),
         *check_processes(),

@@ -116,6 +116,10 @@ class AgentFeed:
             if self.control is None:  # it says "%attached" once attached: a look then
                 self.control = self.agents.watch(self._notified)
                 self.control.start()
+            control = self.control
+        # answered once the control client is attached: a session the subscriber creates
+        # next cannot meet it half attached (tmux before 3.7 crashes then)
+        await asyncio.to_thread(control.ready)
         return current
 
     def unsubscribe(self, conn: Connection) -> bool:
