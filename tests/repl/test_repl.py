@@ -16,6 +16,7 @@ from typing import NamedTuple
 import pytest
 
 from ..support.pane import TestPane
+from ..support.plugin import PORTABLE_PASS
 
 
 class ReplCase(NamedTuple):
@@ -526,8 +527,16 @@ def _big_code(name: str, size: int) -> tuple[str, str]:
     return f'builtins.stringLength "{payload}"', f"{size}\n"
 
 
-def test_a_hundred_kilobytes_of_code_in_each_repl(repl: tuple[TestPane, ReplCase]) -> None:
+def test_a_hundred_kilobytes_of_code_in_each_repl(
+    repl: tuple[TestPane, ReplCase], request: pytest.FixtureRequest
+) -> None:
     b, case = repl
+    if case.name == "nix" and PORTABLE_PASS:  # a known bug, open: see the reason
+        reason = (
+            "nix: part of the echo of the 100 KB line was left in the output, twice in the "
+            "portable pass of a whole suite beside a CPU hog (2026-11-27); never alone"
+        )
+        request.node.add_marker(pytest.mark.xfail(reason=reason, strict=False))
     code, expected = _big_code(case.name, 100 * 1024)
     result = b.send("--timeout", "30", "--repl", case.name, "-", input=code.encode())
     assert (result.returncode, result.stdout.decode()) == (0, expected), result.stderr
