@@ -66,8 +66,9 @@ def check_control_mode(version: str | None) -> list[Check]:
         return []
     detail = (
         f"{version} can crash when a session is created or closed at the moment a "
-        "control-mode client attaches; serve and mcp attach one or two, each once (a "
-        "subscriber is answered only once attached)"
+        "control-mode client attaches; serve and mcp attach one or two, at their start "
+        "and when the client's session goes away (a subscriber is answered only once "
+        "attached)"
     )
     return [Check("control mode", "note", detail, "tmux 3.7 or later fixes it")]
 
@@ -158,7 +159,7 @@ def check_bytecode() -> Check:
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sources = [
         os.path.join(folder, name)
-        for folder, dirs, names in os.walk(package)
+        for folder, _dirs, names in os.walk(package)
         if "__pycache__" not in folder
         for name in names
         if name.endswith(".py")
