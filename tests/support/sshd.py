@@ -84,16 +84,19 @@ def ensure_user(shell: str) -> str:
         target = home / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-        folders = [home / p for p in target.relative_to(home).parents if p != Path(".")]
-        for owned in [target, *folders]:
-            shutil.chown(owned, user, user)
+        _own(home, target, user)
     # no man-page parse in the background at fish's first start (tmuxserver.prepare)
     completions = home / ".local/share/fish/generated_completions"
     completions.mkdir(parents=True, exist_ok=True)
-    for owned in [completions, *completions.relative_to(home).parents]:
-        if owned != Path("."):
-            shutil.chown(home / owned, user, user)
+    _own(home, completions, user)
     return user
+
+
+def _own(home: Path, path: Path, user: str) -> None:
+    """Give ``user`` ``path`` and the folders between it and ``home``."""
+    folders = [home / p for p in path.relative_to(home).parents if p != Path(".")]
+    for owned in [path, *folders]:
+        shutil.chown(owned, user, user)
 
 
 def _free_port() -> int:
