@@ -3,12 +3,16 @@ server, and nix repl where it runs."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import termios
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -16,7 +20,6 @@ from typing import NamedTuple
 import pytest
 
 from ..support.pane import TestPane
-from ..support.plugin import PORTABLE_PASS
 
 
 class ReplCase(NamedTuple):
@@ -528,18 +531,46 @@ def _big_code(name: str, size: int) -> tuple[str, str]:
 
 
 def test_a_hundred_kilobytes_of_code_in_each_repl(
-    repl: tuple[TestPane, ReplCase], request: pytest.FixtureRequest
+    repl: tuple[TestPane, ReplCase],
 ) -> None:
     b, case = repl
-    if case.name == "nix" and PORTABLE_PASS:  # a known bug, open: see the reason
-        reason = (
-            "nix: part of the echo of the 100 KB line was left in the output, twice in the "
-            "portable pass of a whole suite beside a CPU hog (2026-11-27); never alone"
-        )
-        request.node.add_marker(pytest.mark.xfail(reason=reason, strict=False))
     code, expected = _big_code(case.name, 100 * 1024)
     result = b.send("--timeout", "30", "--repl", case.name, "-", input=code.encode())
     assert (result.returncode, result.stdout.decode()) == (0, expected), result.stderr
+
+
+def test_nix_is_typed_nothing_while_it_evaluates_a_line(
+    make_bridge: Callable[[str], TestPane],
+) -> None:
+    """nix reads pasted code a line at a time and evaluates each with its terminal
+    cooked: what arrives meanwhile is echoed by the terminal, then again by nix, and the
+    first echo lands in the output (a 100 KB line under load). Code longer than the
+    terminal surely takes at once is typed a line at a time, each once nix reads again:
+    while its first line is evaluated, nothing of the next one waits in the terminal."""
+    _needs("nix")
+    b = make_bridge("bash")
+    b.start()
+    assert b.send_text("--timeout", "60", "--repl", "nix", "--", "nix repl")[0] == 0
+    payload = "x" * 2000
+    code = f'{CASES["nix"].slow}\nbuiltins.stringLength "{payload}"'
+    tty = b.pane("#{pane_tty}")
+    proc = b.start_send("--timeout", "60", "--repl", "nix", "--", code)
+    fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    waiting: list[int] = []  # bytes in the terminal's input while the first line ran
+    try:
+        b.wait_for(lambda: "builtins.seq" in b.screen(), "the first line's echo")
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            held = array.array("i", [0])
+            fcntl.ioctl(fd, termios.FIONREAD, held)
+            if any(line.strip() == '"slept"' for line in b.screen().splitlines()):
+                break  # its value is shown: the next line may be typed now
+            waiting.append(held[0])
+    finally:
+        os.close(fd)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out.decode()) == (0, '"slept"\n\n2000\n'), err
+    assert waiting and max(waiting) == 0, (max(waiting, default=None), b.screen())
 
 
 @pytest.mark.linux_facts(

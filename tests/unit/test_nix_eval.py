@@ -35,3 +35,18 @@ def test_each_expression_erases_the_rows_its_echo_takes(width: int) -> None:
         assert end % width != 0  # readline would move to a row of its own first
         rows = (end - 1) // width + 1
         assert f"\\u001b[{rows}A\\u001b[{rows + 1}M" in expr
+
+
+@pytest.mark.parametrize("look", [None, Look(len(NIX_PROMPT), 80, "[tmux-send] x")])
+def test_code_the_terminal_may_not_take_at_once_is_typed_a_line_at_a_time(
+    look: Look | None,
+) -> None:
+    short = plan_eval(PRESETS["nix"], CALL, b"let\n  x = 1;\nin x", "/tmp", look)
+    assert short.stages == ()  # a few hundred bytes: all in the terminal before nix reads
+    code = b"let\n  x = " + b"1 + " * 300 + b"1;\nin x"
+    long = plan_eval(PRESETS["nix"], CALL, code, "/tmp", look)
+    assert len(long.typed.encode()) > 1024
+    assert long.stages == tuple(long.typed.split("\n"))
+    assert long.stages[1:4] == ("let", "  x = " + "1 + " * 300 + "1;", "in x")
+    assert re.fullmatch(long.reading, NIX_PROMPT) and re.fullmatch(long.reading, " " * 10)
+    assert not re.fullmatch(long.reading, NIX_PROMPT + "x")

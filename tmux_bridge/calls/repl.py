@@ -390,8 +390,11 @@ class _ReplCall(ReplContext):
         if not plan.markers:
             scanner = PassThrough()
             done = prompt_after_echo(collected, plan.echo_lines, prompt.search)
-        paste = "\n" in plan.typed
-        keys = _eval_keys(self.pane.pane_id, record.call_id, plan.typed, paste)
+        first = plan.stages[0] if plan.stages else plan.typed
+        paste = "\n" in first
+        keys = _eval_keys(self.pane.pane_id, record.call_id, first, paste)
+        if plan.stages:
+            stream.stage(plan.stages[1:], plan.reading)
         try:
             outcome = stream.run(
                 keys,
@@ -399,7 +402,7 @@ class _ReplCall(ReplContext):
                 self.frame.deadline,
                 watch_pid=state.pid,
                 done=done,
-                paste=plan.typed.encode("utf-8", "surrogateescape") if paste else None,
+                paste=first.encode("utf-8", "surrogateescape") if paste else None,
                 collect=collected if plan.echo_lines else None,
             )
             self._evaluated(outcome, stream, scanner, collected, plan.echo_lines, preset, record)

@@ -77,6 +77,21 @@ class PaneStream(PaneCall):
         self.stops_short = False
         self.stop_seen: float | None = None
         self.stopped = False
+        # lines still to type, each once the REPL reads again (:meth:`stage`), and the
+        # stream since the last one was typed: whether a line ended in it, its last line
+        self.stages: list[bytes] = []
+        self.reading_re: re.Pattern[str] | None = None
+        self.stage_ended = False
+        self.stage_tail = b""
+
+    def stage(self, lines: tuple[str, ...], reading: str) -> None:
+        """Type ``lines`` after what :meth:`run` types, each once the stream shows the
+        REPL reading again: a line ended since the one before was typed, and the last
+        line, clean, is all ``reading`` (its prompt). A REPL that evaluates a line with
+        its terminal cooked never gets the next one then (the terminal would echo it
+        once more). An interrupt or a cancellation types nothing more."""
+        self.stages = [(line + "\n").encode("utf-8", "surrogateescape") for line in lines]
+        self.reading_re = re.compile(reading)
 
     ladder = ("INT",)  # SIGQUIT would end the REPL
 
@@ -171,6 +186,8 @@ class PaneStream(PaneCall):
             got, held = self._drain(tap, scanner, collect, pidfd)
             if got:
                 clock.saw_output(time.monotonic())
+            if self.stages and not held and clock.running and self._reads_again():
+                self._type_stage()
         if pidfd in ready or held:
             self._drain_after_exit(tap, scanner, collect, held)
             if collect is None:
@@ -218,6 +235,8 @@ class PaneStream(PaneCall):
             ):
                 return got, data
             got = True
+            if self.stages:
+                self._follow_stage(data)
             output = scanner.feed(data)
             if not output:
                 continue
@@ -226,6 +245,34 @@ class PaneStream(PaneCall):
             else:
                 self._emit_stream(output)
         return got, b""
+
+    def _follow_stage(self, data: bytes) -> None:
+        """Keep what tells whether the REPL reads again: a line ended, the last one."""
+        cut = data.rfind(b"\n")
+        if cut >= 0:
+            self.stage_ended = True
+            self.stage_tail = data[cut + 1 :]
+        else:
+            self.stage_tail = (self.stage_tail + data)[-STAGE_TAIL:]
+
+    def _reads_again(self) -> bool:
+        if not self.stage_ended or self.reading_re is None:
+            return False
+        shown = clean(self.stage_tail).decode("utf-8", "replace")
+        return self.reading_re.fullmatch(shown) is not None
+
+    def _type_stage(self) -> None:
+        """Paste the next line (its line break an Enter), unless the call was cancelled
+        or the REPL is gone."""
+        cancelled = self.cancel is not None and self.cancel.cancelled
+        if cancelled or self.record.cancelled is not None or not proc.alive(self.watch_pid):
+            self.stages.clear()
+            return
+        load, paste = paste_commands(
+            f"tmux-send-{self.record.call_id}", self.pane.pane_id, bracketed=False
+        )
+        self.tmux.run_all(load, paste, stdin=self.stages.pop(0))
+        self.stage_ended, self.stage_tail = False, b""
 
     def _drain_after_exit(
         self, tap: PaneTap, scanner: Scanner, collect: list[bytes] | None, held: bytes = b""
@@ -268,7 +315,9 @@ class PaneStream(PaneCall):
             self.emit(rest)
 
     def interrupt(self, which: Signal) -> None:
-        """Ctrl-C for the REPL: SIGINT to the program in front, which stays open."""
+        """Ctrl-C for the REPL: SIGINT to the program in front, which stays open; the
+        lines not typed yet never are."""
+        self.stages.clear()
         if not self._signal_repl():
             self.tmux.run("send-keys", "-t", self.pane.pane_id, "C-c", check=False)
 
@@ -295,6 +344,8 @@ class PaneStream(PaneCall):
         return proc.foreground_child(self.pane.pid, tpgid, self.started_ticks)
 
 
+# The bytes of a long last line kept to see the REPL's prompt in (a prompt is shorter).
+STAGE_TAIL = 256
 # How long to read on after the REPL exited, for the end marker its shell prints.
 EXIT_READ_LIMIT = 1.0
 # The end marker of a command-mode call (the one that started the REPL), with its status.

@@ -38,6 +38,12 @@ class EvalPlan(NamedTuple):
     echo_lines: tuple[str, ...] = ()  # typed lines whose echo lands between the markers
     markers: bool = True  # False: a REPL without a preset, done when its prompt is back
     lead: bytes = b"\r\n"  # what precedes the end marker in the pane's output stream
+    # typed a line at a time (nix, more than the terminal takes at once): the first
+    # stage like ``typed``, each next one once the REPL reads again, which the last
+    # line of its output stream, escapes and carriage returns taken out, shows when
+    # ``reading`` matches it in full (its prompt or its continuation prompt)
+    stages: tuple[str, ...] = ()
+    reading: str = ""
 
 
 # Python: evaluate statement by statement in "single" mode, as the REPL does, so that
@@ -473,8 +479,7 @@ def _nix(call_id: str, code: bytes, start: str) -> EvalPlan:
     end = end_marker(call_id)
     end_expr = f'"{end[:half]}" + "{end[half:]}"'
     lines = code.decode("utf-8", "surrogateescape").split("\n")
-    typed = "\n".join([start_expr, *lines, end_expr])
-    return EvalPlan({}, typed, (*lines, end_expr))
+    return _nix_plan([start_expr, *lines, end_expr])
 
 
 # nix repl's prompt: the echo of every line pasted into it starts after it.
@@ -492,8 +497,27 @@ def _nix_clean(call_id: str, code: bytes, look: Look) -> EvalPlan:
     start_expr = _nix_eraser(hidden(start_marker(call_id)), width, look.tag)
     end_expr = _nix_eraser(hidden(end_marker(call_id)), width)
     lines = code.decode("utf-8", "surrogateescape").split("\n")
-    typed = "\n".join([start_expr, *lines, end_expr])
-    return EvalPlan({}, typed, (*lines, end_expr), lead=HIDDEN_OPEN.encode())
+    return _nix_plan([start_expr, *lines, end_expr], HIDDEN_OPEN.encode())
+
+
+# What a terminal surely takes at once while nix reads it (Linux holds 4096 bytes of
+# input, the BSDs and macOS 1024), and what nix's line editor shows when it reads again:
+# its prompt, or the ten spaces that continue an unfinished expression.
+PASTE_AT_ONCE = 512
+NIX_READING = r"nix-repl> | {10}"
+
+
+def _nix_plan(lines: list[str], lead: bytes = b"\r\n") -> EvalPlan:
+    """The start expression, the code's lines and the end expression, pasted at once
+    when the terminal takes them all before nix reads the first, else a line at a time.
+    While nix evaluates a line its terminal is cooked: what arrives then is echoed by
+    the terminal, and again by nix's line editor when it reads it, and the output would
+    hold that first echo."""
+    typed = "\n".join(lines)
+    stages: tuple[str, ...] = ()
+    if len(typed.encode("utf-8", "surrogateescape")) > PASTE_AT_ONCE:
+        stages = tuple(lines)
+    return EvalPlan({}, typed, tuple(lines[1:]), lead=lead, stages=stages, reading=NIX_READING)
 
 
 def _nix_eraser(marker: str, width: int, tag: str = "") -> str:
