@@ -1229,26 +1229,31 @@ class Bridge:
     ) -> CallResult:
         """Make the call, keep collected output in the result, and log it for the
         person: its start (once its options are valid, before anything is typed), then
-        its end, the result or whatever stopped it. A process killed in between leaves
-        the start alone in the log, which ``tmux-bridge log`` shows as never ended."""
+        its end, the result or whatever stopped it, before the call lets go of its pane
+        (so one pane's calls are logged in the order they ran). A process killed in
+        between leaves the start alone in the log, which ``tmux-bridge log`` shows as
+        never ended."""
+        from .calls.frame import locks_kept
+
         started: str | None = None
-        try:
-            check_options(options)
-            started = self._log_start(mode, command)
-            record = call()
-        except Exception as exc:
-            self._log_error(mode, command, exc, started)
-            if isinstance(exc, BridgeError) and isinstance(out, _Collect):
-                exc.partial_stdout = bytes(out.data)
-            if isinstance(exc, BridgeError) and isinstance(err, _Collect):
-                exc.partial_stderr = bytes(err.data)
-            raise
-        if isinstance(out, _Collect):
-            record.stdout = bytes(out.data)
-        if isinstance(err, _Collect):
-            record.stderr = bytes(err.data)
-        result = record.freeze()
-        self._log(result, started)
+        with locks_kept():
+            try:
+                check_options(options)
+                started = self._log_start(mode, command)
+                record = call()
+            except Exception as exc:
+                self._log_error(mode, command, exc, started)
+                if isinstance(exc, BridgeError) and isinstance(out, _Collect):
+                    exc.partial_stdout = bytes(out.data)
+                if isinstance(exc, BridgeError) and isinstance(err, _Collect):
+                    exc.partial_stderr = bytes(err.data)
+                raise
+            if isinstance(out, _Collect):
+                record.stdout = bytes(out.data)
+            if isinstance(err, _Collect):
+                record.stderr = bytes(err.data)
+            result = record.freeze()
+            self._log(result, started)
         return result
 
     def _log_start(self, mode: Mode, command: str) -> str:

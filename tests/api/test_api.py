@@ -194,6 +194,47 @@ def test_cancel_while_waiting_for_the_lock(api: Bridge, bridge: TestPane, tmp_pa
     assert "never" not in bridge.history()
 
 
+def test_one_panes_calls_are_logged_in_the_order_they_ran(
+    api: Bridge, bridge: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's end is logged before it lets go of its pane. Here the first call's end
+    entry is held back until the second call (waiting for the pane) has either run
+    through or said that it waits: it can only wait, and the log keeps the order."""
+    from tmux_bridge.audit import log
+
+    real = log.record
+    second_ran_or_waits = threading.Event()
+
+    def late_first_end(directory: str, entry: log.AuditEntry | dict[str, object]) -> None:
+        fields = entry.document() if isinstance(entry, log.AuditEntry) else entry
+        if fields.get("command") == "echo first" and fields.get("event") != "start":
+            first_ending.set()
+            assert second_ran_or_waits.wait(WAIT), "the second call neither ran nor waited"
+        real(directory, entry)
+
+    first_ending = threading.Event()
+    monkeypatch.setattr(log, "record", late_first_end)
+    first = threading.Thread(target=api.run, args=("echo first",))
+    first.start()
+    try:
+        assert first_ending.wait(WAIT), "the first call did not end"
+        waits: list[str] = []
+
+        def noticed(message: str) -> None:
+            waits.append(message)
+            second_ran_or_waits.set()
+
+        second = api.run("echo second", notice=noticed)
+        second_ran_or_waits.set()
+    finally:
+        second_ran_or_waits.set()
+        first.join(WAIT)
+    assert second.stdout == b"second\n"
+    assert any("waiting for another tmux-send call" in message for message in waits)
+    entries = log.read(str(bridge.runtime), None)
+    assert [e["command"] for e in entries] == ["echo first", "echo second"]
+
+
 def test_two_panes_run_at_once(api: Bridge, bridge: TestPane, tmp_path: Path) -> None:
     """Each command waits for the other one to have started: serialized calls would
     wait for each other until the idle timeout and fail."""

@@ -8,6 +8,7 @@ parallel. Keys, typed text and the screen take no lock (see :mod:`tmux_bridge.pa
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -40,25 +41,58 @@ class CallFrame(NamedTuple):
     front: Front
 
 
+# The pane locks of the calls made inside :func:`locks_kept`, let go at its end.
+_KEPT: contextvars.ContextVar[list[contextlib.ExitStack] | None] = contextvars.ContextVar(
+    "tmux_bridge_kept_locks", default=None
+)
+
+
+@contextlib.contextmanager
+def locks_kept() -> Iterator[None]:
+    """Calls made inside this ``with`` keep their pane's lock until its end (or until
+    the next call inside it starts), so what the caller does last happens while the
+    pane is still the call's: the facade logs a call's end there, and one pane's
+    entries in the audit log are in the order its calls ran."""
+    kept: list[contextlib.ExitStack] = []
+    token = _KEPT.set(kept)
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+        _let_go(kept)
+
+
+def _let_go(kept: list[contextlib.ExitStack]) -> None:
+    while kept:
+        kept.pop().close()
+
+
 @contextlib.contextmanager
 def pane_call(
     target: Target, options: RunOptions, cancel: Cancel | None, notice: Notice
 ) -> Iterator[CallFrame]:
-    """Find the target's pane and hold its call lock for the body of the ``with``.
+    """Find the target's pane and hold its call lock for the body of the ``with``
+    (inside :func:`locks_kept`, until its end).
 
     The pane is looked at again when the lock was busy, since the person (or the other
     call) may have changed it meanwhile. Raises :class:`NoBridgeSession`,
     :class:`NoSuchPane`, :class:`RuntimeDirError`, :class:`LockTimeout` or
     :class:`Cancelled` before anything is typed.
     """
+    kept = _KEPT.get()
+    if kept:
+        _let_go(kept)  # an earlier call of the same request: its turn is over
     started = time.monotonic()
     deadline = started + options.max_time
     ensure_private_dir(target.runtime_dir)
     view = find_pane(target.tmux, target.session, target.pane)
     records = PaneDir(target.runtime_dir, target.tmux, view.pane.pane_id)
+    hold = contextlib.ExitStack()
     try:
         refuse_if_job(records)
-        with records.locked(deadline, cancel, lambda: _lock_busy(records, notice)) as waited:
+        lock = records.locked(deadline, cancel, lambda: _lock_busy(records, notice))
+        with hold:
+            waited = hold.enter_context(lock)
             if waited:
                 proc.forget()  # the other call changed the pane's processes meanwhile
                 view = find_pane(target.tmux, target.session, view.pane.pane_id)
@@ -68,7 +102,11 @@ def pane_call(
                 renew_pane(target.runtime_dir, pane_dir_name(target.tmux, view.pane.pane_id),
                            view.pane.server)  # fmt: skip
             front = pane_front(target.tmux, view.pane, records)
-            yield CallFrame(view, records, started, deadline, front)
+            try:
+                yield CallFrame(view, records, started, deadline, front)
+            finally:
+                if kept is not None:
+                    kept.append(hold.pop_all())  # let go by locks_kept
     except BridgeError as exc:
         exc.pane = exc.pane or view.pane.pane_id  # the audit log names the pane
         raise
