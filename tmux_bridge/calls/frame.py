@@ -8,8 +8,8 @@ parallel. Keys, typed text and the screen take no lock (see :mod:`tmux_bridge.pa
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
@@ -41,10 +41,9 @@ class CallFrame(NamedTuple):
     front: Front
 
 
-# The pane locks of the calls made inside :func:`locks_kept`, let go at its end.
-_KEPT: contextvars.ContextVar[list[contextlib.ExitStack] | None] = contextvars.ContextVar(
-    "tmux_bridge_kept_locks", default=None
-)
+# Per thread (every call runs on one): the pane locks of the calls made inside
+# :func:`locks_kept`, let go at its end.
+_kept = threading.local()
 
 
 @contextlib.contextmanager
@@ -54,12 +53,18 @@ def locks_kept() -> Iterator[None]:
     pane is still the call's: the facade logs a call's end there, and one pane's
     entries in the audit log are in the order its calls ran."""
     kept: list[contextlib.ExitStack] = []
-    token = _KEPT.set(kept)
+    outer = _kept_locks()
+    _kept.locks = kept
     try:
         yield
     finally:
-        _KEPT.reset(token)
+        _kept.locks = outer
         _let_go(kept)
+
+
+def _kept_locks() -> list[contextlib.ExitStack] | None:
+    locks: list[contextlib.ExitStack] | None = getattr(_kept, "locks", None)
+    return locks
 
 
 def _let_go(kept: list[contextlib.ExitStack]) -> None:
@@ -79,7 +84,7 @@ def pane_call(
     :class:`NoSuchPane`, :class:`RuntimeDirError`, :class:`LockTimeout` or
     :class:`Cancelled` before anything is typed.
     """
-    kept = _KEPT.get()
+    kept = _kept_locks()
     if kept:
         _let_go(kept)  # an earlier call of the same request: its turn is over
     started = time.monotonic()
