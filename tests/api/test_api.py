@@ -203,6 +203,7 @@ def test_one_panes_calls_are_logged_in_the_order_they_ran(
     from tmux_bridge.audit import log
 
     real = log.record
+    first_ending = threading.Event()
     second_ran_or_waits = threading.Event()
 
     def late_first_end(directory: str, entry: log.AuditEntry | dict[str, object]) -> None:
@@ -212,7 +213,6 @@ def test_one_panes_calls_are_logged_in_the_order_they_ran(
             assert second_ran_or_waits.wait(WAIT), "the second call neither ran nor waited"
         real(directory, entry)
 
-    first_ending = threading.Event()
     monkeypatch.setattr(log, "record", late_first_end)
     first = threading.Thread(target=api.run, args=("echo first",))
     first.start()
