@@ -224,6 +224,55 @@ def test_unsubscribe_stops_the_stream(pane: TestPane, server: Server) -> None:
     assert between == []
 
 
+def test_two_subscriptions_at_once_stream_each_byte_once(pane: TestPane, server: Server) -> None:
+    """A page that asks for a pane twice before the first answer (it opened on the pane,
+    then the person chose it) gets each of its bytes once: both subscriptions were made,
+    the first was never dropped, and every frame came twice until the page closed."""
+    rounds = 5
+
+    async def scenario() -> list[int]:
+        async with await open_ws(server) as ws:
+            for n in ("1", "2"):
+                message = {"id": n, "type": "subscribe-output", "agent": "tb-test"}
+                await ws.send(json.dumps(message))
+            answered: set[str] = set()
+            while answered != {"1", "2"}:
+                message = await asyncio.wait_for(ws.recv(), WAIT)
+                if isinstance(message, str):
+                    answered.add(json.loads(message).get("id"))
+            live = bytearray()  # every output frame but the snapshots
+            for n in range(rounds):
+                await ws.send(frame(2, "tb-test", f"echo once-{n}-$((6*7))\r".encode()))
+                while f"once-{n}-42\r\n".encode() not in live:
+                    message = await asyncio.wait_for(ws.recv(), WAIT)
+                    if isinstance(message, bytes) and not _is_snapshot(message):
+                        live += message[message.index(b"\x00") + 1 :]
+            return [live.count(f"once-{n}-42\r\n".encode()) for n in range(rounds)]
+
+    counts = run(scenario())
+    assert max(counts) == 1, counts  # a line lost to a re-armed pipe is in a snapshot
+
+
+def test_a_client_gone_during_its_subscription_leaves_no_pipe(
+    pane: TestPane, server: Server
+) -> None:
+    """A client that closes while its subscription is still being made leaves nothing
+    behind: the pane's pipe (the watch) ended with its last listener. The subscription
+    used to finish after the connection's end had dropped the others, and the pane
+    stayed piped to a listener of a closed connection."""
+
+    async def scenario() -> None:
+        for n in range(3):
+            ws = await open_ws(server)
+            message = {"id": str(n), "type": "subscribe-output", "agent": "tb-test"}
+            await ws.send(json.dumps(message))
+            await ws.close()
+
+    pane.wait_for(lambda: pane.pane("#{pane_pipe}") == "0", "no pipe before")
+    run(scenario())
+    pane.wait_for(lambda: pane.pane("#{pane_pipe}") == "0", "the pipe closed with its client")
+
+
 def _numbers(data: bytes) -> list[int]:
     data = re.sub(rb"\x1b\[[?0-9;]*[A-Za-z]", b"", data).replace(b"\r", b"")
     return [int(line) for line in data.split(b"\n") if line.isdigit()]

@@ -226,6 +226,10 @@ class Connection:
         self.loop = asyncio.get_running_loop()
         self.outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
         self.subs: dict[str, Sub] = {}
+        # one subscription change at a time: two at once to one pane (a page that opened
+        # on it and had it chosen) both streamed it, every byte twice
+        self.changing = asyncio.Lock()
+        self.closed = False  # set on the loop before close(): a subscription under way ends
         self.tasks: set[asyncio.Future[None]] = set()
 
     async def write_loop(self) -> None:
@@ -318,13 +322,18 @@ class Connection:
             self.send({**ack, "cols": shot.cols, "rows": shot.rows, "stream": False})
             self.outbox.put_nowait(("bytes", None, join_frame(OUTPUT, name, shot.data)))
             return
-        if name in self.subs:  # its watch may stop (tmux, a process ended): not on the loop
-            await asyncio.to_thread(self.drop, name)
-        sub = Sub(self, name, bridge)
-        sub.history = history
-        sub.lagging = True  # dropped until the first snapshot, which holds it
-        sub.pane_id = await asyncio.to_thread(bridge.watch, sub)
-        self.subs[name] = sub
+        async with self.changing:
+            if name in self.subs:  # its watch may stop (tmux, a process ended): not on the loop
+                await asyncio.to_thread(self.drop, name)
+            sub = Sub(self, name, bridge)
+            sub.history = history
+            sub.lagging = True  # dropped until the first snapshot, which holds it
+            sub.pane_id = await asyncio.to_thread(bridge.watch, sub)
+            if self.closed:  # the client left meanwhile: close() did not see this one
+                sub.active = False
+                await asyncio.to_thread(bridge.unwatch, sub.pane_id, sub)
+                return
+            self.subs[name] = sub
         size = await asyncio.to_thread(bridge.snapshot, 0)
         sub.told = (size.cols, size.rows)
         self.send({**ack, "pane": sub.pane_id, "cols": size.cols, "rows": size.rows})
@@ -394,9 +403,10 @@ def _name(message: dict[str, Any]) -> str:
 
 async def _unsubscribe(conn: Connection, message: dict[str, Any]) -> dict[str, Any]:
     name = _name(message)
-    if name not in conn.subs:
-        raise BridgeError(f"no subscription to {name!r} on this connection.")
-    await asyncio.to_thread(conn.drop, name)
+    async with conn.changing:  # after a subscription to it still under way
+        if name not in conn.subs:
+            raise BridgeError(f"no subscription to {name!r} on this connection.")
+        await asyncio.to_thread(conn.drop, name)
     return {"ok": True}
 
 
@@ -531,6 +541,7 @@ def endpoint(
             await _read_loop(ws, conn, writer)
         finally:
             writer.cancel()
+            conn.closed = True
             await asyncio.to_thread(conn.close)
 
     return ws_endpoint
