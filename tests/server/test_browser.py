@@ -264,19 +264,28 @@ def test_the_tiles_come_when_the_last_script_arrives_after_the_connection(
 
 
 # Watches the focused view while a pane floods it (run in the page, given the flooding
-# pane's id): the most bytes its terminal held unparsed as a frame came, the largest
-# frame, and after ``window.flood.switchAfter`` bytes of the flood the view switches to
+# pane's id): the most bytes its terminal held unparsed as a frame came, and the largest
+# frame. Its terminal's parser stops at the private OSC 7777 (an xterm.js handler that
+# returns a promise: ``stalls`` counts them) until ``window.flood.release()``: the flood's
+# frames then wait to be parsed however fast the machine is. Once the terminal holds
+# ``window.flood.switchBehind`` bytes unparsed as a frame comes, the view switches to
 # ``window.flood.other`` and notes any flood line drawn in the terminal from then on.
 _WATCH_FLOOD = """(pane) => {
   const view = window.tmuxBridgeView;
-  const state = window.flood = { most: 0, largest: 0, bytes: 0, switchAfter: Infinity,
-    other: null, switched: false, drawnAfter: [] };
+  const held = [];
+  const state = window.flood = { most: 0, largest: 0, bytes: 0, stalls: 0,
+    switchBehind: Infinity, other: null, switched: false, drawnAfter: [],
+    release: () => { for (const go of held.splice(0)) go(true); } };
+  view.terminal().parser.registerOscHandler(7777, () => {
+    state.stalls += 1;
+    return new Promise((go) => held.push(go));
+  });
   view.onFrame((name, bytes) => {
     if (name !== pane || state.switched) return;
     state.most = Math.max(state.most, view.backlog());
     state.largest = Math.max(state.largest, bytes.length);
     state.bytes += bytes.length;
-    if (state.bytes < state.switchAfter) return;
+    if (view.backlog() < state.switchBehind) return;
     state.switched = true;
     setTimeout(() => {
       view.choose(state.other);
@@ -291,24 +300,12 @@ _WATCH_FLOOD = """(pane) => {
     });
   });
 }"""
+_STALL = r"printf '\033]7777;\007'; "  # the parser stops here until release()
+_FLOOD = "seq -f flood-%g 1 300000"  # 4 MB
 
 
-def _flood_while_paused(page: Page, pane: TestPane, target: str, command: str, end: str) -> None:
-    """``command`` run in ``target`` while the page's scripts are paused (the debugger's
-    pause), until the pane shows ``end``: the flood's frames then reach the page in one
-    go, faster than xterm.js can parse them on any machine."""
-    debugger = page.context.new_cdp_session(page)
-    debugger.send("Debugger.enable")
-    debugger.send("Debugger.pause")
-    try:
-        pane.tmux("send-keys", "-t", target, command, "Enter")
-        pane.wait_for(
-            lambda: end in pane.tmux("capture-pane", "-p", "-t", target).split("\n"),
-            f"{end} in the pane",
-        )
-    finally:
-        debugger.send("Debugger.resume")
-        debugger.detach()
+def _in_pane(pane: TestPane, target: str, line: str) -> None:
+    pane.wait_for(lambda: line in pane.tmux("capture-pane", "-p", "-t", target).split("\n"), line)
 
 
 def test_a_flood_keeps_the_focused_view_near_the_pane_and_a_switch_leaves_it_behind(
@@ -323,7 +320,7 @@ def test_a_flood_keeps_the_focused_view_near_the_pane_and_a_switch_leaves_it_beh
     flooding = pane.pane("#{pane_id}")
     other = pane.tmux("new-window", "-d", "-t", "tb-test", "-P", "-F", "#{pane_id}").strip()
     pane.tmux("send-keys", "-t", other, "clear; echo quiet-$((6*7))", "Enter")
-    pane.wait_for(lambda: "quiet-42" in pane.tmux("capture-pane", "-p", "-t", other), "quiet-42")
+    _in_pane(pane, other, "quiet-42")
     errors: list[str] = []
     with sync_playwright() as p:
         browser = launch(p)
@@ -333,27 +330,32 @@ def test_a_flood_keeps_the_focused_view_near_the_pane_and_a_switch_leaves_it_beh
             page.evaluate("(pane) => window.tmuxBridgeView.choose(pane)", flooding)
             page.locator("#terminal .xterm-rows", has_text="$").wait_for()
             page.evaluate(_WATCH_FLOOD, flooding)
-            # a flood watched to its end
-            _flood_while_paused(
-                page, pane, flooding, "seq -f flood-%g 1 300000; echo end-$((6*7))", "end-42"
-            )
+            # a flood watched to its end, the parser stopped at its start
+            pane.tmux("send-keys", "-t", flooding, f"{_STALL}{_FLOOD}; echo end-$((6*7))", "Enter")
+            _in_pane(pane, flooding, "end-42")
+            stalled = "() => window.flood.stalls === 1 && window.flood.most > 512 * 1024"
+            page.wait_for_function(stalled, timeout=WAIT * 1000)
+            page.evaluate("() => window.flood.release()")
             page.locator("#terminal .xterm-rows", has_text="end-42").wait_for()
             rows = [row.rstrip() for row in _terminal_text(page).split("\n")]
             first = page.evaluate("() => ({ ...window.flood })")
-            # a second one, and the other pane chosen in its midst
+            # a second one, and the other pane chosen while a quarter MiB waits
             page.evaluate(
-                "([after, other]) => Object.assign(window.flood, { switchAfter: after, other })",
-                [first["bytes"] + 1024 * 1024, other],
+                "([behind, other]) => Object.assign(window.flood, { switchBehind: behind, other })",
+                [256 * 1024, other],
             )
-            _flood_while_paused(
-                page, pane, flooding, "seq -f flood-%g 1 300000; echo again-$((6*7))", "again-42"
-            )
+            command = f"{_STALL}{_FLOOD}; echo again-$((6*7))"
+            pane.tmux("send-keys", "-t", flooding, command, "Enter")
             page.locator("#terminal .xterm-rows", has_text="quiet-42").wait_for()
+            page.evaluate("() => window.flood.release()")  # the old terminal's, if it got there
+            # the new pane's next output drawn: the old one's would have been drawn first
+            pane.tmux("send-keys", "-t", other, "echo after-$((6*7))", "Enter")
+            page.locator("#terminal .xterm-rows", has_text="after-42").wait_for()
             second = page.evaluate("() => ({ ...window.flood })")
         finally:
             browser.close()
     assert errors == []
-    assert first["bytes"] > 2 * 1024 * 1024, first  # a flood indeed
+    assert first["stalls"] == 1, first
     assert first["most"] <= 512 * 1024 + first["largest"], first
     assert rows[rows.index("end-42") - 1] == "flood-300000", rows[-8:]
     assert second["switched"] and second["drawnAfter"] == [], second

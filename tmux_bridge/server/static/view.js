@@ -382,7 +382,7 @@ const LINE_HEIGHT = 1.2; // a row, in heights of the font's glyph area: room und
     font: FONT, lineHeight: LINE_HEIGHT, opened, request: (message) => request(message),
     send, onFrame: (f) => frameListeners.add(f), onEvent: (f) => eventListeners.add(f),
     onMode: (f) => modeListeners.add(f), mode: () => mode, setMode, fontSize: () => fontSize,
-    role: () => role, backlog: () => backlog, notice, resizeInOrder, showPanes, lookAfterPanes: () => { panesByLook = true; },
+    role: () => role, backlog: () => backlog, terminal: () => term, notice, resizeInOrder, showPanes, lookAfterPanes: () => { panesByLook = true; },
     choose: (target) => { chosenAgent = null; showAgents(); return choose(target); },
   };
   const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
