@@ -473,9 +473,21 @@ def serve(**params: Any) -> int:
             "with its server extra: pip install 'tmux-bridge[server]'."
         ) from None
     try:
-        return serve(ServeOptions(**params))
+        code = serve(ServeOptions(**params))
     except OSError as exc:  # the port is taken, the socket's directory is missing ...
         raise click.ClickException(f"cannot listen: {exc.strerror or exc}.") from None
+    _ending()
+    return code
+
+
+def _ending() -> None:
+    """A resident face has stopped and the process ends next: the objects it made are
+    left to that end. The interpreter's last collection would otherwise walk them all
+    (0.3 s with the MCP SDK loaded, more on a busy machine), and ``serve`` promises its
+    exit within 2 s of SIGTERM (docs/http-api.md)."""
+    import gc
+
+    gc.freeze()
 
 
 MCP_HELP = """Serve the bridge to an MCP client (Claude Code, Codex, Cursor, VS Code, Zed)
@@ -525,7 +537,9 @@ def mcp(readonly: bool, tmux_socket: str | None, list_tools: bool) -> int:
             f"the MCP server's dependencies are missing ({exc.name}); install tmux-bridge "
             "with its mcp extra: pip install 'tmux-bridge[mcp]'."
         ) from None
-    return serve_mcp(Target.from_env(socket=tmux_socket), readonly)
+    code = serve_mcp(Target.from_env(socket=tmux_socket), readonly)
+    _ending()
+    return code
 
 
 # --- agents, prompts, messages ---------------------------------------------------------
