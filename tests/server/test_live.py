@@ -232,9 +232,9 @@ def test_two_subscriptions_at_once_stream_each_byte_once(pane: TestPane, server:
 
     async def scenario() -> list[int]:
         async with await open_ws(server) as ws:
-            for n in ("1", "2"):
-                message = {"id": n, "type": "subscribe-output", "agent": "tb-test"}
-                await ws.send(json.dumps(message))
+            for request_id in ("1", "2"):
+                asked = {"id": request_id, "type": "subscribe-output", "agent": "tb-test"}
+                await ws.send(json.dumps(asked))
             answered: set[str] = set()
             while answered != {"1", "2"}:
                 message = await asyncio.wait_for(ws.recv(), WAIT)
