@@ -1122,11 +1122,12 @@ class Bridge:
         """Try each pending message once (each recipient idle now gets its messages);
         each try is logged. Cheap when there is no inbox."""
         from .agents import inbox
+
+        if not inbox.exists(self.target.runtime_dir):
+            return []  # before the messaging modules: every tmux-bridge command comes here
         from .agents.messaging import deliver_pending
         from .errors import InboxCorrupt
 
-        if not inbox.exists(self.target.runtime_dir):
-            return []
         started = time.monotonic()
         try:
             attempts = deliver_pending(self.target.tmux, self.target.runtime_dir, cancel)
