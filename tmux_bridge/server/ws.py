@@ -226,8 +226,9 @@ class Connection:
         self.loop = asyncio.get_running_loop()
         self.outbox: asyncio.Queue[tuple[str, Any, Any]] = asyncio.Queue()
         self.subs: dict[str, Sub] = {}
-        # one subscription change at a time: two at once to one pane (a page that opened
-        # on it and had it chosen) both streamed it, every byte twice
+        # one subscription change at a time: the tiles' unsubscribe of a pane (named by its
+        # id) came while that subscription was still being made, the focused view then
+        # subscribed it by the same id, and both streamed it: every byte twice
         self.changing = asyncio.Lock()
         self.closed = False  # set on the loop before close(): a subscription under way ends
         self.tasks: set[asyncio.Future[None]] = set()
