@@ -225,9 +225,10 @@ def test_unsubscribe_stops_the_stream(pane: TestPane, server: Server) -> None:
 
 
 def test_two_subscriptions_at_once_stream_each_byte_once(pane: TestPane, server: Server) -> None:
-    """A page that asks for a pane twice before the first answer (it opened on the pane,
-    then the person chose it) gets each of its bytes once: both subscriptions were made,
-    the first was never dropped, and every frame came twice until the page closed."""
+    """A page that asks for a pane twice before the first answer (the browser view's
+    tiles name a pane by its id, and so does a view focused on it by id) gets each of its
+    bytes once: both subscriptions were made, the first was never dropped, and every
+    frame came twice until the page closed."""
     rounds = 5
 
     async def scenario() -> list[int]:
