@@ -32,9 +32,10 @@ SOURCE = ROOT / "tmux_bridge"
 # the files the build reads besides the package
 BESIDE = ["pyproject.toml", "README.md"]
 # Building and installing take minutes on a loaded machine: more than a test's default.
-# Not in the portable pass: tmux-send from the wheel is run through both process-facts
-# paths here, whatever the pass (docs/development.md).
-pytestmark = [pytest.mark.timeout(900), pytest.mark.packaging]
+pytestmark = [
+    pytest.mark.timeout(900),
+    pytest.mark.first_pass_only("the wheel's tmux-send is run through both paths here"),
+]
 
 
 @pytest.fixture(scope="module")
