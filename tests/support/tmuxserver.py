@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -61,6 +62,13 @@ def prepare(root: Path, rc_files: Mapping[str, str] | None = None) -> dict[str, 
     env.update(
         HOME=str(home), TMUX_TMPDIR=str(root / "tmux"), LC_ALL="C.UTF-8", TERM="xterm-256color"
     )
+    # python3 in the panes is the suite's own interpreter, not a version manager's shim
+    # (pyenv's takes 0.3 s and a dozen processes to start it: a command that waits for
+    # input then showed no output for seconds on a loaded machine)
+    bin_dir = root / "interpreter"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(Path(sys.base_prefix) / "bin" / "python3")
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', os.defpath)}"
     return env
 
 
