@@ -67,6 +67,7 @@ class TestPane:
         )
         self.env = env
         self.client: pexpect.spawn | None = None  # the person's terminal, once attached
+        self.started: list[subprocess.Popen[bytes]] = []  # start_send's, ended by kill()
 
     # --- processes -------------------------------------------------------------------
 
@@ -113,14 +114,18 @@ class TestPane:
         )
 
     def start_send(self, *args: str) -> subprocess.Popen[bytes]:
-        """Start ``tmux-send ARGS`` in the background."""
-        return subprocess.Popen(
+        """Start ``tmux-send ARGS`` in the background (ended with the server, if a failed
+        test left it running: its pipes would otherwise be found open by a later test's
+        garbage collection, a ``ResourceWarning`` that fails that test)."""
+        proc = subprocess.Popen(
             [str(BIN / "tmux-send"), *args],
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        self.started.append(proc)
+        return proc
 
     def start(self) -> None:
         """``tmux-bridge --detach``, then wait for the shell's prompt."""
@@ -264,6 +269,11 @@ class TestPane:
         would otherwise outlive the hang-up)."""
         if self.client is not None:
             self.client.close(force=True)
+        for proc in self.started:
+            if proc.poll() is None:
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=5)  # reaped, its pipes closed
         sessions = self._tmux_quietly("list-panes", "-a", "-F", "#{pane_pid}").split()
         self._tmux_quietly("kill-server")
         for pid in _session_members({int(p) for p in sessions if p.isdigit()}):
