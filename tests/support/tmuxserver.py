@@ -65,10 +65,12 @@ def prepare(root: Path, rc_files: Mapping[str, str] | None = None) -> dict[str, 
     # python3 in the panes is the suite's own interpreter, not a version manager's shim
     # (pyenv's takes 0.3 s and a dozen processes to start it: a command that waits for
     # input then showed no output for seconds on a loaded machine)
-    bin_dir = root / "interpreter"
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to(Path(sys.base_prefix) / "bin" / "python3")
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', os.defpath)}"
+    interpreter = Path(sys.base_prefix) / "bin" / "python3"
+    if interpreter.exists():  # else the PATH's own python3 (a dangling link would hide it)
+        bin_dir = root / "interpreter"
+        bin_dir.mkdir()
+        (bin_dir / "python3").symlink_to(interpreter)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', os.defpath)}"
     return env
 
 
