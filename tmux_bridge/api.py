@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cancel import Cancel
-from .errors import EXIT_FAILURE, BridgeError, InvalidRequest, NoBridgeSession
+from .errors import EXIT_FAILURE, BridgeError, InvalidRequest, NoBridgeSession, PaneNotReady
 from .results import CallRecord, CallResult, JobResult, Mode, RunOptions, check_options
 from .target import Target
 
@@ -660,11 +660,12 @@ class Bridge:
 
         return list_sessions(self.target.tmux)
 
-    def create_session(self, name: str, cwd: str) -> NewSession:
+    def create_session(self, name: str, cwd: str, cancel: Cancel | None = None) -> NewSession:
         """Start session ``name`` (1-64 of ``A-Z a-z 0-9 _ -``) on the target's tmux
         server, running the person's login shell in ``cwd`` (absolute, existing), with
         the bridge pane's long scrollback, so the person can attach and watch. Returns
-        its name, the pane's id and target, and ``cwd``; logged for the person."""
+        once its shell shows its prompt (see :meth:`split`): its name, the pane's id and
+        target, and ``cwd``; logged for the person."""
         from .pane.info import find_pane
         from .pane.sessions import new_session
 
@@ -675,6 +676,7 @@ class Bridge:
             raise
         self._log_event("session_create", name)
         pane = find_pane(self.target.tmux, name, None).pane
+        self._await_shell(pane.pane_id, cancel)
         from .pane.shapes import NewSession
 
         return NewSession(name, pane.pane_id, pane.target, cwd)
@@ -839,16 +841,35 @@ class Bridge:
         shell, their focus unchanged), label it, and type ``command`` there once its
         shell shows a prompt (a program such as ``ssh`` keeps running: nothing waits for
         it). Returns the new pane's id, target and label, and a ``note`` when its shell
-        had to start in the home directory (tmux cannot start a pane in the other's)."""
+        had to start in the home directory (tmux cannot start a pane in the other's).
+
+        Returns once the new shell shows its prompt, so that a call into the pane right
+        away finds it ready (a shell reading its startup files is busy; just after tmux
+        forked it, the pane does not even run it yet); a shell that shows none within
+        15 s is left to the call to report (with ``command``: raises
+        :class:`~tmux_bridge.errors.PaneNotReady`)."""
         from .pane.layout import split, wait_for_new_shell
 
         pane, note = split(self.target, label, horizontal)
         if command is not None:
             wait_for_new_shell(self.target, pane.pane_id, cancel)
             Bridge(self.target.with_pane(pane.pane_id), self.client).type_text(command, enter=True)
+        else:
+            self._await_shell(pane.pane_id, cancel)
         from .pane.shapes import PaneLabel
 
         return PaneLabel(pane.pane_id, pane.target, pane.label or None, note)
+
+    def _await_shell(self, pane_id: str, cancel: Cancel | None) -> None:
+        """Wait for a new pane's shell to show its prompt; one that does not within the
+        wait is left as it is: the pane exists, and a call into it says what is in the
+        way."""
+        import contextlib
+
+        from .pane.layout import wait_for_new_shell
+
+        with contextlib.suppress(PaneNotReady):
+            wait_for_new_shell(self.target, pane_id, cancel)
 
     # --- the live view (tmux-bridge serve's /ws) ----------------------------------------
 

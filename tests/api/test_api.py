@@ -14,7 +14,8 @@ import pytest
 from tmux_bridge import Bridge, Cancel, RunOptions, error_document, to_document
 from tmux_bridge.errors import Cancelled, InvalidRequest, NoBridgeSession, NoSuchPane, ReplMismatch
 
-from ..support.pane import WAIT, TestPane, target_of
+from ..support.pane import WAIT, MakeBridge, TestPane, shell_path, target_of
+from ..support.tmuxserver import RC_FILES
 
 # Prints "started" from the program in the foreground, so a cancellation right after it
 # meets that program, not the shell between two commands.
@@ -312,3 +313,23 @@ def test_host_tools_are_probed_once_then_again_when_old(api: Bridge, bridge: Tes
     assert (host_at(), second["grep"], second["tools_at"]) == (at, "gnu", first["tools_at"])
     _, third = api.info(tools_max_age=0)
     assert host_at() > at and third["grep"] == "gnu"
+
+
+def test_a_new_session_or_pane_takes_a_call_at_once(
+    make_bridge: MakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """create_session and split return once the new shell shows its prompt: a call right
+    after them runs, even where the shell's startup files take a second (a call into a
+    shell still reading them, or into a pane whose shell tmux has not started yet, is
+    refused as busy)."""
+    slow = {name: text + "sleep 1\n" for name, text in RC_FILES.items()}
+    b = make_bridge("bash", slow)
+    b.start()
+    monkeypatch.setenv("SHELL", shell_path("bash"))  # the login shell create_session starts
+    api = Bridge(target_of(b), client="test")
+    made = api.create_session("made", str(b.home))
+    result = Bridge(target_of(b)._replace(session="made"), client="test").run("echo $TMUX_PANE")
+    assert (result.stdout, result.exit_status) == (f"{made.pane}\n".encode(), 0), result
+    beside = api.split("beside")
+    result = Bridge(target_of(b, beside.pane), client="test").run("echo $TMUX_PANE")
+    assert (result.stdout, result.exit_status) == (f"{beside.pane}\n".encode(), 0), result

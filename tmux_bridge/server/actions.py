@@ -61,10 +61,10 @@ def _list_sessions(backend: TmuxBackend, request: Request, _cancel: Cancel) -> d
     return reply(request.action, sessions=backend.bridge(request).sessions())
 
 
-def _create_session(backend: TmuxBackend, request: Request, _cancel: Cancel) -> dict[str, Any]:
+def _create_session(backend: TmuxBackend, request: Request, cancel: Cancel) -> dict[str, Any]:
     name = request.session or f"api-{os.urandom(4).hex()}"
     cwd = request.cwd or os.path.expanduser("~")
-    info = backend.bridge(request).create_session(name, cwd)
+    info = backend.bridge(request).create_session(name, cwd, cancel)
     return reply(request.action, session=name, metadata=info.document())
 
 
