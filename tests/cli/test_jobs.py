@@ -363,6 +363,12 @@ def test_a_job_whose_keeper_is_killed_is_lost(make_bridge: MakeBridge) -> None:
     b = make_bridge("bash")
     b.start()
     job = _background(b, "sh", "-c", "echo started; exec sleep 60")
+    # the job's id comes once its line is typed: a keeper killed before the shell opened
+    # the command's output ends the job before its command ran (and the pane is free)
+    b.wait_for(
+        lambda: "started" in [line.rstrip() for line in b.history().split("\n")],
+        "the job's output in the pane",
+    )
     keeper = json.loads((b.runtime / "jobs" / job / "job.json").read_text())["keeper"]
     os.kill(keeper, signal.SIGKILL)
     lost = _wait_for_state(b, job, "lost")
