@@ -692,13 +692,21 @@ class Bridge:
             raise
         self._log_event("session_kill", name)
 
-    def ensure_session(self) -> str | None:
+    def ensure_session(self, ready: bool = False, cancel: Cancel | None = None) -> str | None:
         """Create the target's session in the current directory unless it runs (and the
         runtime directory, mode 0700, refusing an unsafe one). Returns a note for the
-        person when the shell had to start elsewhere (the home directory)."""
+        person when the shell had to start elsewhere (the home directory). With
+        ``ready``, a session made now is returned once its shell shows its prompt (see
+        :meth:`split`)."""
+        from .pane.info import find_pane
         from .pane.sessions import ensure_session
 
-        return ensure_session(self.target)
+        made, note = ensure_session(self.target)
+        if made and ready:
+            self._await_shell(
+                find_pane(self.target.tmux, self.target.session, None).pane.pane_id, cancel
+            )
+        return note
 
     def attach(self) -> None:
         """Show the target's session to the person: inside a client of the same tmux

@@ -26,8 +26,16 @@ def api_pane_dir(bridge: TestPane) -> str:
     """The pane's directory for a target named by its socket's path: tmux_bridge/pane/records.py
     prefixes ``pane-N`` with a tag of the socket, unless it is the default socket."""
     dirs = [path.name for path in bridge.runtime.iterdir() if path.is_dir()]
-    assert len(dirs) == 1 and dirs[0].endswith("-" + bridge.pane_dir()), dirs
-    return dirs[0]
+    tagged = [name for name in dirs if name != bridge.pane_dir()]
+    assert len(tagged) == 1 and tagged[0].endswith("-" + bridge.pane_dir()), dirs
+    return tagged[0]
+
+
+def after_api_calls(bridge: TestPane) -> set[str]:
+    """What the runtime directory holds once the API's calls to the one pane ended:
+    :meth:`TestPane.between_calls` for its directory, and the directory where
+    ``tmux-bridge --detach`` learnt the new shell's prompt (named for the default socket)."""
+    return bridge.between_calls(api_pane_dir(bridge)) | bridge.learnt_at_start()
 
 
 class Started:
@@ -131,7 +139,7 @@ def test_cancel_from_a_worker_thread(api: Bridge, bridge: TestPane) -> None:
     assert result.exit_status == 130  # type: ignore[attr-defined]
     assert result.signals_sent == ("SIGINT",)  # type: ignore[attr-defined]
     assert result.prompt_back  # type: ignore[attr-defined]
-    assert bridge.runtime_files() == bridge.between_calls(api_pane_dir(bridge))
+    assert bridge.runtime_files() == after_api_calls(bridge)
     assert api.run("echo usable").stdout == b"usable\n"
 
 
@@ -153,7 +161,7 @@ def test_cancel_from_asyncio(api: Bridge, bridge: TestPane) -> None:
     result = asyncio.run(main())
     assert result.exit_status == 130  # type: ignore[attr-defined]
     assert result.signals_sent == ("SIGINT",)  # type: ignore[attr-defined]
-    assert bridge.runtime_files() == bridge.between_calls(api_pane_dir(bridge))
+    assert bridge.runtime_files() == after_api_calls(bridge)
     assert api.run("echo usable").stdout == b"usable\n"
 
 

@@ -6,11 +6,13 @@ import os
 import pwd
 import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pexpect
 import pytest
 
-from ..support.pane import BIN, TestPane
+from ..support.pane import BIN, MakeBridge, TestPane
+from ..support.tmuxserver import RC_FILES
 
 
 def _detach(b: TestPane, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -77,6 +79,41 @@ def test_tmux_send_finds_the_pane_tmux_bridge_made(make_bridge: Callable[[str], 
     assert b.send_text("--", "echo in-the-bridge-pane") == (0, "in-the-bridge-pane\n", "")
     first = b.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", f"={b.session}:^.0")
     assert "in-the-bridge-pane" in first
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_detach_returns_once_the_shell_takes_a_call(make_bridge: MakeBridge, shell: str) -> None:
+    """A script's `tmux-bridge -d && tmux-send ...` runs its call, even where the shell's
+    startup files take a second (a call into a shell still reading them is refused as
+    busy); the prompt it learnt lets the first call see a half-typed line."""
+    b = make_bridge(shell, {name: text + "sleep 1\n" for name, text in RC_FILES.items()})
+    assert _detach(b).returncode == 0
+    assert b.send_text("--", "echo", "first") == (0, "first\n", "")
+    b.person_types("half")
+    b.wait_for(lambda: b.screen().rstrip().endswith("$ half"), "the typed text")
+    code, _, err = b.send_text("--", "true")
+    assert code == 125 and "`half`" in err, err
+
+
+def test_detach_does_not_wait_for_a_program_that_is_no_shell(
+    make_bridge: MakeBridge, tmp_path: Path
+) -> None:
+    """A login shell tmux-send cannot drive shows no prompt to wait for: --detach
+    returns (bounded here far below its 15 s wait), and a call says what runs there."""
+    b = make_bridge("bash")
+    program = tmp_path / "notashell"
+    program.write_text("#!/bin/sh\nexec sleep 60\n")
+    program.chmod(0o755)
+    result = subprocess.run(
+        [str(BIN / "tmux-bridge"), "--detach"],
+        env={**b.env, "SHELL": str(program)},
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert result.returncode == 0, result.stderr
+    code, _, err = b.send_text("--", "true")
+    assert code == 125 and "runs `sleep`, not a shell" in err, err
 
 
 def test_help_shows_examples() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 from collections.abc import Callable
@@ -171,9 +172,8 @@ def test_call_files_are_private_while_the_call_runs(bridge: TestPane, tmp_path: 
     ours = {f"{pane}/inflight", "log.jsonl"} | {  # the log holds the call's start
         f"{pane}/{found[1]}{ext}" for ext in (".run", ".cmd", ".scratch")
     }
-    ours |= {f"{pane}/server", "context.json"}  # the pane's server, named at its first call
-    assert bridge.runtime_files() == {pane, f"{pane}/prompt"} | ours
-    for name in ours | {pane}:
+    assert bridge.runtime_files() == bridge.learnt_at_start() | ours
+    for name in ours | bridge.learnt_at_start():
         info = (bridge.runtime / name).lstat()
         assert stat.S_IMODE(info.st_mode) == (0o700 if name == pane else 0o600), name
         assert info.st_uid == os.geteuid()
@@ -189,7 +189,8 @@ def _attack(bridge: TestPane, setup: Callable[[Path], None], expected: str) -> N
     bridge.tmux("kill-session", "-t", f"={bridge.session}", check=False)
     bridge.tmux("new-session", "-d", "-s", bridge.session)
     bridge.wait_for_prompt()
-    bridge.runtime.rmdir() if bridge.runtime.is_dir() and not bridge.runtime.is_symlink() else None
+    if bridge.runtime.is_dir() and not bridge.runtime.is_symlink():
+        shutil.rmtree(bridge.runtime)  # (with the prompt tmux-bridge --detach learnt there)
     setup(bridge.runtime)
     before = bridge.screen()
     code, out, err = bridge.send_text("--", "echo should-not-run")

@@ -241,6 +241,14 @@ class TestPane:
         pane = pane_dir or self.pane_dir()
         return {"log.jsonl", "context.json", pane, f"{pane}/prompt", f"{pane}/server"}
 
+    def learnt_at_start(self) -> set[str]:
+        """What ``tmux-bridge --detach`` leaves in the runtime directory besides itself:
+        the bridge pane's directory (named for the default socket) with the new shell's
+        prompt learnt there, the tmux server it belongs to, and the panes' context
+        naming that server."""
+        pane = self.pane_dir()
+        return {pane, f"{pane}/prompt", f"{pane}/server", "context.json"}
+
     def person_types(self, text: str) -> None:
         """Type ``text`` as the person does: through a tmux client attached to the
         session (started on first use), whose keys tmux counts as the session's activity.

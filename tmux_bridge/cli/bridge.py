@@ -77,7 +77,10 @@ def _say_json(document: object) -> None:
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option(
-    "-d", "--detach", is_flag=True, help="Create the session if needed, print its name, exit."
+    "-d",
+    "--detach",
+    is_flag=True,
+    help="Create the session if needed (and wait for its shell's prompt), print its name, exit.",
 )
 @click.version_option(__version__, "-V", "--version", prog_name="tmux-bridge")
 @click.pass_context
@@ -91,7 +94,7 @@ def cli(ctx: click.Context, detach: bool) -> int:
     from ..api import Bridge
 
     bridge = Bridge(Target.from_env(), client="tmux-bridge")
-    note = bridge.ensure_session()
+    note = bridge.ensure_session(ready=detach)  # the person sees their shell start
     if note:
         _say(f"tmux-bridge: {note}", err=True)
     if detach:

@@ -20,7 +20,7 @@ from ..infra.runtime import pane_directory
 from ..target import Target
 from ..text import seams
 from ..text.seams import is_name
-from .context import prune, read_context
+from .context import prune, read_context, renew_pane
 from .front import NESTED, REMOTE, repl_shown
 from .info import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
 from .readiness import check_ready, split_at_column
@@ -29,6 +29,11 @@ from .shapes import PaneEntry, PaneFront
 
 # How long a new pane's shell may take to show its prompt before COMMAND is typed.
 NEW_SHELL_WAIT = 15.0
+# How long a new shell's screen must stay unchanged to count as its prompt: a line
+# editor turns the terminal raw just before it draws the prompt, so a screen with nothing
+# left of the cursor yet is believed only after a while (a prompt may be empty).
+SETTLED = 0.02
+SETTLED_EMPTY = 0.5
 
 
 def check_label(name: str) -> str:
@@ -84,22 +89,38 @@ def split(target: Target, label: str | None, horizontal: bool) -> tuple[PaneInfo
 
 
 def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> PaneInfo:
-    """Wait until a pane's new shell shows its prompt (the same screen twice in a row,
-    nothing running), and learn that line as its bare prompt: no one has typed there
-    yet. Raises :class:`PaneNotReady` when it does not within :data:`NEW_SHELL_WAIT`."""
+    """Wait until a pane's new shell shows its prompt (its line editor waits, nothing
+    runs, the screen stays the same for :data:`SETTLED`, or :data:`SETTLED_EMPTY` while
+    nothing is left of the cursor), and learn that line as its bare prompt: no one has
+    typed there yet. Raises :class:`PaneNotReady` when it does not within :data:`NEW_SHELL_WAIT`."""
     deadline = time.monotonic() + NEW_SHELL_WAIT
-    seen: list[str] | None = None
+    seen: tuple[list[str] | None, float] = (None, 0.0)
     while True:
         view = find_pane(target.tmux, target.session, pane_id)
-        pane = view.pane
-        if _at_prompt(pane) and view.screen is not None and view.screen == seen:
-            _learn_prompt(target, pane, view.screen)
-            return pane
-        seen = view.screen
-        if time.monotonic() > deadline:
+        pane, now = view.pane, time.monotonic()
+        if view.screen is not None and view.screen == seen[0] and _at_prompt(pane):
+            settle = SETTLED if _prompt_line(pane, view.screen) else SETTLED_EMPTY
+            if now - seen[1] >= settle:
+                _learn_prompt(target, pane, view.screen)
+                return pane
+        else:
+            seen = (view.screen, now)
+        if now > deadline or _no_shell(pane):
             raise PaneNotReady(f"The new pane {pane_id} shows no shell prompt yet.")
         check_not_cancelled(cancel)
-        time.sleep(0.1)
+        time.sleep(SETTLED)
+
+
+def _no_shell(pane: PaneInfo) -> bool:
+    """Whether a new pane will show no prompt of a shell tmux-send drives: it is dead,
+    or runs another program (not tmux's own fork, which has yet to start the shell)."""
+    if pane.dead:
+        return True
+    if proc.shell_kind(pane.pid) is not None:
+        return False
+    name = proc.process_name(pane.pid)
+    server = pane.server.rpartition("-")[2]
+    return bool(name) and not (server.isdigit() and name == proc.process_name(int(server)))
 
 
 def _at_prompt(pane: PaneInfo) -> bool:
@@ -113,13 +134,22 @@ def _at_prompt(pane: PaneInfo) -> bool:
     return True
 
 
-def _learn_prompt(target: Target, pane: PaneInfo, screen: list[str]) -> None:
+def _prompt_line(pane: PaneInfo, screen: list[str]) -> str:
+    """The cursor line's text left of the cursor (the prompt, in a new shell)."""
     if pane.cursor_y >= len(screen):
-        return
-    left = split_at_column(screen[pane.cursor_y], pane.cursor_x)[0].rstrip()
+        return ""
+    return split_at_column(screen[pane.cursor_y], pane.cursor_x)[0].rstrip()
+
+
+def _learn_prompt(target: Target, pane: PaneInfo, screen: list[str]) -> None:
+    left = _prompt_line(pane, screen)
     if left:
         records = PaneDir(target.runtime_dir, target.tmux, pane.pane_id)
         records.ensure()
+        # named for its server (as a call does), or the first call drops it as the
+        # record of another server's pane of that id
+        if records.renew(pane.server):
+            renew_pane(target.runtime_dir, pane_dir_name(target.tmux, pane.pane_id), pane.server)
         records.write_prompt(records.read_prompt().learnt(left))
 
 

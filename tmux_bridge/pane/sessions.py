@@ -149,23 +149,24 @@ def kill_session(tmux: Tmux, name: str) -> None:
         raise TmuxError(result.argv, result.returncode, result.stderr)
 
 
-def ensure_session(target: Target) -> str | None:
-    """Create the target's session in the current directory unless it exists. Returns a
-    note for the person when the shell had to start elsewhere (the home directory: tmux
-    cannot start a pane in this one, see :func:`~tmux_bridge.infra.runtime.pane_directory`).
+def ensure_session(target: Target) -> tuple[bool, str | None]:
+    """Create the target's session in the current directory unless it exists. Returns
+    whether it made it, and a note for the person when the shell had to start elsewhere
+    (the home directory: tmux cannot start a pane in this one, see
+    :func:`~tmux_bridge.infra.runtime.pane_directory`).
 
     Also creates the runtime directory (mode 0700) and refuses an unsafe one.
     """
     ensure_private_dir(target.runtime_dir)
     if session_exists(target.tmux, target.session):
-        return None
+        return False, None
     try:
         here: str | None = os.getcwd()
     except OSError:  # the current directory was removed
         here = None
     cwd, note = pane_directory(here)
     create_session(target.tmux, target.session, user_shell(), cwd, _terminal_size())
-    return note
+    return True, note
 
 
 def _terminal_size() -> tuple[int, int] | None:
