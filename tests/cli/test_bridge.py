@@ -114,6 +114,15 @@ def test_detach_does_not_wait_for_a_program_that_is_no_shell(
     assert result.returncode == 0, result.stderr
     code, _, err = b.send_text("--", "true")
     assert code == 125 and "runs `sleep`, not a shell" in err, err
+    # a split whose COMMAND would be typed there says so rather than wait
+    split = subprocess.run(
+        [str(BIN / "tmux-bridge"), "split", "--", "echo", "hi"],
+        env={**b.env, "SHELL": str(program)},
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
+    assert split.returncode == 125 and "runs `sleep`, not a shell" in split.stderr, split
 
 
 def test_help_shows_examples() -> None:

@@ -130,7 +130,8 @@ def test_run_in_a_session_made_through_the_api(server: Server, pane: TestPane) -
             "/v1/tmux", json={"action": "run", "session": "made", "command": "echo $TMUX_PANE"}
         ).json()
     pane_id = made.json()["metadata"]["pane"]
-    assert body["metadata"]["result"]["stdout"] == pane_id + "\n"
+    # (a refused run has a result too, with an empty stdout: show why)
+    assert body["metadata"]["result"]["stdout"] == pane_id + "\n", body
     # the pane itself got the bridge's scrollback (tmux sets it when a pane is made) and
     # the bridge pane's mark
     shown = pane.tmux(

@@ -92,7 +92,8 @@ def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> P
     """Wait until a pane's new shell shows its prompt (its line editor waits, nothing
     runs, the screen stays the same for :data:`SETTLED`, or :data:`SETTLED_EMPTY` while
     nothing is left of the cursor), and learn that line as its bare prompt: no one has
-    typed there yet. Raises :class:`PaneNotReady` when it does not within :data:`NEW_SHELL_WAIT`."""
+    typed there yet. Raises :class:`PaneNotReady` when it does not within
+    :data:`NEW_SHELL_WAIT`, or runs no shell to wait for."""
     deadline = time.monotonic() + NEW_SHELL_WAIT
     seen: tuple[list[str] | None, float] = (None, 0.0)
     while True:
@@ -105,22 +106,27 @@ def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> P
                 return pane
         else:
             seen = (view.screen, now)
-        if now > deadline or _no_shell(pane):
+        other = _no_shell(pane)
+        if other is not None:
+            raise PaneNotReady(f"The new pane {pane_id} {other}.")
+        if now > deadline:
             raise PaneNotReady(f"The new pane {pane_id} shows no shell prompt yet.")
         check_not_cancelled(cancel)
         time.sleep(SETTLED)
 
 
-def _no_shell(pane: PaneInfo) -> bool:
-    """Whether a new pane will show no prompt of a shell tmux-send drives: it is dead,
-    or runs another program (not tmux's own fork, which has yet to start the shell)."""
+def _no_shell(pane: PaneInfo) -> str | None:
+    """Why a new pane will show no prompt of a shell tmux-send drives (it is dead, or
+    runs another program than tmux's own fork, which has yet to start the shell)."""
     if pane.dead:
-        return True
+        return "is dead: its shell exited"
     if proc.shell_kind(pane.pid) is not None:
-        return False
+        return None
     name = proc.process_name(pane.pid)
     server = pane.server.rpartition("-")[2]
-    return bool(name) and not (server.isdigit() and name == proc.process_name(int(server)))
+    if not name or (server.isdigit() and name == proc.process_name(int(server))):
+        return None
+    return f"runs `{name}`, not a shell tmux-send can drive (bash, zsh, fish or a POSIX sh)"
 
 
 def _at_prompt(pane: PaneInfo) -> bool:
