@@ -23,7 +23,7 @@ from ..text.seams import is_name
 from .context import prune, read_context, renew_pane
 from .front import NESTED, REMOTE, repl_shown
 from .info import LABEL_OPTION, PaneInfo, Place, find_pane, list_places
-from .readiness import check_ready, split_at_column
+from .readiness import check_ready, check_shell, split_at_column
 from .records import PaneDir, pane_dir_name
 from .shapes import PaneEntry, PaneFront
 
@@ -106,27 +106,24 @@ def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> P
                 return pane
         else:
             seen = (view.screen, now)
-        other = _no_shell(pane)
-        if other is not None:
-            raise PaneNotReady(f"The new pane {pane_id} {other}.")
+        if _runs_no_shell(pane):
+            check_shell(pane, None)  # raises: it is dead, or what runs there
         if now > deadline:
             raise PaneNotReady(f"The new pane {pane_id} shows no shell prompt yet.")
         check_not_cancelled(cancel)
         time.sleep(SETTLED)
 
 
-def _no_shell(pane: PaneInfo) -> str | None:
-    """Why a new pane will show no prompt of a shell tmux-send drives (it is dead, or
-    runs another program than tmux's own fork, which has yet to start the shell)."""
+def _runs_no_shell(pane: PaneInfo) -> bool:
+    """Whether a new pane will show no prompt of a shell tmux-send drives: it is dead,
+    or runs another program than tmux's own fork (which has yet to start the shell)."""
     if pane.dead:
-        return "is dead: its shell exited"
+        return True
     if proc.shell_kind(pane.pid) is not None:
-        return None
+        return False
     name = proc.process_name(pane.pid)
     server = pane.server.rpartition("-")[2]
-    if not name or (server.isdigit() and name == proc.process_name(int(server))):
-        return None
-    return f"runs `{name}`, not a shell tmux-send can drive (bash, zsh, fish or a POSIX sh)"
+    return bool(name) and not (server.isdigit() and name == proc.process_name(int(server)))
 
 
 def _at_prompt(pane: PaneInfo) -> bool:
