@@ -698,14 +698,11 @@ class Bridge:
         person when the shell had to start elsewhere (the home directory). With
         ``ready``, a session made now is returned once its shell shows its prompt (see
         :meth:`split`)."""
-        from .pane.info import find_pane
         from .pane.sessions import ensure_session
 
         made, note = ensure_session(self.target)
         if made and ready:
-            self._await_shell(
-                find_pane(self.target.tmux, self.target.session, None).pane.pane_id, cancel
-            )
+            self._await_shell(self.pane_id(), cancel)
         return note
 
     def attach(self) -> None:

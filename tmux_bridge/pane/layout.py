@@ -99,15 +99,16 @@ def wait_for_new_shell(target: Target, pane_id: str, cancel: Cancel | None) -> P
     while True:
         view = find_pane(target.tmux, target.session, pane_id)
         pane, now = view.pane, time.monotonic()
-        if view.screen is not None and view.screen == seen[0] and _at_prompt(pane):
+        at_prompt = _at_prompt(pane)
+        if not at_prompt and _runs_no_shell(pane):
+            check_shell(pane, None)  # raises: it is dead, or what runs there
+        if at_prompt and view.screen is not None and view.screen == seen[0]:
             settle = SETTLED if _prompt_line(pane, view.screen) else SETTLED_EMPTY
             if now - seen[1] >= settle:
                 _learn_prompt(target, pane, view.screen)
                 return pane
         else:
             seen = (view.screen, now)
-        if _runs_no_shell(pane):
-            check_shell(pane, None)  # raises: it is dead, or what runs there
         if now > deadline:
             raise PaneNotReady(f"The new pane {pane_id} shows no shell prompt yet.")
         check_not_cancelled(cancel)
