@@ -334,6 +334,9 @@ def test_output_still_on_its_way_when_the_connection_drops_is_kept(sshd: Sshd) -
         before = far_err_files(USERS["dash"])
         command = f"until [ -e {flag} ]; do sleep 0.05; done; echo started; sleep 30"
         proc = b.start_send("--json", "--", command)
+        # the command's banner shows once the far shell has read the line: the probe's
+        # answer came through the pipe before it (a reader stopped earlier fails the probe)
+        b.wait_for(lambda: "[tmux-send] until [ -e" in b.screen(), "the command's banner")
         b.wait_for(lambda: _stream_cat(b) is not None, "the pipe's cat")
         cat = _stream_cat(b)
         assert cat is not None
