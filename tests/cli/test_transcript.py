@@ -171,3 +171,59 @@ def test_a_jobs_transcript_is_the_same_clean_form(make_bridge: MakeBridge, shell
     everything = b.tmux("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", b.target)
     for plumbing in ("TMUXSEND", str(b.runtime), ".run", job):
         assert plumbing not in everything, everything
+
+
+# What a command prints, as the pane must show it: rows that scroll into the history,
+# empty rows, tabs, a progress line redrawn, colours, wide characters, rows that wrap
+# and one that fills the row exactly, a newline inside a control sequence and inside a
+# title, a carriage return before a newline, and every byte but ESC, SO and SI (which
+# change the terminal's state for what follows) between two letters. It starts on a
+# cleared screen, at its top left corner in both panes.
+SHOWN = b"".join(
+    [
+        b"\x1b[H\x1b[2JBEGIN\n",
+        *(b"row %d\n" % n for n in range(40)),
+        b"\n\n",
+        b"a\tb\tc\n\tindented\n",
+        b"10%\r50%\r100%\n",
+        b"\x1b[31mred\x1b[0m \x1b[1mbold\x1b[0m\n",
+        "日本語のテキスト\n".encode(),
+        b"w" * 200 + b"\n",
+        b"x" * 80 + b"\n",
+        b"in\x1b[3\n1mside\x1b[0m\n",
+        b"\x1b]2;tit\nle\x07titled\n",
+        b"crlf\r\n",
+        b"back\x08\x08CK\n",
+        *(b"X" + bytes([n]) + b"Y\n" for n in range(256) if n not in (0x1B, 0x0E, 0x0F)),
+        b"END\n",
+    ]
+)
+
+
+def _shown_rows(b: TestPane, pane: str) -> list[str]:
+    """The rows of ``pane`` (history too) from BEGIN to END, with their attributes (the
+    first row without the codes that end the attributes of the row above it)."""
+    rows = b.tmux("capture-pane", "-p", "-e", "-S", "-", "-t", pane).split("\n")
+    first = next(n for n, row in enumerate(rows) if row.endswith("BEGIN"))
+    last = next(n for n in range(first, len(rows)) if rows[n].endswith("END"))
+    return ["BEGIN", *rows[first + 1 : last + 1]]
+
+
+@pytest.mark.parametrize("modes", ["sane", "-onlcr", "ocrnl", "onlret onocr", "tab3", "-opost"])
+def test_the_pane_shows_the_output_as_it_shows_the_same_bytes_written_there(
+    make_bridge: MakeBridge, modes: str
+) -> None:
+    """What a call's output looks like in the pane is what the same bytes written to the
+    pane's terminal look like (here by `cat` in a window of the same size), whatever
+    the terminal's output modes (the mirror writes each newline itself where the
+    terminal would turn it into CR LF): one byte of difference in the grid fails."""
+    b = started(make_bridge, "bash")
+    data = b.root / "shown"
+    data.write_bytes(SHOWN)
+    assert b.send("--", f"stty {modes}").returncode == 0
+    assert b.send("--raw", "--", f"cat {data}").stdout == SHOWN
+    window = b.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", b.target, "sh").strip()
+    b.wait_for(lambda: b.tmux("capture-pane", "-p", "-t", window).strip() != "", "sh's prompt")
+    b.tmux("send-keys", "-t", window, f"stty {modes}; cat {data}; tmux wait-for -S shown", "Enter")
+    b.tmux("wait-for", "shown")
+    assert _shown_rows(b, b.target) == _shown_rows(b, window)

@@ -68,9 +68,17 @@ class PaneMirror:
     def put(self, data: bytes) -> None:
         if self.fd < 0 or not data:
             return
-        self.backlog += data
+        self.backlog += pane_newlines(data, self._output_modes()) if b"\n" in data else data
         self.ends_in_newline = data.endswith(b"\n")
         self.flush(block=False)
+
+    def _output_modes(self) -> int:
+        """The pane terminal's output modes now (``c_oflag``; the command or the person
+        may change them during the call); 0 when they cannot be read."""
+        try:
+            return int(termios.tcgetattr(self.fd)[1])
+        except termios.error:
+            return 0
 
     def say(self, message: str) -> None:
         """A line of tmux-send's own in the pane (why it interrupts, say)."""
@@ -101,6 +109,24 @@ class PaneMirror:
 
     def close(self) -> None:
         self.fd = close_fd(self.fd)
+
+
+# The output modes that act on a newline or a carriage return.
+_NEWLINE_MODES = termios.OPOST | termios.ONLCR | termios.OCRNL | termios.ONOCR | termios.ONLRET
+
+
+def pane_newlines(data: bytes, oflag: int) -> bytes:
+    """``data`` as the mirror writes it into a pane terminal whose output modes are
+    ``oflag``: where the terminal would turn each newline into CR LF (``onlcr``, the
+    default, and no other newline mode), each becomes CR VT instead. tmux and xterm.js
+    move down one row on VT exactly as on LF, in every parser state (both are C0
+    controls of one class), and the kernel counts neither as a column; but it hands the
+    pane's reader each CR LF of ``onlcr`` with a write of its own, one per line, where a
+    block without LF goes over in one (``seq 1 1000000``: 0.31 s of system time in the
+    mirror against 0.1 s). With any other newline mode, ``data`` is written as it is."""
+    if oflag & _NEWLINE_MODES != termios.OPOST | termios.ONLCR:
+        return data
+    return data.replace(b"\n", b"\r\v")
 
 
 def close_fd(fd: int) -> int:
