@@ -227,3 +227,18 @@ def test_the_pane_shows_the_output_as_it_shows_the_same_bytes_written_there(
     b.tmux("send-keys", "-t", window, f"stty {modes}; cat {data}; tmux wait-for -S shown", "Enter")
     b.tmux("wait-for", "shown")
     assert _shown_rows(b, b.target) == _shown_rows(b, window)
+
+
+def test_a_pane_the_person_logs_gets_the_newlines_its_terminal_writes(
+    make_bridge: MakeBridge,
+) -> None:
+    """With a `pipe-pane` of the person's open (a logging plugin), the mirror leaves
+    newlines to the terminal: the log has CR LF, as for anything else the pane shows."""
+    b = started(make_bridge, "bash")
+    log = b.root / "pane.log"
+    b.tmux("pipe-pane", "-t", b.target, f"cat >> {log}")
+    b.wait_for(lambda: b.pane("#{pane_pipe}") == "1", "the log's pipe")
+    assert b.send("--", "printf 'one\\ntwo\\n'").stdout == b"one\ntwo\n"
+    b.tmux("pipe-pane", "-t", b.target)
+    b.wait_for(lambda: b"one\r\ntwo\r\n" in log.read_bytes(), "the output in the log")
+    assert b"\v" not in log.read_bytes()

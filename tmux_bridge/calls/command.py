@@ -247,7 +247,8 @@ class CommandCall(PaneCall):
         write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
         write_private_file(scratch_path(self.runner_path), b"")  # the shell keeps it 0600
         self.pidfd = proc.exit_fd(pane.pid)
-        self.mirror = PaneMirror(pane.tty)
+        # a logging pipe-pane of the person's gets the bytes the terminal would give it
+        self.mirror = PaneMirror(pane.tty, own_newlines=pane.watched or not pane.piped)
         check_not_cancelled(self.cancel)
         self.tmux.run_all(*self._typing())
         self.typed = True

@@ -42,9 +42,12 @@ class Relay:
 
 class PaneMirror:
     """Copies a command's output into the pane's own terminal, raw, without blocking the
-    call: what the pane cannot take yet waits in a bounded backlog."""
+    call: what the pane cannot take yet waits in a bounded backlog. With ``own_newlines``
+    the newlines go in as :func:`pane_newlines` writes them; without (a program of the
+    person's reads the pane's byte stream: a logging ``pipe-pane``), as they are."""
 
-    def __init__(self, tty: str) -> None:
+    def __init__(self, tty: str, own_newlines: bool = True) -> None:
+        self.own_newlines = own_newlines
         try:
             self.fd = os.open(tty, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
         except OSError:
@@ -68,8 +71,10 @@ class PaneMirror:
     def put(self, data: bytes) -> None:
         if self.fd < 0 or not data:
             return
-        self.backlog += pane_newlines(data, self._output_modes()) if b"\n" in data else data
         self.ends_in_newline = data.endswith(b"\n")
+        if self.own_newlines and b"\n" in data:
+            data = pane_newlines(data, self._output_modes())
+        self.backlog += data
         self.flush(block=False)
 
     def _output_modes(self) -> int:
