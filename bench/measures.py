@@ -201,6 +201,11 @@ def seq_md5(lines: int) -> str:
     return hashlib.md5(out).hexdigest()
 
 
+# The line count the throughput targets are set for; a quick run's 1e4 lines measure
+# mostly start-up, so its ratios are shown without a target.
+TARGET_LINES = 1_000_000
+
+
 def throughput(state: ShellState, cfg: Config) -> Outcome:
     """``seq 1 N`` through tmux-send (md5 of its stdout checked) against the same command
     typed straight into the pane and awaited with wait-for (tmux's own rendering)."""
@@ -229,10 +234,13 @@ def throughput(state: ShellState, cfg: Config) -> Outcome:
         [lines / (via_send.median / 1000.0)],
         derived=True,
     )
+    through = ratio("throughput", shell, "tmux-send / pane", via_send, own)
+    if lines >= TARGET_LINES:
+        through.at_most(1.3)
     return [
         via_send,
         own,
-        ratio("throughput", shell, "tmux-send / pane", via_send, own).at_most(1.3),
+        through,
         count_ok("throughput", shell, "stdout md5 == local seq md5", matches[1:]),
         rate,
     ]
