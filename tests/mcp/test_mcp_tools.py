@@ -55,6 +55,44 @@ def test_every_tool_is_listed_with_bounded_inputs_and_annotations(pane: TestPane
     assert tools["start_repl"].annotations.destructive_hint is False
 
 
+def _nullable_pairs(node: Any) -> list[Any]:
+    """Every ``anyOf`` of one bare type and null in ``node``, nested ones included."""
+    found = []
+    if isinstance(node, dict):
+        alternatives = node.get("anyOf")
+        if (
+            isinstance(alternatives, list)
+            and {"type": "null"} in alternatives
+            and all(isinstance(a, dict) and set(a) == {"type"} for a in alternatives)
+        ):
+            found.append(alternatives)
+        for value in node.values():
+            found += _nullable_pairs(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _nullable_pairs(value)
+    return found
+
+
+def test_output_schemas_write_nullable_fields_as_a_type_list(pane: TestPane) -> None:
+    """A field that may be null is ``"type": [X, "null"]``, not an ``anyOf`` of two
+    schemas (the SDK's client checks every result against its schema: half the time),
+    and the schema still tells a wrong type from null."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+    tools = listed(pane)
+    for name, tool in tools.items():
+        assert _nullable_pairs(tool.output_schema) == [], name
+    schema = tools["run"].output_schema
+    assert schema["properties"]["label"]["type"] == ["string", "null"]
+    assert schema["$defs"]["FileDocument"]["properties"]["mode"]["type"] == ["string", "null"]
+    result = document(call(pane, "run", {"command": "true"}))
+    validator = Draft202012Validator(schema)
+    assert list(validator.iter_errors(result)) == []
+    assert list(validator.iter_errors({**result, "label": None})) == []
+    assert [e.validator for e in validator.iter_errors({**result, "label": 5})] == ["type"]
+
+
 def test_readonly_serves_only_the_tools_that_change_nothing(pane: TestPane) -> None:
     assert set(listed(pane, readonly=True)) == READ_ONLY
     result = call(pane, "run", {"command": "touch should-not-exist"}, readonly=True)
