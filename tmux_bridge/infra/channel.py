@@ -79,6 +79,7 @@ class Channel:
         self.buffer = b""
         self.count = 0
         self.ended = False  # for good: the process is ending (see :meth:`end`)
+        self.readable = select.poll()  # the open client's stdout, to wait on
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
@@ -91,7 +92,7 @@ class Channel:
         :class:`ChannelClosed` or :class:`TimeoutError` (the channel is then closed)."""
         line = command_line(*commands).encode("utf-8", "surrogateescape")
         with self.lock:
-            if self.process is None or self.process.poll() is not None or self._ended():
+            if self.process is None or self._ended():
                 self._close()
                 if self.ended:
                     raise ChannelClosed(sent=False)
@@ -144,6 +145,8 @@ class Channel:
         self.tied = Tied(argv)  # killed by its guard if this process is killed
         assert self.tied.process.stdout is not None
         os.set_blocking(self.tied.process.stdout.fileno(), False)
+        self.readable = select.poll()
+        self.readable.register(self.tied.process.stdout.fileno(), select.POLLIN)
         self.buffer = b""
         # a command read before the client is attached may run without one (tmux 3.3a):
         # wait for the attach's own notification first
@@ -214,8 +217,11 @@ class Channel:
     def _ended(self) -> bool:
         """Whether the client has ended since the last command (its session went, the
         server stopped, it was killed): what it said meanwhile, read without waiting,
-        holds its ``%exit`` or its end. Notifications read on the way are dropped."""
+        holds its ``%exit`` or its end (its stdout closes when it ends: no other process
+        holds that pipe). Notifications read on the way are dropped."""
         assert self.process is not None and self.process.stdout is not None
+        if not self.readable.poll(0):  # nothing said since: the common case
+            return False
         while True:
             try:
                 chunk = os.read(self.process.stdout.fileno(), 65536)
@@ -236,8 +242,7 @@ class Channel:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
+            if not self.readable.poll(None if wait is None else wait * 1000):
                 continue
             try:
                 chunk = os.read(fd, 65536)
