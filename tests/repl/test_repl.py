@@ -188,6 +188,11 @@ CASES = {
 }
 
 
+def _cooked(fd: int) -> bool:
+    """Whether the terminal of ``fd`` is in canonical mode (a line at a time)."""
+    return bool(termios.tcgetattr(fd)[3] & termios.ICANON)
+
+
 def _needs(name: str) -> None:
     binary = {
         "python": "python3",
@@ -559,13 +564,19 @@ def test_nix_is_typed_nothing_while_it_evaluates_a_line(
     waiting: list[int] = []  # bytes in the terminal's input while the first line ran
     try:
         b.wait_for(lambda: "builtins.seq" in b.screen(), "the first line's echo")
+        # nix evaluates with its terminal cooked and reads with it raw (its line editor):
+        # the terminal's mode, read on both sides of the count, tells which. The screen
+        # cannot: tmux may draw the value after nix read on and tmux-send typed the next
+        # line (seen beside a CPU hog).
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
+            before = _cooked(fd)
             held = array.array("i", [0])
             fcntl.ioctl(fd, termios.FIONREAD, held)
-            if any(line.strip() == '"slept"' for line in b.screen().splitlines()):
-                break  # its value is shown: the next line may be typed now
-            waiting.append(held[0])
+            if before and _cooked(fd):
+                waiting.append(held[0])
+            elif waiting:
+                break  # it reads again: the next line may be typed now
     finally:
         os.close(fd)
     out, err = proc.communicate(timeout=60)
