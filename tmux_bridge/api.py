@@ -23,12 +23,13 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .cancel import Cancel
 from .errors import EXIT_FAILURE, BridgeError, InvalidRequest, NoBridgeSession, PaneNotReady
 from .results import CallRecord, CallResult, JobResult, Mode, RunOptions, check_options
 from .target import Target
+from .tuples import NamedTuple
 
 if TYPE_CHECKING:
     from .agents.delivery import PromptReceipt

@@ -8,9 +8,10 @@ into the one JSON document that ``--json``, the HTTP API and the MCP server all 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidRequest, exit_status
+from .tuples import NamedTuple
 
 if TYPE_CHECKING:
     from .pane.info import PaneInfo

@@ -8,12 +8,11 @@ the MCP server's capped output): :func:`ensure_private_dir` and
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from .infra.runtime import ensure_private_dir as ensure_private_dir
 from .infra.runtime import runtime_dir, session_name
 from .infra.runtime import write_private_file as write_private_file
 from .infra.tmux import Tmux
+from .tuples import NamedTuple
 
 
 class Target(NamedTuple):

@@ -32,7 +32,6 @@ import signal
 import time
 import uuid
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ..cancel import Cancel
 from ..errors import (
@@ -51,6 +50,7 @@ from ..infra.tmux import Tmux, paste_commands
 from ..pane.info import PaneInfo, find_pane
 from ..pane.records import PaneDir
 from ..text.seams import pasted_text
+from ..tuples import NamedTuple
 from .detect import (
     GENERIC,
     Agent,

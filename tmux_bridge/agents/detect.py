@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from ..errors import AmbiguousAgent
 from ..infra.process import proc
@@ -44,6 +44,7 @@ from ..infra.procfacts import Unknown
 from ..infra.tmux import Tmux
 from ..pane.front import SHELL_WAYS, interactive
 from ..pane.info import PaneInfo, list_all_panes
+from ..tuples import NamedTuple
 
 AgentState = Literal["working", "idle", "needs_person", "starting", "unknown"]
 

@@ -25,10 +25,11 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import InboxCorrupt, InboxError
 from ..infra.runtime import ensure_private_dir, remove_quietly
+from ..tuples import NamedTuple
 
 if TYPE_CHECKING:
     import sqlite3

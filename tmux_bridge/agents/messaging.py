@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import NamedTuple
 
 from ..cancel import Cancel
 from ..errors import (
@@ -33,6 +32,7 @@ from ..errors import (
 )
 from ..infra.tmux import Tmux
 from ..pane.records import PaneDir
+from ..tuples import NamedTuple
 from . import inbox
 from .delivery import PromptReceipt, deliver_locked, look, reply_after, sleep_or_cancel
 from .detect import Agent, agent_state, find_agent

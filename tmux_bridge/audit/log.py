@@ -24,10 +24,11 @@ import json
 import os
 import time
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..infra.runtime import usable_private_dir
 from ..text.seams import excerpt
+from ..tuples import NamedTuple
 
 LOG_FILE = "log.jsonl"
 MAX_BYTES = 1024 * 1024

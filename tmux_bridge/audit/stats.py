@@ -33,7 +33,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
+
+from ..tuples import NamedTuple
 
 TOP = 5  # slowest and most often failed commands listed
 UNKNOWN_PANE = "unknown"

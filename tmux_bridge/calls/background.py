@@ -16,7 +16,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from ..cancel import Cancel, SignalCancel
 from ..errors import BridgeError
@@ -26,6 +25,7 @@ from ..pane.front import FarShell, Gateway
 from ..results import MAX_SECONDS, CallRecord, RunOptions
 from ..target import Target
 from ..text.farshell import FarFacts
+from ..tuples import NamedTuple
 from .command import CommandCall, command_bytes
 from .frame import CallFrame, pane_call, shell_front
 from .keeper import (

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from typing import Any, BinaryIO, Literal, NamedTuple, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 from ..cancel import Cancel
 from ..errors import (
@@ -48,6 +48,7 @@ from ..results import MAX_FILE_BYTES, CallRecord, FileFacts, RunOptions, new_cal
 from ..target import Target
 from ..text.seams import printf_text, sh_backup_file, sh_lock_link, sh_temp_beside
 from ..text.transfer import NO_TRANSFER
+from ..tuples import NamedTuple
 from .command import run_in_frame
 from .frame import CallFrame, Notice, pane_call, shell_front
 

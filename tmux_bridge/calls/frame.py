@@ -12,7 +12,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
 
 from ..cancel import Cancel
 from ..errors import BridgeError, ReplMismatch
@@ -24,6 +23,7 @@ from ..pane.info import PaneInfo, PaneView, find_pane
 from ..pane.records import PaneDir, pane_dir_name
 from ..results import CallRecord, Mode, RunOptions
 from ..target import Target
+from ..tuples import NamedTuple
 
 Notice = Callable[[str], None]
 Sink = Callable[[bytes], None]

@@ -17,7 +17,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import BridgeError, InvalidRequest, NoSuchJob, PaneBusy
 from ..infra.process import proc
@@ -25,6 +25,7 @@ from ..infra.runtime import atomic_write, check_private_dir, ensure_private_dir,
 from ..infra.spool import read_span, spool_size, utf8_end
 from ..pane.records import PaneDir
 from ..results import JobResult
+from ..tuples import NamedTuple
 
 JOBS = "jobs"
 STATE = "job.json"

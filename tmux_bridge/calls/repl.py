@@ -12,7 +12,6 @@ import re
 import select
 import time
 from collections.abc import Callable
-from typing import NamedTuple
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import (
@@ -56,6 +55,7 @@ from ..text.shells import (
     typed_erasure,
     typed_line,
 )
+from ..tuples import NamedTuple
 from .frame import CallFrame, Notice, ReplContext, pane_call
 from .stream import PaneStream
 

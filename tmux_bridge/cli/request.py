@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ..errors import BridgeError
 from ..text.seams import json_text, visible, visible_lines
+from ..tuples import NamedTuple
 from .common import FdSink
 from .send_jobs import JOB_MODES, job_call
 

@@ -15,9 +15,10 @@ every line this one takes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from ..results import RunOptions
+from ..tuples import NamedTuple
 
 # option -> (field, takes a value)
 _OPTIONS = {

@@ -12,9 +12,9 @@ import re
 import shlex
 import sys
 from importlib.util import MAGIC_NUMBER, cache_from_source, find_spec
-from typing import NamedTuple
 
 from ..errors import RuntimeDirError
+from ..tuples import NamedTuple
 from . import runtime
 from .process import CHOICES, proc
 from .tmux import tmux_version

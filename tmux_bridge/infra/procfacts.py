@@ -15,7 +15,9 @@ waits for a change (the next question reads anew).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from ..tuples import NamedTuple
 
 if TYPE_CHECKING:
     from typing import Protocol

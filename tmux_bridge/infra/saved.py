@@ -16,10 +16,11 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import BridgeError, InvalidRequest, NoSavedOutput
 from ..text.fit import Fitted, Limits, StreamFit, fit, joined
+from ..tuples import NamedTuple
 from .runtime import ensure_private_dir
 
 DIRECTORY = "output"

@@ -21,9 +21,10 @@ import select
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import TmuxError, TmuxNotFound, TmuxTimeout
+from ..tuples import NamedTuple
 
 DEFAULT_SOCKET = "default"
 

@@ -6,9 +6,8 @@ Pure text (no SDK): the tool list in docs/mcp.md is compared with :data:`TOOLS` 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..errors import BridgeError, NoBridgeSession, ReplError
+from ..tuples import NamedTuple
 
 NO_BRIDGE = (
     "If it fails with error_code no_bridge, no bridge terminal runs: tell the person to "

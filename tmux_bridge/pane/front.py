@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ..cancel import Cancel, check_not_cancelled
 from ..errors import HalfTypedLine, PaneBusy, PaneNotReady
 from ..infra.process import proc
 from ..infra.tmux import Tmux
+from ..tuples import NamedTuple
 from .info import PaneInfo, cursor_place
 from .readiness import split_at_column
 from .records import PaneDir, ReplRecord

@@ -7,10 +7,9 @@ screen); what the shell inside is doing is read from ``/proc`` in
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..errors import AmbiguousPane, NoBridgeSession, NoSuchPane, TmuxError
 from ..infra.tmux import Tmux, is_no_server_error
+from ..tuples import NamedTuple
 
 # Marks the pane tmux-bridge created, so tmux-send finds it even when the person opens
 # more windows or panes in the bridge session.

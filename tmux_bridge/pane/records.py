@@ -22,7 +22,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..cancel import Cancel
 from ..infra.process import proc
@@ -37,6 +37,7 @@ from ..infra.runtime import (
     write_private_file,
 )
 from ..infra.tmux import Tmux
+from ..tuples import NamedTuple
 
 PROMPT_FILE = "prompt"
 REPL_FILE = "repl"

@@ -7,7 +7,9 @@ run time, so :mod:`tmux_bridge.results` names them for the faces at no cost.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from ..tuples import NamedTuple
 
 if TYPE_CHECKING:
     from .records import InFlight

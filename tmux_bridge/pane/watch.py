@@ -27,10 +27,11 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from ..infra.process import proc
 from ..infra.tmux import Tmux
+from ..tuples import NamedTuple
 from .info import WATCH_OPTION
 from .tap import StreamFifo, pipe_if_free, unmark_if_ours, unpipe_if_ours
 

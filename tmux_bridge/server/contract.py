@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import InvalidRequest
 from ..infra.patterns import MAX_PATTERN, check_pattern, compile_timed
 from ..rules import MAX_KEYS, check_directory, check_keys, check_session_name, check_text
 from ..text.seams import NAME_MAX, is_name
+from ..tuples import NamedTuple
 
 CONTRACT_ACTIONS = (
     "list_sessions",

@@ -26,7 +26,7 @@ import stat
 import sys
 from collections.abc import Iterator
 from types import FrameType
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import h11
 import uvicorn
@@ -37,6 +37,7 @@ from ..errors import InvalidRequest, RuntimeDirError
 from ..infra.patterns import use_time_limit
 from ..infra.tmux import end_channels, use_channels
 from ..target import Target
+from ..tuples import NamedTuple
 from ..web.mount import McpMount
 from ..web.replies import error_reply
 from ..web.security import DEFAULT_HOSTS, Gates, load_token, token_file

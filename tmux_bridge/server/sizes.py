@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import NamedTuple
 
 from ..api import Bridge
 from ..errors import BridgeError
+from ..tuples import NamedTuple
 
 LOG = logging.getLogger("tmux_bridge.server")
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
+from ..tuples import NamedTuple
 from .markers import (
     DEF,
     FIXED,

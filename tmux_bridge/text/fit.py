@@ -18,7 +18,7 @@ line is a run of bytes ended by a newline, or the last bytes when no newline end
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from ..tuples import NamedTuple
 
 UNLIMITED = 1 << 62
 _TRIM_SLACK = 64 * 1024  # bytes the ring may grow past its last trim before the next

@@ -15,8 +15,8 @@ paths whose values hide the markers and erase the expressions' rows).
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
 
+from ..tuples import NamedTuple
 from .markers import (
     HIDDEN_CLOSE,
     HIDDEN_OPEN,

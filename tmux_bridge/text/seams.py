@@ -7,13 +7,16 @@ hand. ``tests/seams/test_seam_*.py`` feed each one every byte and hostile payloa
 a real tmux, terminal, program or far shell makes of the result, and scan the source for
 bypasses. SECURITY.md says what each seam promises.
 
-Pure text: this module imports nothing of ours and does no I/O.
+Pure text: this module imports nothing of ours (but the record base, :mod:`~tmux_bridge.tuples`)
+and does no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from ..tuples import NamedTuple
 
 if TYPE_CHECKING:
     from re import Pattern

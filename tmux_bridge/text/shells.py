@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
+from ..tuples import NamedTuple
 from .markers import (
     HIDDEN_CLOSE_PRINTF,
     HIDDEN_OPEN_PRINTF,

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
 
+from ..tuples import NamedTuple
 from .shells import ShellKind, quote
 
 # The exit status of a real call whose command the pane's shell cannot parse, as

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, NamedTuple
+from typing import Any
+
+from ..tuples import NamedTuple
 
 
 class McpMount(NamedTuple):

@@ -18,10 +18,11 @@ import os
 import secrets
 import stat
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..errors import RuntimeDirError
 from ..target import ensure_private_dir, write_private_file
+from ..tuples import NamedTuple
 from .replies import error_reply
 
 Scope = MutableMapping[str, Any]
