@@ -10,6 +10,7 @@ not UTF-8, and tmux for what a terminal does with the result."""
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import subprocess
 import unicodedata
@@ -366,14 +367,24 @@ class Terminal(NamedTuple):
     buffers: str
 
 
+_WINDOWS = itertools.count()  # each window's wait-for channel
+
+
 def in_a_terminal(b: TestPane, argv: list[str], env: dict[str, str] | None = None) -> Terminal:
     """Run ``argv`` in a new window of the test's tmux server, as the person would in
     their terminal, and look at that terminal once it has exited."""
     b.tmux("set-option", "-s", "set-clipboard", "on")
     b.tmux("set-option", "-g", "remain-on-exit", "on")
     settings = [f"-e{k}={v}" for k, v in (env or {}).items()]
-    command = " ".join("'" + word.replace("'", "'\\''") + "'" for word in argv)
+    words = " ".join("'" + word.replace("'", "'\\''") + "'" for word in argv)
+    # tmux 3.3a calls a pane dead when its program exits, and drops what it had not yet
+    # read of the program's output, unless the pane has a pipe (then it reads all first):
+    # so the program starts once a pipe is open (a CPU hog made the title get lost)
+    go = f"tb-go-{next(_WINDOWS)}"
+    command = f"tmux wait-for {go} && exec {words}"
     pane = b.tmux("new-window", "-d", "-P", "-F", "#{pane_id}", *settings, command).strip()
+    b.tmux("pipe-pane", "-t", pane, "cat > /dev/null")
+    b.tmux("wait-for", "-S", go)
 
     def dead() -> bool:
         return b.tmux("display-message", "-p", "-t", pane, "#{pane_dead}").strip() == "1"
@@ -417,8 +428,8 @@ def test_the_terminal_acts_on_these_sequences(make_bridge: Callable[[str], TestP
     b = make_bridge("bash")
     b.start()
     shown = in_a_terminal(b, ["printf", "%s", TITLE + CLIPBOARD + "shown"])
-    assert shown.title == "pwned-title"
-    assert "pwned" in shown.buffers
+    assert shown.title == "pwned-title", shown
+    assert "pwned" in shown.buffers, shown
 
 
 def test_the_audit_log_cannot_drive_the_persons_terminal(
