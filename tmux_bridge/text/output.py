@@ -10,6 +10,7 @@ spaces, long lines, invalid UTF-8 and a missing final newline are kept exactly.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .markers import HIDDEN_CLOSE, HIDDEN_OPEN
@@ -19,13 +20,21 @@ _SPECIAL_BYTES = (b"\x1b", b"\r", b"\x08", b"\x07", b"\x0e", b"\x0f")
 _SPECIAL = re.compile(b"[" + b"".join(_SPECIAL_BYTES) + b"]")
 
 # One control token inside a line (ECMA-48 shapes).
-_TOKEN = re.compile(
+_TOKEN_PATTERN = (
     rb"\x1b\[(?P<csi_params>[0-?]*)[ -/]*(?P<csi_final>[@-~])"  # CSI
     rb"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC, ended by BEL or ST
     rb"|\x1b[PX^_][^\x1b]*\x1b\\"  # DCS, SOS, PM, APC
     rb"|\x1b[ -/]*[0-~]"  # other escapes: ESC ( B, ESC =, ESC 7, ESC M ...
     rb"|[\r\x08\x07\x0e\x0f]"
 )
+
+
+@functools.cache
+def _token() -> re.Pattern[bytes]:
+    """:data:`_TOKEN_PATTERN` compiled, on first use: compiling it takes about 1 ms, which
+    a tmux-send call whose output holds no control byte never needs."""
+    return re.compile(_TOKEN_PATTERN)
+
 
 # An escape sequence that may still be incomplete at the end of what we have so far.
 _INCOMPLETE_TAIL = re.compile(
@@ -104,7 +113,7 @@ def render_line(line: bytes) -> bytes:
         return line
     row = _Row()
     pos = 0
-    for match in _TOKEN.finditer(line):
+    for match in _token().finditer(line):
         start, end = match.span()
         if start > pos:
             row.put(line[pos:start])
