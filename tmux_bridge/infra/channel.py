@@ -19,12 +19,12 @@ A command that reads stdin, or writes a file through its client, runs as a subpr
 A reply may hold text a program in a pane chose (a capture of the screen, a paste
 buffer), and tmux passes it on raw: a line of it could mimic the end of its block
 (``%end TIME NUMBER FLAGS``) and what follows could pose as more blocks. The reply is
-therefore checked before it is believed: the token is random (no program can print it
-ahead), the token seen anywhere but as its own block's only line, or a block's end seen
-twice (tmux always sends the real one after a forged one), means a forged reply
-(:class:`ChannelForged`): the channel is closed and the caller runs the command again as a
-subprocess. Whether a process uses channels at all is decided in one place:
-:func:`tmux_bridge.infra.tmux.use_channels`.
+therefore checked before it is believed: the token is random, one per client (only its
+replies hold it: no pane shows it, so no program can print it), the token seen anywhere
+but as its own block's only line, or a block's end seen twice (tmux always sends the
+real one after a forged one), means a forged reply (:class:`ChannelForged`): the channel
+is closed and the caller runs the command again as a subprocess. Whether a process uses
+channels at all is decided in one place: :func:`tmux_bridge.infra.tmux.use_channels`.
 """
 
 from __future__ import annotations
@@ -78,6 +78,8 @@ class Channel:
         self.tied: Tied | None = None  # the client and its guard (the process ends it)
         self.buffer = b""
         self.count = 0
+        self.token = b""  # the open client's token, and the command line that prints it
+        self.ask = b""
         self.ended = False  # for good: the process is ending (see :meth:`end`)
         self.readable = select.poll()  # the open client's stdout, to wait on
 
@@ -102,15 +104,13 @@ class Channel:
                     self._close()
                     raise
             self.count += 1
-            token = f"tmux-bridge-channel-{secrets.token_hex(16)}"
             try:
-                ask = command_line(["display-message", "-p", format_text_timed(token)]).encode()
-                self._write(line + b"\n" + ask + b"\n")
+                self._write(line + b"\n" + self.ask + b"\n")
             except OSError:
                 self._close()
                 raise ChannelClosed(sent=False) from None
             try:
-                reply = self._read_reply(token.encode(), timeout)
+                reply = self._read_reply(self.token, timeout)
             except BaseException:  # a timeout, a forged reply: what is left is unknown
                 self._close()
                 raise
@@ -148,6 +148,9 @@ class Channel:
         self.readable = select.poll()
         self.readable.register(self.tied.process.stdout.fileno(), select.POLLIN)
         self.buffer = b""
+        token = f"tmux-bridge-channel-{secrets.token_hex(16)}"
+        self.token = token.encode()
+        self.ask = command_line(["display-message", "-p", format_text_timed(token)]).encode()
         # a command read before the client is attached may run without one (tmux 3.3a):
         # wait for the attach's own notification first
         deadline = time.monotonic() + min(OPEN_WAIT, timeout or OPEN_WAIT)

@@ -127,7 +127,7 @@ class Tmux:
         and :class:`TmuxError` naming the subcommand when tmux exits non-zero and
         ``check`` is true.
         """
-        _runs.count = commands_run() + 1
+        _runs.count = getattr(_runs, "count", 0) + 1
         result = None
         if _channels_on and stdin is None:
             result = _through_channel(self, args)
@@ -217,7 +217,7 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
     with the command sent (its session or server went away as it was written) leaves no
     way to know whether it ran: commands that only look are run again, others raise
     :class:`TmuxError` (typing twice into a pane is worse than an error)."""
-    from .channel import Channel, ChannelClosed, ChannelForged
+    from . import channel as kind  # (imported once: a CLI call never needs it)
 
     commands = _split(args)
     if any(command and command[0] in _OWN_CLIENT for command in commands):
@@ -227,23 +227,23 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
             return None
         channel = _channels.get(tmux.socket_args)
         if channel is None:
-            channel = _channels[tmux.socket_args] = Channel(["tmux", *tmux.socket_args])
-    argv = tuple(tmux.argv(*args))
+            channel = _channels[tmux.socket_args] = kind.Channel(["tmux", *tmux.socket_args])
     for _attempt in (1, 2):
         try:
             code, out, err = channel.run(commands, tmux.timeout)
-        except ChannelClosed as closed:
+        except kind.ChannelClosed as closed:
             if closed.sent and not all(command[0] in _ONLY_LOOK for command in commands):
                 message = "the tmux control channel closed before answering"
-                raise TmuxError(argv, 1, message) from None
+                raise TmuxError(tmux.argv(*args), 1, message) from None
             continue  # opened anew on the next attempt, else a subprocess
-        except ChannelForged:
+        except kind.ChannelForged:
             if not all(command[0] in _ONLY_LOOK for command in commands):
-                raise TmuxError(argv, 1, "a reply on the tmux control channel was forged") from None
+                forged = "a reply on the tmux control channel was forged"
+                raise TmuxError(tmux.argv(*args), 1, forged) from None
             return None  # looked again through a client of its own
         except TimeoutError:
-            raise TmuxTimeout(argv, tmux.timeout or 0.0) from None
-        return TmuxResult(argv, code, out, err)
+            raise TmuxTimeout(tmux.argv(*args), tmux.timeout or 0.0) from None
+        return TmuxResult(("tmux", *tmux.socket_args, *args), code, out, err)
     return None
 
 
