@@ -120,3 +120,69 @@ def test_the_package_builds_its_records_on_its_own_base() -> None:
             if taken or (isinstance(node, ast.Attribute) and node.attr == "NamedTuple"):
                 found.append(str(path.relative_to(PACKAGE)))
     assert found == []
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        (("%1",), {}),
+        ((), {"pane": "%1"}),
+        (("%1",), {"tags": ("a",)}),
+        ((), {"tags": ("a",), "pane": "%2", "count": 0}),
+        (("%1", 2, ("b",)), {}),
+        (("%1", 2), {"count": 3}),  # a field given twice
+        ((), {"count": 3}),  # a field without a default left out
+        (("%1",), {"colour": "red"}),  # no such field
+        (("%1", 2, (), 4), {}),  # one too many
+    ],
+)
+def test_arguments_bind_as_typings(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Each class is made with one shared ``__new__`` that binds by the class's fields:
+    what it makes, and what it refuses, is what typing's class makes and refuses."""
+    theirs, ours = _pair(RECORD)
+    try:
+        expected: Any = tuple(theirs(*args, **kwargs))
+    except TypeError:
+        expected = TypeError
+    if expected is TypeError:
+        with pytest.raises(TypeError):
+            ours(*args, **kwargs)
+    else:
+        assert tuple(ours(*args, **kwargs)) == expected
+
+
+def test_records_copy_pickle_and_match_as_typings() -> None:
+    import copy
+    import pickle
+
+    theirs, ours = _pair(RECORD)
+    record = ours("%1", 2, ("x",))
+    assert copy.copy(record) == record and copy.deepcopy(record) == record
+    assert ours.__match_args__ == theirs.__match_args__ == ("pane", "count", "tags")
+    assert ours.pane.__doc__ == theirs.pane.__doc__
+    assert record._fields == theirs._fields
+    with pytest.raises(ValueError):
+        record._replace(colour="red")
+    with pytest.raises(TypeError):
+        ours._make(["%1"])
+    match record:
+        case ours(pane, count, tags):
+            assert (pane, count, tags) == ("%1", 2, ("x",))
+        case _:
+            pytest.fail("the record did not match its own class")
+    # a record of the package, pickled and read back (its class is found by its module)
+    from tmux_bridge.infra.tmux import TmuxResult
+
+    result = TmuxResult(("tmux",), 0, "out", "")
+    assert pickle.loads(pickle.dumps(result)) == result
+    assert type(pickle.loads(pickle.dumps(result))) is TmuxResult
+
+
+def test_a_field_name_with_an_underscore_is_refused() -> None:
+    for base in (typing.NamedTuple, tuples.NamedTuple):
+        space: dict[str, Any] = {"Base": base, "__name__": __name__}
+        with pytest.raises(ValueError):
+            exec(
+                compile("class Record(Base):\n    _a: int\n", "<r>", "exec"),
+                space,
+            )

@@ -234,15 +234,15 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
         except kind.ChannelClosed as closed:
             if closed.sent and not all(command[0] in _ONLY_LOOK for command in commands):
                 message = "the tmux control channel closed before answering"
-                raise TmuxError(tmux.argv(*args), 1, message) from None
+                raise TmuxError(tuple(tmux.argv(*args)), 1, message) from None
             continue  # opened anew on the next attempt, else a subprocess
         except kind.ChannelForged:
             if not all(command[0] in _ONLY_LOOK for command in commands):
                 forged = "a reply on the tmux control channel was forged"
-                raise TmuxError(tmux.argv(*args), 1, forged) from None
+                raise TmuxError(tuple(tmux.argv(*args)), 1, forged) from None
             return None  # looked again through a client of its own
         except TimeoutError:
-            raise TmuxTimeout(tmux.argv(*args), tmux.timeout or 0.0) from None
+            raise TmuxTimeout(tuple(tmux.argv(*args)), tmux.timeout or 0.0) from None
         return TmuxResult(("tmux", *tmux.socket_args, *args), code, out, err)
     return None
 
