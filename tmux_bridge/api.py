@@ -147,18 +147,26 @@ class Bridge:
         command with exactly these arguments (quoted for the pane's shell). Output goes
         to ``stdout``/``stderr`` as it arrives, or is collected into the result.
         """
-        from .calls.command import run_command
+        from .infra.tmux import drop_look_ahead
+        from .pane.info import look_ahead
 
-        out, err = stdout or _Collect(), stderr or _Collect()
-        text = command if isinstance(command, (str, bytes)) else " ".join(command)
-        return self._logged(
-            "command",
-            _text(text),
-            options,
-            lambda: run_command(self.target, command, options, (out, err), notice, cancel),
-            out,
-            err,
-        )
+        # the pane's first look on its way while the call's code is imported (a CLI's)
+        look_ahead(self.target.tmux, self.target.session, self.target.pane)
+        try:
+            from .calls.command import run_command
+
+            out, err = stdout or _Collect(), stderr or _Collect()
+            text = command if isinstance(command, (str, bytes)) else " ".join(command)
+            return self._logged(
+                "command",
+                _text(text),
+                options,
+                lambda: run_command(self.target, command, options, (out, err), notice, cancel),
+                out,
+                err,
+            )
+        finally:
+            drop_look_ahead()  # one the call never took (it failed before it looked)
 
     def check(
         self,

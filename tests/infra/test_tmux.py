@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -14,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tmux_bridge.infra.tmux import Tmux, sequence
+from tmux_bridge.infra import tmux as tmux_module
+from tmux_bridge.infra.tmux import Tmux, drop_look_ahead, sequence, use_channels
 
 from ..support.pane import TestPane
 
@@ -127,3 +129,97 @@ def test_hostile_arguments_stay_one_argument(lone_server: Tmux, text: str) -> No
 )
 def test_any_text_is_one_argument_of_a_chain(lone_server: Tmux, text: str) -> None:
     assert _chained_back(lone_server, text) == f"{text}\nnext\n"
+
+
+# --- a look started ahead (Tmux.look_ahead) ---------------------------------------------
+
+SHOW = ["show-options", "-sqv", "@tmux-bridge-test-mark"]
+
+
+def _answered(client_pid: int) -> None:
+    """Wait for a client started ahead to exit, without reaping it (its taker does)."""
+    os.waitid(os.P_PID, client_pid, os.WEXITED | os.WNOWAIT)
+
+
+def _ahead_pid() -> int:
+    started = tmux_module._ahead.started
+    assert started is not None, "nothing was started ahead"
+    return int(started[1].pid)
+
+
+def test_the_answer_taken_ahead_is_the_looks_own(
+    pane: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next run of the same commands gets the answer the look got when it started:
+    a mark changed after it does not show, so no client of its own ran for it."""
+    monkeypatch.setattr(tmux_module, "AHEAD_FRESH", 60.0)  # however slow this machine is
+    t = _server(pane)
+    t.run("set-option", "-s", "@tmux-bridge-test-mark", "before")
+    other = Tmux(socket_path=t.socket_args[1])
+    t.look_ahead(SHOW)
+    _answered(_ahead_pid())
+    # the mark changes through a client this thread does not run (a plain subprocess)
+    subprocess.run(
+        ["tmux", "-S", t.socket_args[1], "set-option", "-s", "@tmux-bridge-test-mark", "after"],
+        check=True,
+    )
+    assert t.run_all(SHOW).stdout == "before\n"  # the look's answer: taken, not run again
+    assert other.run_all(SHOW).stdout == "after\n"
+    assert tmux_module._ahead.started is None
+
+
+def test_a_stale_look_or_another_command_first_is_not_taken(
+    pane: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tmux_module, "AHEAD_FRESH", 60.0)  # however slow this machine is
+    t = _server(pane)
+    setter = ["tmux", "-S", t.socket_args[1], "set-option", "-s", "@tmux-bridge-test-mark"]
+    subprocess.run([*setter, "before"], check=True)
+    t.look_ahead(SHOW)
+    _answered(_ahead_pid())
+    subprocess.run([*setter, "after"], check=True)
+    t.run("display-message", "-p", "x")  # another command first: the look is dropped
+    assert tmux_module._ahead.started is None
+    assert t.run_all(SHOW).stdout == "after\n"
+
+    subprocess.run([*setter, "before"], check=True)
+    monkeypatch.setattr(tmux_module, "AHEAD_FRESH", 0.0)
+    t.look_ahead(SHOW)
+    _answered(_ahead_pid())
+    subprocess.run([*setter, "after"], check=True)
+    assert t.run_all(SHOW).stdout == "after\n"  # too old: run again
+
+
+def test_only_a_look_is_started_ahead(pane: TestPane) -> None:
+    t = _server(pane)
+    with pytest.raises(ValueError):
+        t.look_ahead(SHOW, ["set-option", "-s", "@tmux-bridge-test-mark", "x"])
+    assert getattr(tmux_module._ahead, "started", None) is None
+
+
+def test_a_look_ahead_of_a_stopped_server_is_dropped_at_once(pane: TestPane) -> None:
+    """A call that ends before it looks (a refused option) drops its look: the client
+    is killed, not waited for, so a stopped server cannot hold the call."""
+    t = _server(pane)
+    server_pid = int(t.run("display-message", "-p", "#{pid}").stdout)
+    os.kill(server_pid, signal.SIGSTOP)
+    try:
+        t.look_ahead(SHOW)
+        client = _ahead_pid()
+        drop_look_ahead()
+        assert tmux_module._ahead.started is None
+        with pytest.raises(ChildProcessError):
+            os.waitpid(client, os.WNOHANG)  # reaped
+    finally:
+        os.kill(server_pid, signal.SIGCONT)
+    assert t.run_all(SHOW).returncode == 0
+
+
+def test_a_resident_process_starts_nothing_ahead(pane: TestPane) -> None:
+    t = _server(pane)
+    use_channels(True)
+    try:
+        t.look_ahead(SHOW)
+        assert getattr(tmux_module._ahead, "started", None) is None
+    finally:
+        use_channels(False)

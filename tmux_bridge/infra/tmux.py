@@ -11,11 +11,14 @@ no text from an agent (a key name, a line of code) can end one tmux command and 
 another.
 
 Processes are started with ``os.posix_spawnp`` rather than :mod:`subprocess`: importing
-subprocess costs about 2 ms, and tmux-send's start-up time is part of its latency.
+subprocess costs about 2 ms, and tmux-send's start-up time is part of its latency. For
+the same reason a CLI call may start its first look at the pane ahead
+(:meth:`Tmux.look_ahead`), while it imports the rest of its code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import threading
@@ -132,7 +135,12 @@ class Tmux:
         if _channels_on and stdin is None:
             result = _through_channel(self, args)
         if result is None:
-            result = _spawn(tuple(self.argv(*args)), stdin, self.timeout)
+            argv = ("tmux", *self.socket_args, *args)
+            ahead = _taken_ahead(argv if stdin is None else None)
+            if ahead is not None:
+                result = _finish(ahead, self.timeout)
+            else:
+                result = _finish(_start(argv, stdin), self.timeout)
         if check and result.returncode != 0:
             raise TmuxError(result.argv, result.returncode, result.stderr)
         return result
@@ -142,6 +150,55 @@ class Tmux:
     ) -> TmuxResult:
         """Run several tmux commands in one invocation, in order (see :func:`sequence`)."""
         return self.run(*sequence(*commands), check=check, stdin=stdin)
+
+    def look_ahead(self, *commands: Sequence[str]) -> None:
+        """Start ``commands`` (tmux commands that only look) now, in a client of their
+        own, for this thread's next :meth:`run_all` of exactly these commands to take
+        the answer instead of waiting for a new client: a CLI call starts the look at its
+        pane before it imports the rest of its code, which hides most of a client's
+        3 ms. The answer is taken only within :data:`AHEAD_FRESH` seconds of the start
+        (else it is dropped and the command run again); any other command of the thread
+        drops it first. Nothing when this process uses channels (see :func:`use_channels`):
+        a command there costs less than the client would."""
+        if _channels_on:
+            return
+        args = sequence(*commands)
+        if not all(command[0] in _ONLY_LOOK for command in _split(args)):
+            raise ValueError("only commands that change nothing are started ahead")
+        drop_look_ahead()
+        argv = ("tmux", *self.socket_args, *args)
+        with contextlib.suppress(TmuxNotFound):  # the call's own run says so
+            _ahead.started = (argv, _start(argv, None), time.monotonic())
+
+
+AHEAD_FRESH = 0.1  # seconds a look started ahead is good for (a call's imports: ~20 ms)
+_ahead = threading.local()  # this thread's look started ahead: (argv, started, when)
+
+
+def drop_look_ahead() -> None:
+    """End this thread's look started ahead, if any (it only looks: its client is
+    killed, not waited for, as a stopped server would keep it waiting)."""
+    started = getattr(_ahead, "started", None)
+    _ahead.started = None
+    if started is not None:
+        client: _Started = started[1]
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(client.pid, 9)
+        os.waitpid(client.pid, 0)
+        os.close(client.out_r)
+        os.close(client.err_r)
+
+
+def _taken_ahead(argv: tuple[str, ...] | None) -> _Started | None:
+    """The client started ahead for ``argv``, still fresh; any other one is dropped."""
+    started = getattr(_ahead, "started", None)
+    if started is None:
+        return None
+    if started[0] == argv and time.monotonic() - started[2] <= AHEAD_FRESH:
+        _ahead.started = None
+        return started[1]  # type: ignore[no-any-return]
+    drop_look_ahead()
+    return None
 
 
 _runs = threading.local()  # the tmux commands each thread ran: see :func:`commands_run`
@@ -201,11 +258,13 @@ def end_channels() -> None:
 def _forget_channels_in_child() -> None:
     """In a forked child (a job's keeper): the channels are the parent's (their pipes
     are already ``/dev/null`` here, :mod:`~tmux_bridge.infra.tied`): commands run as
-    subprocesses, and the lock another thread may have held at the fork is a new one."""
+    subprocesses, and the lock another thread may have held at the fork is a new one.
+    A look started ahead by the parent is its own."""
     global _channels_on, _channels_lock
     _channels_on = False
     _channels.clear()
     _channels_lock = threading.Lock()
+    _ahead.started = None  # the parent's client, not this process's to wait for
 
 
 os.register_at_fork(after_in_child=_forget_channels_in_child)
@@ -258,7 +317,16 @@ def _split(args: Sequence[str]) -> list[list[str]]:
     return [command for command in commands if command]
 
 
-def _spawn(argv: tuple[str, ...], stdin: bytes | None, timeout: float | None) -> TmuxResult:
+class _Started(NamedTuple):
+    """A tmux client on its way: its pid and the read ends of its stdout and stderr."""
+
+    argv: tuple[str, ...]
+    pid: int
+    out_r: int
+    err_r: int
+
+
+def _start(argv: tuple[str, ...], stdin: bytes | None) -> _Started:
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     in_r, in_w = os.pipe()
@@ -278,6 +346,12 @@ def _spawn(argv: tuple[str, ...], stdin: bytes | None, timeout: float | None) ->
     if stdin:
         write_all(in_w, stdin)
     os.close(in_w)
+    return _Started(argv, pid, out_r, err_r)
+
+
+def _finish(started: _Started, timeout: float | None) -> TmuxResult:
+    """Wait for a started client's answer (``timeout`` seconds at most)."""
+    argv, pid, out_r, err_r = started
     try:
         out, err = _collect(out_r, err_r, timeout)
     except TimeoutError:
@@ -348,7 +422,7 @@ def is_no_server_error(stderr: str) -> bool:
 def tmux_version() -> str | None:
     """What ``tmux -V`` prints (``tmux 3.3a``), or ``None`` when tmux is not installed."""
     try:
-        result = _spawn(("tmux", "-V"), None, 10.0)
+        result = _finish(_start(("tmux", "-V"), None), 10.0)
     except (TmuxNotFound, TmuxTimeout):
         return None
     return result.stdout.strip() or result.stderr.strip() or None

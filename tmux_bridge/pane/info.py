@@ -183,12 +183,7 @@ def find_pane(
     if pane is None:
         return _find_bridge(tmux, session, capture, history_lines > 0)
     pane_id = pane if pane.startswith("%") else resolve_pane(tmux, session, pane)
-    result = tmux.run_all(
-        LIST_CLIENTS,
-        ["display-message", "-p", "-t", pane_id, "-F", _FORMAT],
-        [*capture, "-t", pane_id],
-        check=False,
-    )
+    result = tmux.run_all(*_pane_query(pane_id, capture), check=False)
     people, lines = people_attached(result.stdout.split("\n"))
     if result.returncode != 0 or not lines or lines[0].count("\t") < len(_FIELDS) - 1:
         if "no server running" in result.stderr or "error connecting" in result.stderr:
@@ -326,13 +321,38 @@ def _unknown(spec: str, places: list[Place]) -> str:
     )
 
 
-def _find_bridge(tmux: Tmux, session: str, capture: list[str], history: bool) -> PaneView:
-    result = tmux.run_all(
+def look_ahead(tmux: Tmux, session: str, pane: str | None) -> None:
+    """Start the look :func:`find_pane` (no history, not joined) makes first, for it to
+    take when it comes (:meth:`~tmux_bridge.infra.tmux.Tmux.look_ahead`): the bridge pane
+    or a pane id; a label or a place is resolved first, and is not looked at ahead."""
+    capture = _capture_args(0, False)
+    if pane is None:
+        tmux.look_ahead(*_bridge_query(session, capture))
+    elif pane.startswith("%"):
+        tmux.look_ahead(*_pane_query(pane, capture))
+
+
+def _pane_query(pane_id: str, capture: list[str]) -> list[list[str]]:
+    """The tmux commands that look at one pane: who is attached, its facts, its screen."""
+    return [
+        LIST_CLIENTS,
+        ["display-message", "-p", "-t", pane_id, "-F", _FORMAT],
+        [*capture, "-t", pane_id],
+    ]
+
+
+def _bridge_query(session: str, capture: list[str]) -> list[list[str]]:
+    """The tmux commands that look for the bridge pane of ``session``: who is attached,
+    the session's panes, the screen of its active pane."""
+    return [
         LIST_CLIENTS,
         ["list-panes", "-s", "-t", f"={session}", "-F", _FORMAT],
         [*capture, "-t", f"={session}:"],
-        check=False,
-    )
+    ]
+
+
+def _find_bridge(tmux: Tmux, session: str, capture: list[str], history: bool) -> PaneView:
+    result = tmux.run_all(*_bridge_query(session, capture), check=False)
     people, lines = people_attached(result.stdout.split("\n"))
     panes = [_parse(line, people) for line in lines if line.count("\t") == len(_FIELDS) - 1]
     if result.returncode != 0 and not panes:
