@@ -82,6 +82,7 @@ class Channel:
         self.ask = b""
         self.ended = False  # for good: the process is ending (see :meth:`end`)
         self.readable = select.poll()  # the open client's stdout, to wait on
+        self.out_fd = self.in_fd = -1  # the open client's stdout and stdin
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
@@ -94,7 +95,7 @@ class Channel:
         :class:`ChannelClosed` or :class:`TimeoutError` (the channel is then closed)."""
         line = command_line(*commands).encode("utf-8", "surrogateescape")
         with self.lock:
-            if self.process is None or self._ended():
+            if self.tied is None or self._ended():
                 self._close()
                 if self.ended:
                     raise ChannelClosed(sent=False)
@@ -144,9 +145,12 @@ class Channel:
         argv = [*self.argv, "-C", "attach-session", "-t", session, "-f", "no-output,ignore-size"]
         self.tied = Tied(argv)  # killed by its guard if this process is killed
         assert self.tied.process.stdout is not None
-        os.set_blocking(self.tied.process.stdout.fileno(), False)
+        assert self.tied.process.stdin is not None
+        self.out_fd = self.tied.process.stdout.fileno()
+        self.in_fd = self.tied.process.stdin.fileno()
+        os.set_blocking(self.out_fd, False)
         self.readable = select.poll()
-        self.readable.register(self.tied.process.stdout.fileno(), select.POLLIN)
+        self.readable.register(self.out_fd, select.POLLIN)
         self.buffer = b""
         token = f"tmux-bridge-channel-{secrets.token_hex(16)}"
         self.token = token.encode()
@@ -178,9 +182,9 @@ class Channel:
         return ids[0].decode() if ids else None
 
     def _write(self, data: bytes) -> None:
-        assert self.process is not None and self.process.stdin is not None
-        self.process.stdin.write(data)
-        self.process.stdin.flush()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.in_fd, view) :]
 
     def _read_reply(self, token: bytes, timeout: float | None) -> Reply:
         """The blocks up to the one that printed ``token``; :class:`ChannelForged` when
@@ -222,12 +226,11 @@ class Channel:
         server stopped, it was killed): what it said meanwhile, read without waiting,
         holds its ``%exit`` or its end (its stdout closes when it ends: no other process
         holds that pipe). Notifications read on the way are dropped."""
-        assert self.process is not None and self.process.stdout is not None
         if not self.readable.poll(0):  # nothing said since: the common case
             return False
         while True:
             try:
-                chunk = os.read(self.process.stdout.fileno(), 65536)
+                chunk = os.read(self.out_fd, 65536)
             except BlockingIOError:
                 break
             if not chunk:
@@ -239,8 +242,7 @@ class Channel:
 
     def _line(self, deadline: float | None) -> bytes | None:
         """The client's next line; ``None`` when it ended (or said ``%exit``)."""
-        assert self.process is not None and self.process.stdout is not None
-        fd = self.process.stdout.fileno()
+        fd = self.out_fd
         while b"\n" not in self.buffer:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
