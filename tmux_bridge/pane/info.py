@@ -258,9 +258,14 @@ _PLACE_FORMAT = "\t".join(
 )
 
 
+def _places_query() -> list[str]:
+    """The tmux command that lists every pane's place and label."""
+    return ["list-panes", "-a", "-F", _PLACE_FORMAT]
+
+
 def list_places(tmux: Tmux) -> list[Place]:
     """Every pane of the tmux server; empty when no server runs."""
-    result = tmux.run("list-panes", "-a", "-F", _PLACE_FORMAT, check=False)
+    result = tmux.run_all(_places_query(), check=False)
     places = []
     for line in result.stdout.split("\n"):
         f = line.split("\t")
@@ -323,13 +328,15 @@ def _unknown(spec: str, places: list[Place]) -> str:
 
 def look_ahead(tmux: Tmux, session: str, pane: str | None) -> None:
     """Start the look :func:`find_pane` (no history, not joined) makes first, for it to
-    take when it comes (:meth:`~tmux_bridge.infra.tmux.Tmux.look_ahead`): the bridge pane
-    or a pane id; a label or a place is resolved first, and is not looked at ahead."""
+    take when it comes (:meth:`~tmux_bridge.infra.tmux.Tmux.look_ahead`): the bridge
+    pane's or a pane id's; for a label or a place, the list that resolves it."""
     capture = _capture_args(0, False)
     if pane is None:
         tmux.look_ahead(*_bridge_query(session, capture))
     elif pane.startswith("%"):
         tmux.look_ahead(*_pane_query(pane, capture))
+    else:
+        tmux.look_ahead(_places_query())
 
 
 def _pane_query(pane_id: str, capture: list[str]) -> list[list[str]]:

@@ -1,0 +1,61 @@
+"""A call's first look at its pane, started ahead (pane/info.look_ahead): for every kind
+of target (the bridge pane, a pane id, a label, a place) the look find_pane then makes
+is the one started ahead, and what it finds is what it finds without one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tmux_bridge.infra import tmux as tmux_module
+from tmux_bridge.infra.tmux import Tmux
+from tmux_bridge.pane.info import LABEL_OPTION, find_pane, look_ahead
+
+from ..support.pane import TestPane
+
+
+@pytest.fixture(autouse=True)
+def patient(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """However slow this machine is, a look started ahead is taken (the freshness rule
+    is tested in tests/infra/test_tmux.py)."""
+    monkeypatch.setattr(tmux_module, "AHEAD_FRESH", 60.0)
+    yield
+    tmux_module.drop_look_ahead()
+
+
+def _server(pane: TestPane) -> Tmux:
+    return Tmux(socket_path=str(pane.tmpdir / f"tmux-{os.getuid()}" / "default"))
+
+
+@pytest.mark.parametrize("kind", ["bridge", "pane id", "label", "place"])
+def test_find_pane_takes_the_look_started_ahead(
+    pane: TestPane, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = _server(pane)
+    pane_id = pane.tmux("display-message", "-p", "-t", pane.target, "#{pane_id}").strip()
+    pane.tmux("set-option", "-p", "-t", pane_id, LABEL_OPTION, "lookahead-test")
+    place = pane.tmux(
+        "display-message", "-p", "-t", pane_id, "#{session_name}:#{window_index}.#{pane_index}"
+    ).strip()
+    spec = {"bridge": None, "pane id": pane_id, "label": "lookahead-test", "place": place}[kind]
+    pane.wait_for_prompt()
+    alone = find_pane(t, pane.session, spec)
+
+    started: list[tuple[str, ...]] = []
+    real = tmux_module._start
+
+    def spy(argv: tuple[str, ...], stdin: bytes | None) -> tmux_module._Started:
+        started.append(argv)
+        return real(argv, stdin)
+
+    monkeypatch.setattr(tmux_module, "_start", spy)
+    look_ahead(t, pane.session, spec)
+    assert len(started) == 1, "one look started ahead"
+    ahead = started[0]
+    found = find_pane(t, pane.session, spec)
+    assert tmux_module._ahead.started is None, "find_pane took the look"
+    assert ahead not in started[1:], "and did not run it again"
+    assert found.pane == alone.pane
+    assert found.screen == alone.screen
