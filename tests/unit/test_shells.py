@@ -7,14 +7,17 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tmux_bridge.text.shells import (
     RunnerSpec,
     ShellKind,
     display_command,
+    parses_in_fish,
     quote,
     runner_script,
     typed_line,
@@ -197,6 +200,7 @@ RUNNER_PARAMS = [
         ("no-relays", NO_RELAY_SPEC),
         ("verbose", NASTY_SPEC._replace(erase=None)),
         ("no-relays-verbose", NO_RELAY_SPEC._replace(erase=None)),
+        ("unchecked", NASTY_SPEC._replace(check=False)),
     )
 ]
 
@@ -310,3 +314,62 @@ def test_display_command_a_padded_line_shows_its_end() -> None:
     assert tail == command[-1000:].replace("\x1b", "^[")  # the last 1000, the end too
     assert tail.endswith("x^[; rm -rf ~")
     _assert_inert(shown)
+
+
+# --- parses_in_fish(): a line the fish runner sources without checking it first --------
+
+
+def _fish_parses(command: bytes, tmp_path: Path) -> bool:
+    path = tmp_path / "command.fish"
+    path.write_bytes(command)
+    result = subprocess.run(
+        [shell_path("fish"), "--no-config", "--no-execute", str(path)],
+        capture_output=True,
+        env=shell_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        timeout=30,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+_PLAIN = "abcXYZ019_./:@+,-"
+_WORDS = st.one_of(  # plain words, and keywords of fish
+    st.text(alphabet=_PLAIN, min_size=1, max_size=8),
+    st.sampled_from(["end", "if", "else", "case", "and", "or", "not", "begin", "for", "in"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=st.lists(_WORDS, min_size=1, max_size=5))
+def test_a_line_fish_is_vouched_for_parses_in_fish(words: list[str], tmp_path_factory: Any) -> None:
+    """Every line parses_in_fish vouches for, fish itself parses (the runner then skips
+    its check); keywords appear among the words, first or not."""
+    command = " ".join(words).encode()
+    if parses_in_fish(command):
+        assert _fish_parses(command, tmp_path_factory.mktemp("fish")), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [b"end", b"if true", b"else", b"case x", b"break", b"continue", b"-x", b"echo 'a'",
+     b"echo $x", b"a=b", b"echo (x", b"true; end", b"echo a\nb", b"true\nend", b"echo  a",
+     b"ls *.py", b"echo ~", b"echo %self", b"echo {a,b}", b"time", b""],
+)  # fmt: skip
+def test_lines_that_may_not_parse_are_checked(command: bytes) -> None:
+    assert not parses_in_fish(command)
+
+
+@pytest.mark.parametrize(
+    "command", [b"true", b"ls -la", b"git status", b"echo end", b"make test-all", b"true\n"]
+)
+def test_plain_lines_are_not_checked(command: bytes) -> None:
+    assert parses_in_fish(command)
+
+
+def test_the_fish_runner_leaves_its_check_out_only_when_told() -> None:
+    checked = runner_script("fish", NASTY_SPEC)
+    unchecked = runner_script("fish", NASTY_SPEC._replace(check=False))
+    assert "--no-execute" in checked and "--no-execute" not in unchecked
+    assert "# check" not in checked + unchecked
+    assert "and begin; source" in unchecked  # after the header's printf, which succeeds

@@ -42,6 +42,7 @@ from ..text.shells import (
     ShellKind,
     display_command,
     join_words,
+    parses_in_fish,
     runner_script,
     scratch_path,
     status_line,
@@ -243,6 +244,7 @@ class CommandCall(PaneCall):
             erase=None
             if self.verbose
             else typed_erasure(self.kind, self.runner_path, pane.cursor_x, pane.width),
+            check=self.kind != "fish" or not parses_in_fish(self.command),
         )
         write_private_file(self.runner_path, runner_script(self.kind, spec).encode())
         write_private_file(scratch_path(self.runner_path), b"")  # the shell keeps it 0600

@@ -70,6 +70,9 @@ class RunnerSpec(NamedTuple):
     stderr_tty: str
     banner: str
     shell_binary: str  # used by fish and POSIX sh to syntax-check before sourcing
+    # fish: whether the command is syntax-checked first (False only for a line
+    # :func:`parses_in_fish` vouches for)
+    check: bool = True
     # the clean transcript: what erases the typed line before the header
     # (:func:`typed_erasure`), or None for today's visible plumbing (--verbose-transcript)
     erase: str | None = ""
@@ -168,7 +171,33 @@ def status_line(status: int, interrupted: str = "") -> str:
 def runner_script(kind: ShellKind, spec: RunnerSpec) -> str:
     """The script the shell sources for one call."""
     clean = spec.erase is not None
-    return _fill(_TEMPLATES[kind], _common(kind, spec), relays=bool(spec.stdout_tty), clean=clean)
+    template = _TEMPLATES[kind]
+    if not spec.check:
+        template = "".join(
+            line for line in template.splitlines(keepends=True) if _CHECK_TAG not in line
+        )
+    return _fill(template, _common(kind, spec), relays=bool(spec.stdout_tty), clean=clean)
+
+
+# fish's reserved words, and the builtins that take the rest of the line as a command
+_FISH_KEYWORDS = frozenset(
+    {"and", "begin", "break", "builtin", "case", "command", "continue", "else", "end",
+     "exec", "for", "function", "if", "in", "not", "or", "return", "switch", "time",
+     "while"}
+)  # fmt: skip
+_PLAIN_LINE = re.compile(rb"[A-Za-z0-9_./:@+,-]+(?: [A-Za-z0-9_./:@+,-]+)*\n?")
+
+
+def parses_in_fish(command: bytes) -> bool:
+    """Whether fish parses ``command`` whatever it holds: one line of plain words
+    (letters, digits and ``_./:@+,-``, no quote, no expansion, no separator) between
+    single spaces, the first no keyword of fish's and no option. Such a line needs no
+    syntax check before it is sourced (``fish --no-execute``, a process of about 3 ms a
+    call); any other line is checked."""
+    if not _PLAIN_LINE.fullmatch(command):
+        return False
+    first = command.split(b" ", 1)[0].strip()
+    return not first.startswith(b"-") and first.decode() not in _FISH_KEYWORDS
 
 
 def _common(kind: ShellKind, spec: RunnerSpec) -> dict[str, str]:
@@ -213,6 +242,7 @@ def _hidden(marker: str) -> str:
 
 _RELAY_TAG = "  # relay"
 _BARE_TAG = "  # bare"  # the status line a runner without relays prints itself
+_CHECK_TAG = "  # check"  # the syntax check, left out when a line needs none
 
 
 def _fill(template: str, values: dict[str, str], relays: bool, clean: bool = True) -> str:
@@ -225,7 +255,7 @@ def _fill(template: str, values: dict[str, str], relays: bool, clean: bool = Tru
     else:
         values = {**values, "REDIRECT": "", "CHECKERR": ""}
         template = "".join(line for line in lines if _RELAY_TAG not in line)
-    template = template.replace(_BARE_TAG + "\n", "\n")
+    template = template.replace(_BARE_TAG + "\n", "\n").replace(_CHECK_TAG + "\n", "\n")
     for key in ("REDIRECT", "CHECKERR"):  # template text holding placeholders itself
         template = template.replace("@" + key + "@", values.pop(key))
     # one pass: a value (the banner shows the agent's command) is never scanned again,
@@ -357,7 +387,9 @@ __tmux_send_finish
 
 # fish: fish_postexec fires after the typed line even when Ctrl-C cut the runner short.
 # fish reports parse errors of a sourced file on its own stderr, out of reach of our
-# redirection, so the command is syntax-checked first (fish -n takes about 1 ms).
+# redirection, so the command is syntax-checked first (fish -n: a process of about 3 ms),
+# unless it is a line that cannot fail to parse (parses_in_fish: the check line is left
+# out, and `and` follows the header's printf, which succeeded).
 # fish's `read` edits interactively when given a terminal, hence `head` for the ack.
 _FISH = r"""function __tmux_send_finish
     set -l __tmux_send_status $argv[1]
@@ -395,7 +427,7 @@ for __tmux_send_v in @PAGERS@
     set -a __tmux_send_pagers $__tmux_send_v
 end
 builtin printf @HEAD@ @BANNER@
-command @SH@ --no-config --no-execute @CMD@@CHECKERR@
+command @SH@ --no-config --no-execute @CMD@@CHECKERR@  # check
 and begin; source @CMD@; end@REDIRECT@
 __tmux_send_finish $status
 """
