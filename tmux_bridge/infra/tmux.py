@@ -276,7 +276,7 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
     with the command sent (its session or server went away as it was written) leaves no
     way to know whether it ran: commands that only look are run again, others raise
     :class:`TmuxError` (typing twice into a pane is worse than an error)."""
-    from . import channel as kind  # (imported once: a CLI call never needs it)
+    from . import channel as control_channel  # (a CLI call never needs it)
 
     commands = _split(args)
     if any(command and command[0] in _OWN_CLIENT for command in commands):
@@ -286,16 +286,18 @@ def _through_channel(tmux: Tmux, args: Sequence[str]) -> TmuxResult | None:
             return None
         channel = _channels.get(tmux.socket_args)
         if channel is None:
-            channel = _channels[tmux.socket_args] = kind.Channel(["tmux", *tmux.socket_args])
+            channel = _channels[tmux.socket_args] = control_channel.Channel(
+                ["tmux", *tmux.socket_args]
+            )
     for _attempt in (1, 2):
         try:
             code, out, err = channel.run(commands, tmux.timeout)
-        except kind.ChannelClosed as closed:
+        except control_channel.ChannelClosed as closed:
             if closed.sent and not all(command[0] in _ONLY_LOOK for command in commands):
                 message = "the tmux control channel closed before answering"
                 raise TmuxError(tuple(tmux.argv(*args)), 1, message) from None
             continue  # opened anew on the next attempt, else a subprocess
-        except kind.ChannelForged:
+        except control_channel.ChannelForged:
             if not all(command[0] in _ONLY_LOOK for command in commands):
                 forged = "a reply on the tmux control channel was forged"
                 raise TmuxError(tuple(tmux.argv(*args)), 1, forged) from None
