@@ -37,6 +37,7 @@ import threading
 import time
 
 from ..text.seams import command_line, format_text_timed
+from .runtime import write_all
 from .tied import Tied
 
 OPEN_WAIT = 2.0  # seconds for a new client to say it is attached
@@ -182,9 +183,7 @@ class Channel:
         return ids[0].decode() if ids else None
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.in_fd, view) :]
+        write_all(self.in_fd, data)
 
     def _read_reply(self, token: bytes, timeout: float | None) -> Reply:
         """The blocks up to the one that printed ``token``; :class:`ChannelForged` when

@@ -128,13 +128,18 @@ def usable_private_dir(path: str) -> bool:
     return True
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor (a file, a pipe)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_private_file(path: str, data: bytes) -> None:
     """Create ``path`` exclusively (O_EXCL, mode 0600, no symlink following) and fill it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     finally:
         os.close(fd)
 

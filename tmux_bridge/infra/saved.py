@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import BridgeError, InvalidRequest, NoSavedOutput
 from ..text.fit import Fitted, Limits, StreamFit, fit, joined
 from ..tuples import NamedTuple
-from .runtime import ensure_private_dir
+from .runtime import ensure_private_dir, write_all
 
 DIRECTORY = "output"
 KEEP_FOR = 24 * 3600  # seconds a saved stream is kept
@@ -73,19 +73,13 @@ def _create(directory: str, stem: str, name: str) -> tuple[int, str]:
         return os.open(path, flags, 0o600), path
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def save(runtime_dir: str, stem: str, name: str, data: bytes) -> str:
     """Save the whole stream ``data`` as ``STEM.NAME``; its path. Prunes first."""
     directory = output_dir(runtime_dir)
     prune(directory)
     fd, path = _create(directory, stem, name)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
     return path
@@ -135,7 +129,7 @@ class FittedStream:
     def _write(self, data: bytes) -> None:
         assert self.fd is not None
         try:
-            _write_all(self.fd, data)
+            write_all(self.fd, data)
         except OSError:  # a full disk, say: no half a stream left behind as if whole
             self._close()
             with contextlib.suppress(OSError):

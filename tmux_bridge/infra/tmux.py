@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import TmuxError, TmuxNotFound, TmuxTimeout
 from ..tuples import NamedTuple
+from .runtime import write_all as write_all  # (and the faces' way to it)
 
 DEFAULT_SOCKET = "default"
 
@@ -394,13 +395,6 @@ def _collect(out_r: int, err_r: int, timeout: float | None = None) -> tuple[byte
                 open_fds.discard(fd)
                 os.close(fd)
     return b"".join(chunks[out_r]), b"".join(chunks[err_r])
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to a blocking descriptor."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def is_no_server_error(stderr: str) -> bool:
