@@ -89,6 +89,33 @@ def test_syntax_error_fails_at_once_and_leaves_a_clean_prompt(bridge: TestPane) 
     assert bridge.send_text("--", "echo fine") == (0, "fine\n", "")
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("echo plain-words.ok", "plain-words.ok"),  # no check: it cannot misparse
+        ("end", "'end' outside of a block"),  # a keyword first: checked
+        ("if true", "Missing end to balance this if statement"),
+        ("echo 'a", "quotes are not balanced"),
+    ],
+)
+def test_fish_checks_every_line_that_could_misparse(
+    make_bridge: Callable[..., TestPane], line: str, expected: str
+) -> None:
+    """fish sources a line of plain words without its syntax check; any other line is
+    checked first, so fish's own complaint is on the agent's stderr (sourced unchecked,
+    the agent would get only "Error while reading file", the complaint in the pane)."""
+    bridge = make_bridge("fish")
+    bridge.start()
+    code, out, err = bridge.send_text("--", line)
+    if line.startswith("echo plain"):
+        assert (code, out, err) == (0, expected + "\n", "")
+    else:
+        assert code != 0 and out == ""
+        assert expected in err, err
+    bridge.wait_for_prompt()
+    assert bridge.send_text("--", "echo fine") == (0, "fine\n", "")
+
+
 def _wait_until_file(bridge: TestPane, path: Path) -> None:
     bridge.wait_for(path.exists, f"{path} to appear")
 

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from tmux_bridge.api import Bridge
 from tmux_bridge.infra import tmux as tmux_module
 from tmux_bridge.infra.tmux import Tmux
 from tmux_bridge.pane.info import LABEL_OPTION, find_pane, look_ahead
 
-from ..support.pane import TestPane
+from ..support.pane import TestPane, target_of
 
 
 @pytest.fixture(autouse=True)
@@ -59,3 +60,23 @@ def test_find_pane_takes_the_look_started_ahead(
     assert ahead not in started[1:], "and did not run it again"
     assert found.pane == alone.pane
     assert found.screen == alone.screen
+
+
+def test_a_call_takes_the_look_it_started_ahead(
+    pane: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bridge.run starts its pane's first look before its command code, and the call
+    takes it: no client of its own runs for that look."""
+    taken: list[bool] = []
+    real = tmux_module._taken_ahead
+
+    def spy(argv: tuple[str, ...] | None) -> tmux_module._Started | None:
+        started = real(argv)
+        taken.append(started is not None)
+        return started
+
+    monkeypatch.setattr(tmux_module, "_taken_ahead", spy)
+    pane.wait_for_prompt()
+    result = Bridge(target_of(pane)).run("true")
+    assert result.exit_status == 0
+    assert taken[:1] == [True], f"the first tmux command of the call took no look: {taken}"
