@@ -153,14 +153,14 @@ class Tmux:
         return self.run(*sequence(*commands), check=check, stdin=stdin)
 
     def look_ahead(self, *commands: Sequence[str]) -> None:
-        """Start ``commands`` (tmux commands that only look) now, in a client of their
-        own, for this thread's next :meth:`run` (or :meth:`run_all`) of exactly these
+        """Start ``commands`` (tmux commands that only look) now, in a client of their own,
+        for this thread's next :meth:`run` (or :meth:`run_all`) of exactly these
         commands to take the answer instead of waiting for a new client: a CLI call
         starts the look at its pane before it imports the rest of its code, which hides
-        most of a client's 3 ms. The answer is taken only within :data:`AHEAD_FRESH` seconds of the start
-        (else it is dropped and the command run again); any other command of the thread
-        drops it first. Nothing when this process uses channels (see :func:`use_channels`):
-        a command there costs less than the client would."""
+        most of a client's 3 ms. The answer is taken only within :data:`AHEAD_FRESH`
+        seconds of the start (else it is dropped and the command run again); any other
+        command of the thread drops it first. Nothing when this process uses channels
+        (see :func:`use_channels`): a command there costs less than the client would."""
         if _channels_on:
             return
         args = sequence(*commands)
