@@ -147,11 +147,14 @@ class Bridge:
         command with exactly these arguments (quoted for the pane's shell). Output goes
         to ``stdout``/``stderr`` as it arrives, or is collected into the result.
         """
+        from .infra.process import proc
         from .infra.tmux import drop_look_ahead
         from .pane.info import look_ahead
 
-        # the pane's first look on its way while the call's code is imported (a CLI's)
+        # the pane's first look, and the process facts' first reading where that takes a
+        # process (ps), on their way while the call's code is imported (a CLI's)
         look_ahead(self.target.tmux, self.target.session, self.target.pane)
+        proc.look_ahead()
         try:
             from .calls.command import run_command
 
@@ -167,6 +170,7 @@ class Bridge:
             )
         finally:
             drop_look_ahead()  # one the call never took (it failed before it looked)
+            proc.forget()
 
     def check(
         self,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import select
+import shlex
+import shutil
 import socket
 import subprocess
 import threading
@@ -290,3 +292,92 @@ def test_one_reading_answers_a_call_start_until_the_call_acts(
         for process in started:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def ps_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``ps`` on PATH through a script that notes each run in a log, then becomes the
+    real ``ps``; a reading started ahead is fresh however slow this machine is."""
+    real = shutil.which("ps")
+    assert real is not None
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "ps.log"
+    log.touch()
+    script = bindir / "ps"
+    script.write_text(f'#!/bin/sh\necho "$$" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(procps, "AHEAD_FRESH", 60.0)
+    procps.forget()
+    yield log
+    procps.forget()
+
+
+def _runs(log: Path, besides: int = 0) -> int:
+    """How many ``ps`` ran, not counting ``besides`` (one that was killed may not have
+    noted itself)."""
+    return len([pid for pid in log.read_text().split() if int(pid) != besides])
+
+
+def test_a_call_start_takes_the_reading_started_ahead(ps_log: Path) -> None:
+    """The ``ps`` a call starts ahead (while it imports its code) is its start's one
+    reading: no other runs for the questions of its start."""
+    procps.look_ahead()
+    ahead = procps._MOMENT.ahead
+    assert ahead is not None
+    procps.begin_call()
+    me = procps.proc_stat(os.getpid())
+    assert me is not None and procps.process_name(os.getpid()) != ""
+    assert procps.proc_stat(os.getppid()) is not None
+    assert ps_log.read_text().split() == [str(ahead[0][0])]
+
+
+def test_a_stale_reading_started_ahead_is_dropped(
+    ps_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Older than AHEAD_FRESH when the call asks: read anew, and the one started ahead
+    is ended and reaped (no zombie is left)."""
+    monkeypatch.setattr(procps, "AHEAD_FRESH", 0.0)
+    procps.look_ahead()
+    ahead = procps._MOMENT.ahead
+    assert ahead is not None
+    procps.begin_call()
+    assert procps.proc_stat(os.getpid()) is not None
+    assert _runs(ps_log, besides=ahead[0][0]) == 1  # read anew
+    with pytest.raises(ChildProcessError):
+        os.waitpid(ahead[0][0], os.WNOHANG)
+
+
+def test_forget_drops_a_reading_started_ahead(ps_log: Path) -> None:
+    """A call that ends (or acts) before it asks: the ``ps`` started ahead is reaped and
+    never answers a later question."""
+    procps.look_ahead()
+    ahead = procps._MOMENT.ahead
+    assert ahead is not None
+    procps.forget()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(ahead[0][0], os.WNOHANG)
+    procps.begin_call()
+    assert procps.proc_stat(os.getpid()) is not None
+    assert _runs(ps_log, besides=ahead[0][0]) == 1  # read anew
+
+
+def test_a_forked_child_leaves_its_parents_reading_alone(ps_log: Path) -> None:
+    """A child forked with a reading on its way (a job's keeper) neither takes nor ends
+    its parent's ``ps``: the parent still takes it whole."""
+    procps.look_ahead()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's end is its status)
+        try:
+            procps.forget()
+            procps.begin_call()
+            status = 0 if procps.proc_stat(os.getpid()) is not None else 2
+        except BaseException:
+            status = 1
+        os._exit(status)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    procps.begin_call()
+    assert procps.proc_stat(os.getpid()) is not None
+    assert _runs(ps_log) == 2  # the parent's, taken, and the child's own

@@ -80,3 +80,27 @@ def test_a_call_takes_the_look_it_started_ahead(
     result = Bridge(target_of(pane)).run("true")
     assert result.exit_status == 0
     assert taken[:1] == [True], f"the first tmux command of the call took no look: {taken}"
+
+
+def test_a_call_takes_the_process_reading_it_started_ahead(
+    pane: TestPane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the portable process facts, Bridge.run starts its first ``ps`` before its
+    command code, and the call's start takes it (infra/procps.look_ahead)."""
+    from tmux_bridge.infra import process, procps
+
+    monkeypatch.setattr(process, "proc", procps)
+    monkeypatch.setattr(procps, "AHEAD_FRESH", 60.0)
+    taken: list[bool] = []
+    real = procps._taken_ahead
+
+    def spy() -> tuple[tuple[int, int], float, int] | None:
+        ahead = real()
+        taken.append(ahead is not None)
+        return ahead
+
+    monkeypatch.setattr(procps, "_taken_ahead", spy)
+    pane.wait_for_prompt()
+    result = Bridge(target_of(pane)).run("true")
+    assert result.exit_status == 0
+    assert taken[:1] == [True], f"the call's first reading was not the one ahead: {taken}"

@@ -8,9 +8,11 @@ from Linux's ``/proc`` and pidfds; :mod:`tmux_bridge.infra.procps` from POSIX to
 chooses one. A fact an implementation cannot see on this machine is :class:`Unknown`,
 never a guess: the feature that needs it says what it could not tell.
 
-An implementation may answer several questions from one reading (``ps``): ``begin_call``
-says a call starts (nothing read before answers it), ``forget`` that the call acts or
-waits for a change (the next question reads anew).
+An implementation may answer several questions from one reading (``ps``): ``look_ahead``
+says a call is about to start (its first reading may start now, while it imports its
+code), ``begin_call`` that it starts (nothing read before answers it, but a reading
+started ahead), ``forget`` that the call acts or waits for a change, or ended (the next
+question reads anew).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ if TYPE_CHECKING:  # for mypy only: a class made at import would cost tmux-send'
         NAME: str
 
         def limits(self) -> list[str]: ...
+        def look_ahead(self) -> None: ...
         def begin_call(self) -> None: ...
         def forget(self) -> None: ...
         def proc_stat(self, pid: int) -> ProcStat | None: ...

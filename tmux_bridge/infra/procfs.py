@@ -50,6 +50,10 @@ def limits() -> list[str]:
     return []
 
 
+def look_ahead() -> None:
+    """A call is about to start: nothing to start (``/proc`` is read at each question)."""
+
+
 def begin_call() -> None:
     """A call starts: nothing to forget (``/proc`` is read at each question)."""
 

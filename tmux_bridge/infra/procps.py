@@ -17,7 +17,8 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
   within :data:`FRESH` seconds of it, in the thread that asked; at a call's start, every
   question of that start (:func:`begin_call`: the audit log's, the pane's front, its
   readiness, until the call acts): such a fact may be that much older than a read of
-  ``/proc`` would be, but one ``ps`` serves a call such as ``tmux-send -- true``;
+  ``/proc`` would be, but one ``ps`` serves a call such as ``tmux-send -- true``, and
+  that ``ps`` runs while the call imports its code (:func:`look_ahead`);
 * waiting for a process to end is kqueue's ``NOTE_EXIT`` where there is kqueue, else a
   pipe that a thread closes once ``kill(pid, 0)`` fails (polled every 10 ms): either way
   a descriptor that becomes readable when the process ends, as a pidfd does.
@@ -25,6 +26,7 @@ are common to all three. What it cannot see is :class:`~.procfacts.Unknown`:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 
 NAME = "portable"
 FRESH = 0.03  # seconds a snapshot of the process table answers for
+AHEAD_FRESH = 0.1  # seconds a call's first reading started ahead is good for (imports)
 CALL_START = 1.0  # at most this long, the snapshot of a call's start answers for
 
 # Wait channels of a process blocked reading a terminal (BSD, macOS; Linux before 4.x).
@@ -87,8 +90,15 @@ def _which(name: str) -> str | None:
 
 def _run(args: list[str], limit: float = 10.0) -> list[str]:
     """The output lines of a tool run with the C locale; [] when it fails, is absent or
-    takes more than ``limit`` s. Spawned directly, as infra/tmux.py spawns tmux (the
-    import of :mod:`subprocess` costs milliseconds of every call)."""
+    takes more than ``limit`` s."""
+    spawned = _spawn(args)
+    return [] if spawned is None else _collect(spawned, limit)
+
+
+def _spawn(args: list[str]) -> tuple[int, int] | None:
+    """Start a tool with the C locale: its pid and the read end of its stdout; ``None``
+    when it cannot start. Spawned directly, as infra/tmux.py spawns tmux (the import of
+    :mod:`subprocess` costs milliseconds of every call)."""
     env = dict(os.environ, LC_ALL="C")
     out_r, out_w = os.pipe()
     actions = [
@@ -100,9 +110,16 @@ def _run(args: list[str], limit: float = 10.0) -> list[str]:
         pid = os.posix_spawnp(args[0], args, env, file_actions=actions)
     except OSError:
         os.close(out_r)
-        return []
+        return None
     finally:
         os.close(out_w)
+    return pid, out_r
+
+
+def _collect(spawned: tuple[int, int], limit: float = 10.0) -> list[str]:
+    """A spawned tool's output lines, once it ends (killed after ``limit`` s: then what
+    it printed so far)."""
+    pid, out_r = spawned
     chunks: list[bytes] = []
     deadline = time.monotonic() + limit
     with os.fdopen(out_r, "rb", buffering=0) as out:
@@ -165,24 +182,64 @@ class _Moment(threading.local):
     table: dict[int, tuple[int, ProcStat]] = {}  # noqa: RUF012 (replaced whole)
     names: dict[int, str] = {}  # noqa: RUF012
     channels: dict[int, str] = {}  # noqa: RUF012 (wait channels: "-" when running)
+    # the call's first reading, started ahead (:func:`look_ahead`): the ps (pid, stdout),
+    # when it started, the thread's tmux commands then, and the process that started it
+    ahead: tuple[tuple[int, int], float, int, int] | None = None
 
 
 _MOMENT = _Moment()
+
+
+def look_ahead() -> None:
+    """A call is about to start: start the ``ps`` of its first reading now, while it
+    imports its code (a CLI's), for :func:`begin_call`'s first snapshot to take; taken
+    only within :data:`AHEAD_FRESH` s of its start (else read anew), dropped by
+    :func:`forget` and never taken by a forked child. The reading is then as old as the
+    ``ps``: still before the call acts, as every reading of its start is."""
+    _drop_ahead()
+    spawned = _spawn(["ps", "-A", *_TABLE_FIELDS])
+    if spawned is not None:
+        _MOMENT.ahead = (spawned, time.monotonic(), commands_run(), os.getpid())
+
+
+def _drop_ahead() -> None:
+    ahead, _MOMENT.ahead = _MOMENT.ahead, None
+    if ahead is None:
+        return
+    (pid, out_r), _, _, owner = ahead
+    os.close(out_r)
+    if owner == os.getpid():  # a forked child leaves its parent's ps alone
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+
+
+def _taken_ahead() -> tuple[tuple[int, int], float, int] | None:
+    """The reading started ahead, if it is this process's and fresh (else dropped)."""
+    ahead = _MOMENT.ahead
+    if ahead is None:
+        return None
+    if ahead[3] != os.getpid() or time.monotonic() - ahead[1] > AHEAD_FRESH:
+        _drop_ahead()
+        return None
+    _MOMENT.ahead = None
+    return ahead[0], ahead[1], ahead[2]
 
 
 def begin_call() -> None:
     """A call starts: nothing read before it answers its questions (never across calls),
     and its first snapshot answers every question of its start (the audit log's, the
     pane's front, its readiness) until it acts: :func:`forget`, or its second tmux
-    command (the first finds the pane), or :data:`CALL_START` s."""
-    forget()
-    _MOMENT.starting = True
+    command (the first finds the pane), or :data:`CALL_START` s. A reading started
+    :func:`ahead <look_ahead>` is kept for it."""
+    _MOMENT.taken, _MOMENT.runs, _MOMENT.starting = -1.0, -1, True
 
 
 def forget() -> None:
     """The call acts, or waits for a change: its next question reads the processes anew.
     :func:`exit_fd` and :func:`signal_foreground` forget too (a caller that watches for a
     process's end, or signals one, asks about change next)."""
+    _drop_ahead()
     _MOMENT.taken, _MOMENT.runs, _MOMENT.starting = -1.0, -1, False
 
 
@@ -203,12 +260,18 @@ def _table() -> dict[int, tuple[int, ProcStat]]:
 def _refresh() -> None:
     """Read the process table (one ``ps``) into this thread's snapshot."""
     moment = _MOMENT
-    runs = commands_run() if moment.starting else -1
+    ahead = _taken_ahead() if moment.starting else None
+    spawned: tuple[int, int] | None
+    if ahead is not None:  # the call's start, read while the call was imported
+        spawned, taken, runs = ahead
+    else:
+        spawned = _spawn(["ps", "-A", *_TABLE_FIELDS])
+        taken, runs = time.monotonic(), commands_run() if moment.starting else -1
     table: dict[int, tuple[int, ProcStat]] = {}
     names: dict[int, str] = {}
     channels: dict[int, str] = {}
     starts: dict[str, int] = {}  # many processes share a second: one mktime each
-    for line in _run(["ps", "-A", *_TABLE_FIELDS]):
+    for line in [] if spawned is None else _collect(spawned):
         row = line.split(None, 11)  # lstart is five words; comm last keeps its blanks
         try:
             pid = int(row[0])
@@ -218,7 +281,7 @@ def _refresh() -> None:
         except (ValueError, IndexError):
             continue  # the header line (see _TABLE_FIELDS)
     moment.table, moment.names, moment.channels = table, names, channels
-    moment.taken, moment.runs, moment.starting = time.monotonic(), runs, False
+    moment.taken, moment.runs, moment.starting = taken, runs, False
 
 
 # The fields of the snapshot. wchan is titled to make its column wide enough for Linux's
