@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..support.pane import MakeBridge, TestPane, private_pane
+from ..support.pane import MakeBridge, TestPane, far_stream_writers, private_pane
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux
@@ -166,6 +166,33 @@ def test_the_person_answers_input(far_python: TestPane) -> None:
         proc.wait(timeout=2)  # longer than the idle timeout
     b.tmux("send-keys", "-t", b.target, "-l", "Ada")
     b.tmux("send-keys", "-t", b.target, "Enter")
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"Name? Ada\nhi Ada\n"), err
+
+
+def test_the_screen_ahead_of_the_stream_ends_nothing_early(far_python: TestPane) -> None:
+    """tmux draws what the call's stream (the pane's pipe) has not brought yet: the
+    REPL's prompt back on the screen, the end marker still on its way, is not a prompt
+    back without one (the call ended then, dropping the unfinished line "Name? "). The
+    pipe's writer is stopped while the person answers, so the screen runs ahead."""
+    b = far_python
+    proc = b.start_send("--repl", "python", "--", "print('hi', input('Name? '))")
+    assert proc.stderr is not None
+    notice = b.read_line_from(proc.stderr)
+    assert b"seems to wait for input" in notice, notice
+    writers = far_stream_writers(b)
+    assert writers, "no process writes the call's stream"
+    for pid in writers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        b.tmux("send-keys", "-t", b.target, "-l", "Ada")
+        b.tmux("send-keys", "-t", b.target, "Enter")
+        b.wait_for(lambda: b.screen().rstrip().endswith("hi Ada\n>>>"), "the prompt back")
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)  # silence, and the prompt on the screen: looked at
+    finally:
+        for pid in writers:
+            os.kill(pid, signal.SIGCONT)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (0, b"Name? Ada\nhi Ada\n"), err
 

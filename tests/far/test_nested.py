@@ -20,7 +20,14 @@ from typing import NamedTuple
 import pytest
 
 from ..support.files import backups_of
-from ..support.pane import MakeBridge, TestPane, enter_nested, private_pane, shell_path
+from ..support.pane import (
+    MakeBridge,
+    TestPane,
+    enter_nested,
+    far_stream_writers,
+    private_pane,
+    shell_path,
+)
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux  # private tmux servers, some started without the fixtures
@@ -273,6 +280,39 @@ def test_ssh_waiting_for_input_is_seen_on_the_screen(far_bash: TestPane) -> None
     # the far terminal echoes what the person types: it is in the stream (a limit)
     assert (doc["status"], doc["stdout"]) == (0, "Name: Ann\ngot Ann\n")
     assert (doc["waited_for_input"], doc["input_detected_by"]) == (True, "screen")
+
+
+def test_the_screen_ahead_of_the_stream_ends_no_far_command_early(far_bash: TestPane) -> None:
+    """tmux draws what the call's stream (the pane's pipe) has not brought yet: the far
+    prompt back on the screen, the end marker still on its way, is not a command killed
+    by Ctrl-C (its unfinished last line, "got Ann", was dropped then, and a recovery line
+    typed). The pipe's writer is stopped while the person answers."""
+    b = far_bash
+    proc = b.start_send("--", "printf 'Name: '; read x; printf 'got %s' \"$x\"")
+    assert proc.stderr is not None
+    notice = b.read_line_from(proc.stderr)
+    assert b"seems to wait for input" in notice, notice
+    writers = far_stream_writers(b)
+    assert writers, "no process writes the call's stream"
+    for pid in writers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        b.tmux("send-keys", "-t", b.target, "-l", "Ann")
+        b.tmux("send-keys", "-t", b.target, "Enter")
+
+        def prompt_back() -> bool:
+            lines = [line.rstrip() for line in b.screen().splitlines()]
+            at = lines.index("got Ann") if "got Ann" in lines else -1
+            return 0 <= at < len(lines) - 1 and lines[at + 1].startswith("$")
+
+        b.wait_for(prompt_back, "the far prompt ($) back")
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)  # silence, and the prompt on the screen: looked at
+    finally:
+        for pid in writers:
+            os.kill(pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out) == (0, b"Name: Ann\ngot Ann"), err
 
 
 def test_ssh_connection_dropped_mid_command(sshd: Sshd) -> None:

@@ -382,3 +382,23 @@ class MakeBridge(Protocol):
     """The type of the `make_bridge` factory."""
 
     def __call__(self, shell: str, rc_files: dict[str, str] | None = None) -> TestPane: ...
+
+
+def far_stream_writers(b: TestPane) -> list[int]:
+    """The ``cat`` the pane's tmux server started for the pane's pipe into a far call's
+    stream (a FIFO of ours): its child ``cat`` with that FIFO open."""
+    server = b.pane("#{pid}")
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if not entry.isdigit() or Path("/proc", entry, "comm").read_text() != "cat\n":
+                continue
+            status = Path("/proc", entry, "status").read_text()
+            if f"\nPPid:\t{server}\n" not in status:
+                continue
+            fds = Path("/proc", entry, "fd")
+            if any("tmux-send-far-" in os.readlink(fds / fd) for fd in os.listdir(fds)):
+                found.append(int(entry))
+        except OSError:  # gone meanwhile
+            continue
+    return found

@@ -337,10 +337,12 @@ class FarReplEval(FarCall):
     def _look(self, kind: ShellKind, clock: Any) -> None:
         """After a silence: the REPL's prompt back without the end marker (an interrupt
         caught outside the helper) ends the call with no status; back without even the
-        start marker, the helper never ran (a REPL the person started anew)."""
+        start marker, the helper never ran (a REPL the person started anew). The stream
+        must end with the prompt too (the screen runs ahead: see ``_stream_shows``)."""
         if not self.scanner.ended and (self.scanner.started or self.echoed):
             line = prompt_part(self.tmux, self.pane.pane_id)
-            if self.prompt_re.search(line):
+            prompt = self.prompt_re
+            if prompt.search(line) and self._stream_shows(lambda text: bool(prompt.search(text))):
                 self.helper_missing = not self.scanner.started and clock.running
                 rest = self.scanner.flush()
                 if rest:
