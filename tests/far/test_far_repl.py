@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..support.pane import MakeBridge, TestPane, far_stream_writers, private_pane
+from ..support.pane import MakeBridge, TestPane, pane_stream_writers, private_pane
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux
@@ -180,7 +180,7 @@ def test_the_screen_ahead_of_the_stream_ends_nothing_early(far_python: TestPane)
     assert proc.stderr is not None
     notice = b.read_line_from(proc.stderr)
     assert b"seems to wait for input" in notice, notice
-    writers = far_stream_writers(b)
+    writers = pane_stream_writers(b)
     assert writers, "no process writes the call's stream"
     for pid in writers:
         os.kill(pid, signal.SIGSTOP)

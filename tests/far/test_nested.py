@@ -24,7 +24,7 @@ from ..support.pane import (
     MakeBridge,
     TestPane,
     enter_nested,
-    far_stream_writers,
+    pane_stream_writers,
     private_pane,
     shell_path,
 )
@@ -292,7 +292,7 @@ def test_the_screen_ahead_of_the_stream_ends_no_far_command_early(far_bash: Test
     assert proc.stderr is not None
     notice = b.read_line_from(proc.stderr)
     assert b"seems to wait for input" in notice, notice
-    writers = far_stream_writers(b)
+    writers = pane_stream_writers(b)
     assert writers, "no process writes the call's stream"
     for pid in writers:
         os.kill(pid, signal.SIGSTOP)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..support.pane import TestPane
+from ..support.pane import TestPane, pane_stream_writers
 
 
 class ReplCase(NamedTuple):
@@ -602,6 +602,33 @@ def test_psql_reads_input_from_the_person(repl: tuple[TestPane, ReplCase]) -> No
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert out == b"Who? Ada\nAda\n"  # the question and the person's echo, then the result
+
+
+def test_the_screen_ahead_of_the_stream_loses_no_output_at_a_timeout(python: TestPane) -> None:
+    """After a timeout's Ctrl-C the REPL's prompt back on the screen ends the call once
+    the stream has brought it too: the traceback before it, still on its way (the
+    pane's pipe writer stopped meanwhile), is output, not lost."""
+    b = python
+    code = "print('started', flush=True)\nwhile True: pass"
+    proc = b.start_send("--timeout", "1", "--repl", "python", "--", code)
+    b.wait_for_call_start(proc)
+    writers = pane_stream_writers(b)
+    assert writers, "no process writes the call's stream"
+    for pid in writers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        b.wait_for(
+            lambda: "KeyboardInterrupt" in b.screen() and b.screen().rstrip().endswith(">>>"),
+            "the prompt back after the timeout's Ctrl-C",
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)  # the prompt on the screen, the stream behind it
+    finally:
+        for pid in writers:
+            os.kill(pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 124, err
+    assert b"KeyboardInterrupt" in out, (out, err)
 
 
 def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: TestPane) -> None:

@@ -384,9 +384,10 @@ class MakeBridge(Protocol):
     def __call__(self, shell: str, rc_files: dict[str, str] | None = None) -> TestPane: ...
 
 
-def far_stream_writers(b: TestPane) -> list[int]:
-    """The ``cat`` the pane's tmux server started for the pane's pipe into a far call's
-    stream (a FIFO of ours): its child ``cat`` with that FIFO open."""
+def pane_stream_writers(b: TestPane) -> list[int]:
+    """The ``cat`` the pane's tmux server started for the pane's pipe into a call's
+    stream (a FIFO of ours: a far call's, a REPL's): its child ``cat`` with that FIFO
+    open. Stopped, it makes the screen run ahead of the stream."""
     server = b.pane("#{pid}")
     found = []
     for entry in os.listdir("/proc"):

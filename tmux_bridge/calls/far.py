@@ -55,7 +55,7 @@ from ..text.farshell import (
     with_helper_facts,
 )
 from ..text.markers import defined_pattern
-from ..text.output import TerminalText, render_line
+from ..text.output import TerminalText
 from ..text.shells import ShellKind, display_command
 from .clock import CallClock, Step, cancelled, interrupt_reason
 from .frame import Notice
@@ -68,12 +68,6 @@ PROMPT_SETTLE = 0.5  # seconds at most to let an empty far prompt be drawn after
 FAR_PROMPT_POLL = 0.02  # seconds between looks at an empty cursor line after our call
 PROMPT_POLL = 0.05  # seconds between looks at the cursor's row while the far prompt is drawn
 PROMPT_LOOK = 0.3  # seconds of silence before looking whether the far prompt is back
-# The screen runs ahead of the stream (tmux draws what the pane's pipe has not brought
-# us yet): a prompt back on the screen counts once the stream ends with it too, or once
-# the stream has brought nothing for this long since the screen first showed it (a
-# prompt drawn so that its text is not found in the stream's last line).
-SCREEN_AHEAD = 5.0
-TAIL = 256  # bytes of the stream kept to see how it ends (a prompt, with its colours)
 PROMPT_BACK = 2.0  # seconds at most for the far prompt to come back after a call's end
 TYPED_LIMIT = 2000  # characters typed with send-keys; longer text is pasted
 
@@ -138,8 +132,6 @@ class FarCall(PaneCall):
         self.recovered = False
         self.discard = False  # the rest up to the end marker is not the command's output
         self.held = b""  # output held back: the unfinished last line
-        self.tail = b""  # the stream's last bytes, as they came (see _stream_shows)
-        self.screen_ahead_since: float | None = None  # see _stream_shows
         self.gone = False
         self.waiter = "the command"  # what may wait for input, for the notice
         self.kind: ShellKind = "bash"  # the far shell's, once :meth:`wait` knows it
@@ -368,8 +360,6 @@ class FarCall(PaneCall):
                 self.gone = True
         while (chunk := self.tap.read()) is not None:
             got = True
-            self.tail = (self.tail + chunk)[-TAIL:]
-            self.screen_ahead_since = None
             self._feed(chunk)
         return got
 
@@ -458,7 +448,7 @@ class FarCall(PaneCall):
             self.scanner.started
             and line == prompt
             and prompt
-            and self._stream_shows(lambda text: prompt in text)
+            and self.tap.ends_as_shown(lambda text: prompt in text)
         ):
             self._recover(kind)
             return
@@ -475,18 +465,6 @@ class FarCall(PaneCall):
                     f"(an unfinished line on the screen: {line.strip()}; the idle timeout "
                     "is paused)"
                 )
-
-    def _stream_shows(self, shown: Callable[[str], bool]) -> bool:
-        """Whether the stream's unfinished last line, as a terminal draws it, is ``shown``
-        too, as the screen's is: else the screen may be ahead of the stream (the end
-        marker still on its way), until :data:`SCREEN_AHEAD` s of the stream's silence."""
-        last = self.tail[self.tail.rfind(b"\n") + 1 :]
-        if shown(render_line(last).decode("utf-8", "replace").rstrip()):
-            return True
-        now = time.monotonic()
-        if self.screen_ahead_since is None:
-            self.screen_ahead_since = now
-        return now - self.screen_ahead_since >= SCREEN_AHEAD
 
     def interrupt(self, which: Signal) -> None:
         """Ctrl-C (or Ctrl-\\) typed into the pane: it reaches the far terminal, whose

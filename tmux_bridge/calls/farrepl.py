@@ -338,11 +338,13 @@ class FarReplEval(FarCall):
         """After a silence: the REPL's prompt back without the end marker (an interrupt
         caught outside the helper) ends the call with no status; back without even the
         start marker, the helper never ran (a REPL the person started anew). The stream
-        must end with the prompt too (the screen runs ahead: see ``_stream_shows``)."""
+        must end with the prompt too (the screen runs ahead: see ``PaneTap.ends_as_shown``)."""
         if not self.scanner.ended and (self.scanner.started or self.echoed):
             line = prompt_part(self.tmux, self.pane.pane_id)
             prompt = self.prompt_re
-            if prompt.search(line) and self._stream_shows(lambda text: bool(prompt.search(text))):
+            if prompt.search(line) and self.tap.ends_as_shown(
+                lambda text: bool(prompt.search(text))
+            ):
                 self.helper_missing = not self.scanner.started and clock.running
                 rest = self.scanner.flush()
                 if rest:

@@ -143,7 +143,7 @@ class PaneStream(PaneCall):
             return "ended" if clock.running or self.record.timed_out is None else "timeout"
         if self.done is not None and scanner.started and self.done():
             return "ready"
-        if not clock.running and self.at_prompt():
+        if not clock.running and self.at_prompt() and self._stream_at_prompt():
             self._flush_text()
             return "timeout"  # the interrupt cut the REPL's script short (psql's \i)
         if self.stopped:
@@ -213,6 +213,15 @@ class PaneStream(PaneCall):
             # came meanwhile), the REPL stopped reading the call's files
             self.stopped = self.stop_seen == clock.last_output
             self.stop_seen = clock.last_output
+
+    def _stream_at_prompt(self) -> bool:
+        """Whether the stream, too, ends with the REPL's prompt: the screen runs ahead of
+        it (what the code printed before the prompt, a traceback, may still be on its
+        way; see :meth:`~tmux_bridge.pane.tap.PaneTap.ends_as_shown`)."""
+        prompt, tap = self.prompt_re, self.tap
+        if prompt is None or tap is None:
+            return True
+        return tap.ends_as_shown(lambda text: prompt.search(text) is not None)
 
     def at_prompt(self) -> bool:
         """Whether the line the cursor is on is the REPL's own prompt (from tmux)."""

@@ -20,12 +20,19 @@ from collections.abc import Callable
 from ..infra.process import proc
 from ..infra.relay import close_fd
 from ..infra.tmux import Tmux
+from ..text.output import render_line
 from ..text.seams import command_line, pipe_command
 from .info import WATCH_OPTION, WATCH_PIPE_OPTION
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]+")
 LOST_DRAIN = 0.3  # seconds to read on after closing the pipe, when its cat is not found
 LOST_DRAIN_LIMIT = 1.0  # seconds at most to wait for the cat to pass on what tmux copied
+# The screen runs ahead of the stream (tmux draws what the pane's pipe has not brought
+# us yet): what the screen shows counts once the stream ends with it too, or once the
+# stream has brought nothing for this long since the question was first asked (a prompt
+# drawn so that its text is not found in the stream's last line).
+SCREEN_AHEAD = 5.0
+TAIL = 256  # bytes of the stream kept to see how it ends (a prompt, with its colours)
 
 
 class StreamFifo:
@@ -134,6 +141,8 @@ class PaneTap:
         self.pane_id = pane_id
         self.fifo = StreamFifo("tmux-send-far-")
         self.piped = False
+        self.tail = b""  # the stream's last bytes, as they came (see ends_as_shown)
+        self.ahead_since: float | None = None  # see ends_as_shown
 
     @property
     def fd(self) -> int:
@@ -148,7 +157,26 @@ class PaneTap:
 
     def read(self) -> bytes | None:
         """What the stream holds now; ``None`` when nothing is waiting."""
-        return self.fifo.read() or None
+        data = self.fifo.read()
+        if not data:
+            return None
+        self.tail = (self.tail + data)[-TAIL:]
+        self.ahead_since = None
+        return data
+
+    def ends_as_shown(self, shown: Callable[[str], bool]) -> bool:
+        """Whether the stream read so far ends with a line that is ``shown`` (as a
+        terminal draws its unfinished last line), as the screen's is: else the screen may
+        be ahead of the stream (a prompt drawn after an end marker still on its way),
+        until the stream has brought nothing for :data:`SCREEN_AHEAD` s since this was
+        first asked."""
+        last = self.tail[self.tail.rfind(b"\n") + 1 :]
+        if shown(render_line(last).decode("utf-8", "replace").rstrip()):
+            return True
+        now = time.monotonic()
+        if self.ahead_since is None:
+            self.ahead_since = now
+        return now - self.ahead_since >= SCREEN_AHEAD
 
     def read_until(self, done: Callable[[bytes], bool], until: float, pidfd: int = -1) -> bytes:
         """What comes until ``done`` says so of it, the time ``until`` or (when
