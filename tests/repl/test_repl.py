@@ -631,6 +631,32 @@ def test_the_screen_ahead_of_the_stream_loses_no_output_at_a_timeout(python: Tes
     assert b"KeyboardInterrupt" in out, (out, err)
 
 
+def test_a_timeout_as_the_code_ends_loses_no_output(python: TestPane) -> None:
+    """The idle timeout comes while the code's end is still on its way (the pane's pipe
+    writer stopped): the REPL's prompt on the screen alone is not "the code stopped
+    short", and what the code printed last comes back."""
+    b = python
+    code = "print('started', flush=True)\nimport time; time.sleep(0.2); print('done')"
+    proc = b.start_send("--timeout", "1", "--repl", "python", "--", code)
+    b.wait_for_call_start(proc)
+    writers = pane_stream_writers(b)
+    assert writers, "no process writes the call's stream"
+    for pid in writers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        b.wait_for(
+            lambda: re.search(r"^done\n>>>$", b.screen().rstrip(), re.M) is not None,
+            "the code's end and the prompt on the screen",
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=1.5)  # past the idle timeout: the stream is behind
+    finally:
+        for pid in writers:
+            os.kill(pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert out.endswith(b"done\n"), (out, err)
+
+
 def test_waiting_for_input_in_a_repl_holds_the_idle_timeout(python: TestPane) -> None:
     proc = python.start_send(
         "--timeout", "1.5", "--repl", "python", "--", "print('hi', input('Name? '))"

@@ -156,9 +156,10 @@ class PaneStream(PaneCall):
             self._look_for_input(clock, now)
 
     def take(self, step: Step, clock: CallClock, now: float) -> str | None:
-        """A timeout at the REPL's own prompt ends the call (nothing runs: the code
-        stopped short); the REPL not back within the grace period ends it too."""
-        if step == "interrupt" and self.at_prompt():
+        """A timeout at the REPL's own prompt (the stream's too: the screen alone may be
+        ahead of the code's end) ends the call (nothing runs: the code stopped short);
+        the REPL not back within the grace period ends it too."""
+        if step == "interrupt" and self.at_prompt() and self._stream_at_prompt():
             self.record.prompt_back = True
             self._flush_text()
             return "timeout"
