@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..support.pane import MakeBridge, TestPane, pane_stream_writers, private_pane
+from ..support.pane import MakeBridge, TestPane, private_pane, stream_stopped
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
 pytestmark = pytest.mark.tmux
@@ -180,19 +180,12 @@ def test_the_screen_ahead_of_the_stream_ends_nothing_early(far_python: TestPane)
     assert proc.stderr is not None
     notice = b.read_line_from(proc.stderr)
     assert b"seems to wait for input" in notice, notice
-    writers = pane_stream_writers(b)
-    assert writers, "no process writes the call's stream"
-    for pid in writers:
-        os.kill(pid, signal.SIGSTOP)
-    try:
+    with stream_stopped(b):
         b.tmux("send-keys", "-t", b.target, "-l", "Ada")
         b.tmux("send-keys", "-t", b.target, "Enter")
         b.wait_for(lambda: b.screen().rstrip().endswith("hi Ada\n>>>"), "the prompt back")
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=2)  # silence, and the prompt on the screen: looked at
-    finally:
-        for pid in writers:
-            os.kill(pid, signal.SIGCONT)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (0, b"Name? Ada\nhi Ada\n"), err
 

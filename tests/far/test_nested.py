@@ -24,9 +24,9 @@ from ..support.pane import (
     MakeBridge,
     TestPane,
     enter_nested,
-    pane_stream_writers,
     private_pane,
     shell_path,
+    stream_stopped,
 )
 from ..support.sshd import USERS, Sshd, ensure_user, running_sshd, slow_link, ssh_pane
 
@@ -292,11 +292,7 @@ def test_the_screen_ahead_of_the_stream_ends_no_far_command_early(far_bash: Test
     assert proc.stderr is not None
     notice = b.read_line_from(proc.stderr)
     assert b"seems to wait for input" in notice, notice
-    writers = pane_stream_writers(b)
-    assert writers, "no process writes the call's stream"
-    for pid in writers:
-        os.kill(pid, signal.SIGSTOP)
-    try:
+    with stream_stopped(b):
         b.tmux("send-keys", "-t", b.target, "-l", "Ann")
         b.tmux("send-keys", "-t", b.target, "Enter")
 
@@ -308,9 +304,6 @@ def test_the_screen_ahead_of_the_stream_ends_no_far_command_early(far_bash: Test
         b.wait_for(prompt_back, "the far prompt ($) back")
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=2)  # silence, and the prompt on the screen: looked at
-    finally:
-        for pid in writers:
-            os.kill(pid, signal.SIGCONT)
     out, err = proc.communicate(timeout=30)
     assert (proc.returncode, out) == (0, b"Name: Ann\ngot Ann"), err
 

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import pytest
 
-from ..support.pane import TestPane, pane_stream_writers
+from ..support.pane import TestPane, stream_stopped
 
 
 class ReplCase(NamedTuple):
@@ -612,20 +612,13 @@ def test_the_screen_ahead_of_the_stream_loses_no_output_at_a_timeout(python: Tes
     code = "print('started', flush=True)\nwhile True: pass"
     proc = b.start_send("--timeout", "1", "--repl", "python", "--", code)
     b.wait_for_call_start(proc)
-    writers = pane_stream_writers(b)
-    assert writers, "no process writes the call's stream"
-    for pid in writers:
-        os.kill(pid, signal.SIGSTOP)
-    try:
+    with stream_stopped(b):
         b.wait_for(
             lambda: "KeyboardInterrupt" in b.screen() and b.screen().rstrip().endswith(">>>"),
             "the prompt back after the timeout's Ctrl-C",
         )
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=1)  # the prompt on the screen, the stream behind it
-    finally:
-        for pid in writers:
-            os.kill(pid, signal.SIGCONT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 124, err
     assert b"KeyboardInterrupt" in out, (out, err)
@@ -639,20 +632,13 @@ def test_a_timeout_as_the_code_ends_loses_no_output(python: TestPane) -> None:
     code = "print('started', flush=True)\nimport time; time.sleep(0.2); print('done')"
     proc = b.start_send("--timeout", "1", "--repl", "python", "--", code)
     b.wait_for_call_start(proc)
-    writers = pane_stream_writers(b)
-    assert writers, "no process writes the call's stream"
-    for pid in writers:
-        os.kill(pid, signal.SIGSTOP)
-    try:
+    with stream_stopped(b):
         b.wait_for(
             lambda: re.search(r"^done\n>>>$", b.screen().rstrip(), re.M) is not None,
             "the code's end and the prompt on the screen",
         )
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=1.5)  # past the idle timeout: the stream is behind
-    finally:
-        for pid in writers:
-            os.kill(pid, signal.SIGCONT)
     out, err = proc.communicate(timeout=30)
     assert out.endswith(b"done\n"), (out, err)
 

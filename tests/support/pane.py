@@ -384,7 +384,7 @@ class MakeBridge(Protocol):
     def __call__(self, shell: str, rc_files: dict[str, str] | None = None) -> TestPane: ...
 
 
-def pane_stream_writers(b: TestPane) -> list[int]:
+def _stream_writers(b: TestPane) -> list[int]:
     """The ``cat`` the pane's tmux server started for the pane's pipe into a call's
     stream (a FIFO of ours: a far call's, a REPL's): its child ``cat`` with that FIFO
     open. Stopped, it makes the screen run ahead of the stream."""
@@ -403,3 +403,18 @@ def pane_stream_writers(b: TestPane) -> list[int]:
         except OSError:  # gone meanwhile
             continue
     return found
+
+
+@contextlib.contextmanager
+def stream_stopped(b: TestPane) -> Iterator[None]:
+    """The pane's pipe writer (a call's stream) stopped for the block, then let go: the
+    screen runs ahead of what the call reads meanwhile."""
+    writers = _stream_writers(b)
+    assert writers, "no process writes the call's stream"
+    for pid in writers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in writers:
+            os.kill(pid, signal.SIGCONT)
