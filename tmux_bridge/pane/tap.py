@@ -160,7 +160,7 @@ class PaneTap:
         data = self.fifo.read()
         if not data:
             return None
-        self.tail = (self.tail + data)[-TAIL:]
+        self.tail = data[-TAIL:] if len(data) >= TAIL else (self.tail + data)[-TAIL:]
         self.ahead_since = None
         return data
 
