@@ -369,13 +369,16 @@ def concurrent_calls(pane: Pane, calls: int) -> tuple[float, bool]:
     with reaped(procs):
         for n in range(calls):
             procs.append(pane.start_send("--", f"echo {n}"))
-        outputs = [proc.communicate(timeout=SEND_TIMEOUT)[0] for proc in procs]
+        outputs = [proc.communicate(timeout=SEND_TIMEOUT) for proc in procs]
     elapsed = time.perf_counter() - started
-    exact = all(
-        out == f"{n}\n".encode() and proc.returncode == 0
-        for n, (out, proc) in enumerate(zip(outputs, procs, strict=True))
-    )
-    return elapsed, exact
+    wrong = [
+        f"call {n} (echo {n}): exit {proc.returncode}, stdout {out!r}, stderr {err[-500:]!r}"
+        for n, ((out, err), proc) in enumerate(zip(outputs, procs, strict=True))
+        if out != f"{n}\n".encode() or proc.returncode != 0
+    ]
+    for line in wrong:  # a miss of this kind is a bug to find: say what each call got
+        print(f"concurrency ({pane.shell}): {line}", file=sys.stderr)
+    return elapsed, not wrong
 
 
 def concurrency(state: ShellState, cfg: Config) -> Outcome:
