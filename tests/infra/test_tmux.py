@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -188,6 +189,23 @@ def test_a_stale_look_or_another_command_first_is_not_taken(
     _answered(_ahead_pid())
     subprocess.run([*setter, "after"], check=True)
     assert t.run_all(SHOW).stdout == "after\n"  # too old: run again
+
+
+def test_a_look_started_ahead_dates_what_the_call_sees(pane: TestPane) -> None:
+    """``look_started``: when the look the next run takes began, so a call can tell
+    whether another one changed the pane after it (calls/frame.py). With a look on its
+    way, its start, however long ago; without one, now."""
+    t = _server(pane)
+    before = time.time()
+    t.look_ahead(SHOW)
+    after = time.time()
+    _answered(_ahead_pid())
+    time.sleep(0.05)  # time passing, not a wait for anything: the look is 50 ms old now
+    started = tmux_module.look_started()
+    assert before - 0.001 <= started <= after + 0.001
+    t.run_all(SHOW)  # taken: none on its way now
+    now = time.time()
+    assert now - 0.001 <= tmux_module.look_started() <= time.time() + 0.001
 
 
 def test_only_a_look_is_started_ahead(pane: TestPane) -> None:

@@ -166,12 +166,13 @@ def test_sweep_removes_only_call_files(tmp_path: Path) -> None:
     kept = ["keep.txt", "x.run.bak", "inflight2", "notes.running", "run", "cmd", ".cmdx"]
     for name in swept + kept:
         (tmp_path / name).write_text(name)
-    sweep_call_files(str(tmp_path))
+    assert sweep_call_files(str(tmp_path)) is True  # a killed call's: the pane may differ
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
+    assert sweep_call_files(str(tmp_path)) is False
 
 
 def test_sweep_empty_dir(tmp_path: Path) -> None:
-    sweep_call_files(str(tmp_path))
+    assert sweep_call_files(str(tmp_path)) is False
     assert list(tmp_path.iterdir()) == []
 
 
@@ -277,6 +278,24 @@ def lock_is_free(directory: Path) -> bool:
 
 def fail_on_wait() -> None:
     raise AssertionError("on_wait ran although the lock was free")
+
+
+@lock_test
+def test_call_lock_says_whether_a_holder_came_and_went_since_a_look(lock_dir: Path) -> None:
+    """Free when tried, yet held and let go after the caller looked: what it saw may be
+    gone. Every holder marks its letting go on the directory, however little it did."""
+    deadline = time.monotonic() + WAIT
+    looked = time.time()
+    with call_lock(str(lock_dir), deadline, fail_on_wait, since=looked) as changed:
+        assert not changed  # nobody held it since
+    # that hold was let go after the look: the next caller that looked then is told
+    with call_lock(str(lock_dir), deadline, fail_on_wait, since=looked) as changed:
+        assert changed
+    looked = time.time()  # a look after the last letting go
+    with call_lock(str(lock_dir), deadline, fail_on_wait, since=looked) as changed:
+        assert not changed
+    with call_lock(str(lock_dir), deadline, fail_on_wait) as changed:
+        assert not changed  # no look named: only a wait counts
 
 
 @lock_test

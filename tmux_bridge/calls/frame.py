@@ -17,7 +17,7 @@ from ..cancel import Cancel
 from ..errors import BridgeError, ReplMismatch
 from ..infra.process import proc
 from ..infra.runtime import ensure_private_dir, remove_quietly, write_private_file
-from ..infra.tmux import Tmux
+from ..infra.tmux import Tmux, look_started
 from ..pane.front import FarShell, Front, LocalShell, OpenRepl, pane_front
 from ..pane.info import PaneInfo, PaneView, find_pane
 from ..pane.records import PaneDir, pane_dir_name
@@ -79,8 +79,10 @@ def pane_call(
     """Find the target's pane and hold its call lock for the body of the ``with``
     (inside :func:`locks_kept`, until its end).
 
-    The pane is looked at again when the lock was busy, since the person (or the other
-    call) may have changed it meanwhile. Raises :class:`NoBridgeSession`,
+    The pane is looked at before the lock is taken (to know which lock), and again
+    once it is held if another call held it after that look (the lock busy, or let go
+    just before it was tried), since the other call (or the person) may have changed
+    the pane meanwhile. Raises :class:`NoBridgeSession`,
     :class:`NoSuchPane`, :class:`RuntimeDirError`, :class:`LockTimeout` or
     :class:`Cancelled` before anything is typed.
     """
@@ -90,15 +92,16 @@ def pane_call(
     started = time.monotonic()
     deadline = started + options.max_time
     ensure_private_dir(target.runtime_dir)
+    looked = look_started()
     view = find_pane(target.tmux, target.session, target.pane)
     records = PaneDir(target.runtime_dir, target.tmux, view.pane.pane_id)
     hold = contextlib.ExitStack()
     try:
         refuse_if_job(records)
-        lock = records.locked(deadline, cancel, lambda: _lock_busy(records, notice))
+        lock = records.locked(deadline, cancel, lambda: _lock_busy(records, notice), looked)
         with hold:
-            waited = hold.enter_context(lock)
-            if waited:
+            changed = hold.enter_context(lock)
+            if changed:
                 proc.forget()  # the other call changed the pane's processes meanwhile
                 view = find_pane(target.tmux, target.session, view.pane.pane_id)
             if records.renew(view.pane.server):  # a pane of a restarted server: start clean

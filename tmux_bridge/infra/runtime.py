@@ -159,16 +159,20 @@ def remove_quietly(path: str) -> None:
         os.unlink(path)
 
 
-def sweep_call_files(directory: str) -> None:
-    """Remove per-call files left by a tmux-send that was killed (SIGKILL) mid-call.
+def sweep_call_files(directory: str) -> bool:
+    """Remove per-call files left by a tmux-send that was killed (SIGKILL) mid-call;
+    whether there were any (that call may have changed the pane).
 
     Only call this while holding the call lock: then no other call's files exist.
     """
+    swept = False
     with os.scandir(directory) as entries:
         for entry in entries:
             ours = entry.name.endswith(CALL_FILE_SUFFIXES) or entry.name == INFLIGHT_FILE
             if ours and not entry.is_dir(follow_symlinks=False):
                 remove_quietly(entry.path)
+                swept = True
+    return swept
 
 
 @contextmanager
@@ -178,6 +182,7 @@ def call_lock(
     on_wait: Callable[[], None],
     wait_notice_after: float = 1.0,
     cancel: Cancel | None = None,
+    since: float | None = None,
 ) -> Iterator[bool]:
     """Hold a pane's call lock: an exclusive flock on its runtime directory itself.
 
@@ -189,14 +194,30 @@ def call_lock(
     ``cancel.fd``, so it works on any thread and a cancellation ends it at once with
     :class:`Cancelled`. ``on_wait`` runs once if the lock is still busy after
     ``wait_notice_after`` seconds. Raises :class:`LockTimeout` when ``deadline`` (a
-    ``time.monotonic()`` value) passes before the lock is free. Yields whether it had
-    to wait (what the caller saw before may have changed meanwhile).
+    ``time.monotonic()`` value) passes before the lock is free.
+
+    Yields whether what the caller saw of the pane before may have changed meanwhile:
+    it had to wait, or the lock was held and let go after ``since`` (a ``time.time()``
+    value: when the caller looked), though it was free when tried. Every holder marks
+    its letting go on the directory (its modification time, to the nanosecond), as
+    anything else written there does.
     """
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        yield _acquire(fd, deadline, on_wait, wait_notice_after, cancel)
+        waited = _acquire(fd, deadline, on_wait, wait_notice_after, cancel)
+        try:
+            yield waited or (since is not None and os.fstat(fd).st_mtime >= since)
+        finally:
+            _mark_let_go(fd, directory)
     finally:
         os.close(fd)  # closing the last descriptor releases the flock
+
+
+def _mark_let_go(fd: int, directory: str) -> None:
+    """Set the directory's times to now: a lock let go now (see :func:`call_lock`)."""
+    now = time.time_ns()
+    with suppress(OSError):  # the directory went (a test's, a removed runtime)
+        os.utime(fd if os.utime in os.supports_fd else directory, ns=(now, now))
 
 
 def _try_lock(fd: int) -> bool:

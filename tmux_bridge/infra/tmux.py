@@ -190,6 +190,15 @@ def drop_look_ahead() -> None:
         os.close(client.err_r)
 
 
+def look_started() -> float:
+    """When (``time.time()``) this thread's next look at tmux began, at the earliest:
+    the look started ahead for it (:meth:`Tmux.look_ahead`), if one is on its way, else
+    now. What that look shows is at least this new."""
+    started = getattr(_ahead, "started", None)
+    now = time.time()
+    return now if started is None else now - (time.monotonic() - started[2])
+
+
 def _taken_ahead(argv: tuple[str, ...] | None) -> _Started | None:
     """The client started ahead for ``argv``, still fresh; any other one is dropped."""
     started = getattr(_ahead, "started", None)

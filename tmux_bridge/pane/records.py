@@ -152,14 +152,20 @@ class PaneDir:
 
     @contextlib.contextmanager
     def locked(
-        self, deadline: float, cancel: Cancel | None, on_wait: Callable[[], None]
+        self,
+        deadline: float,
+        cancel: Cancel | None,
+        on_wait: Callable[[], None],
+        since: float | None = None,
     ) -> Iterator[bool]:
         """Hold the pane's call lock; leftovers of a killed call are swept once held.
-        Yields whether the lock was busy at first."""
+        Yields whether the pane may have changed since the caller looked at it at
+        ``since`` (a ``time.time()`` value; see :func:`call_lock`), or since a killed
+        call left its files."""
         self.ensure()
-        with call_lock(self.path, deadline, on_wait, cancel=cancel) as waited:
-            sweep_call_files(self.path)
-            yield waited
+        with call_lock(self.path, deadline, on_wait, cancel=cancel, since=since) as changed:
+            swept = sweep_call_files(self.path)
+            yield changed or swept
 
     def renew(self, server: str) -> bool:
         """Whether the records were of another tmux server than ``server`` (the pane's
