@@ -287,8 +287,10 @@ def detach(call: LiveCall) -> str | None:
 
 
 def _hold(call: LiveCall, runtime_dir: str, reply_fd: int) -> None:
-    """In the keeper forked from a live call: the call goes on, untimed, as a job."""
-    from ..infra.runtime import remove_quietly
+    """In the keeper forked from a live call: the call goes on, untimed, as a job. The
+    keeper holds the pane's lock (forked with it) until it exits, and says when it lets
+    it go, as :func:`~tmux_bridge.infra.runtime.call_lock` does."""
+    from ..infra.runtime import mark_let_go, remove_quietly
 
     reply = Reply(reply_fd)
     call.notice = _ignore
@@ -300,3 +302,5 @@ def _hold(call: LiveCall, runtime_dir: str, reply_fd: int) -> None:
         run_call(call, runtime_dir, reply, typed=True)
     except BridgeError as exc:
         reply.send({"code": exc.code, "message": str(exc)})
+    finally:
+        mark_let_go(call.records.path)

@@ -208,16 +208,18 @@ def call_lock(
         try:
             yield waited or (since is not None and os.fstat(fd).st_mtime >= since)
         finally:
-            _mark_let_go(fd, directory)
+            mark_let_go(directory, fd)
     finally:
         os.close(fd)  # closing the last descriptor releases the flock
 
 
-def _mark_let_go(fd: int, directory: str) -> None:
-    """Set the directory's times to now: a lock let go now (see :func:`call_lock`)."""
+def mark_let_go(directory: str, fd: int = -1) -> None:
+    """Set the directory's times to now: its lock is let go now (see :func:`call_lock`).
+    A holder that ends otherwise than by leaving :func:`call_lock` (a job's keeper,
+    forked with the lock, exits) calls it itself."""
     now = time.time_ns()
     with suppress(OSError):  # the directory went (a test's, a removed runtime)
-        os.utime(fd if os.utime in os.supports_fd else directory, ns=(now, now))
+        os.utime(fd if fd >= 0 and os.utime in os.supports_fd else directory, ns=(now, now))
 
 
 def _try_lock(fd: int) -> bool:
